@@ -1,0 +1,36 @@
+"""The rules of Escoba as a pure, deterministic core.
+
+Where each rule lives:
+
+- ``cards``    the forty cards, their worth, the coin suit, the deck designs
+- ``rules``    the rules model, its options and the three presets
+- ``table``    the table before play: seats, bots, partner, settings, start
+- ``deal``     the deal, the opening table (15 and 30), dealer and leader
+- ``capture``  the capture rule: which sets a card may take (sum to 15, hybrid)
+- ``play``     a turn: play or leave a card, mandatory capture, escobas, TAKE THE 15
+- ``scoring``  a round's points per side and category, the setenta, the target
+- ``flow``     round end, next round, resign, exit, away, expiry, rematch
+- ``view``     what a seat, a spectator or an operator may see
+- ``events``   the facts a table's log is made of; ``state`` folds them
+- ``game``     ``decide``: a command against a state, into events
+- ``bots``     Carmen, Tito and Luna, who see only their seat's view
+
+Nothing here reads a clock, a random generator, Redis or Flask.
+"""
+
+from .errors import RuleError
+from .events import EVENT_TYPES, event_data, event_from, event_type
+from .game import PLAYER_MOVES, SYSTEM_COMMANDS, decide
+from .rules import PRESETS, Settings, custom_settings, settings_for
+from .state import State, fold, replay
+from .view import redact, view
+
+# Bump when a change to the rules would fold an old log differently; snapshots
+# made by another engine version are ignored and rebuilt.
+ENGINE_VERSION = 1
+
+__all__ = [
+    "ENGINE_VERSION", "EVENT_TYPES", "PLAYER_MOVES", "PRESETS", "SYSTEM_COMMANDS",
+    "RuleError", "Settings", "State", "custom_settings", "decide", "event_data",
+    "event_from", "event_type", "fold", "redact", "replay", "settings_for", "view",
+]

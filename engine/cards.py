@@ -1,0 +1,73 @@
+"""The forty cards, their worth when adding to fifteen, and the four deck designs.
+
+A card is a string ``<value><suit>``: ``7o`` is the 7 of coins, ``10b`` the
+king (rey) of clubs (bastos). The code never changes with the deck design;
+the design only changes the label a player reads.
+"""
+
+from __future__ import annotations
+
+SUITS = ("o", "c", "e", "b")
+COINS = "o"
+VALUES = tuple(range(1, 11))
+SEVEN_OF_COINS = "7o"
+
+FULL_DECK: tuple[str, ...] = tuple(f"{v}{s}" for s in SUITS for v in VALUES)
+_DECK_SET = frozenset(FULL_DECK)
+
+
+def is_card(code: object) -> bool:
+    return isinstance(code, str) and code in _DECK_SET
+
+
+def value(card: str) -> int:
+    """What a card is worth when adding to 15 (1..10)."""
+    return int(card[:-1])
+
+
+def suit(card: str) -> str:
+    return card[-1]
+
+
+def is_coin(card: str) -> bool:
+    return card[-1] == COINS
+
+
+def is_seven(card: str) -> bool:
+    return card[:-1] == "7"
+
+
+def total(cards) -> int:
+    return sum(int(c[:-1]) for c in cards)
+
+
+# --- deck designs: labels only, never rules -------------------------------
+
+_FRENCH_SUITS = {"o": "♦", "c": "♥", "e": "♠", "b": "♣"}
+_SPANISH_SUITS = {"o": "oros", "c": "copas", "e": "espadas", "b": "bastos"}
+_SPANISH_RANKS = {1: "As", 8: "Sota", 9: "Caballo", 10: "Rey"}
+
+DECKS: dict[str, dict] = {
+    # Brazilian card maker: Q=8, J=9, K=10
+    "french": {"ranks": {1: "A", 8: "Q", 9: "J", 10: "K"}, "suits": _FRENCH_SUITS},
+    # the common table swap: J=8, Q=9
+    "french_swapped": {"ranks": {1: "A", 8: "J", 9: "Q", 10: "K"}, "suits": _FRENCH_SUITS},
+    # Spanish baraja: Sota=8, Caballo=9, Rey=10
+    "spanish": {"ranks": _SPANISH_RANKS, "suits": _SPANISH_SUITS},
+    # cardgames.io: A..10 spot cards at face value
+    "numeric": {"ranks": {1: "A"}, "suits": _FRENCH_SUITS},
+}
+
+
+def label(card: str, deck: str = "french") -> str:
+    """A human name for a card in one deck design: ``Q♦``, ``Sota de oros``."""
+    design = DECKS[deck]
+    v, s = value(card), suit(card)
+    rank = design["ranks"].get(v, str(v))
+    if deck == "spanish":
+        return f"{rank} de {design['suits'][s]}"
+    return f"{rank}{design['suits'][s]}"
+
+
+def labels(deck: str) -> dict[str, str]:
+    return {card: label(card, deck) for card in FULL_DECK}

@@ -1,0 +1,45 @@
+"""Refusals. Every refused command carries a code of the public contract."""
+
+from __future__ import annotations
+
+# The HTTP status each code travels with (shared/API.md, "Errors").
+STATUS = {
+    "bad_request": 400,
+    "unauthorized": 401,
+    "forbidden": 403,
+    "host_only": 403,
+    "not_found": 404,
+    "not_your_turn": 409,
+    "table_full": 409,
+    "game_started": 409,
+    "version_conflict": 409,
+    "no_rematch": 409,
+    "not_playing": 409,
+    "not_between_rounds": 409,
+    "not_enough_players": 409,
+    "seat_taken": 409,
+    "away_not_open": 409,
+    "table_expired": 409,
+    "game_over": 409,
+    "illegal_capture": 422,
+    "must_capture": 422,
+    "card_not_in_hand": 422,
+    "no_fifteen_to_take": 422,
+}
+
+
+class RuleError(Exception):
+    """A command the rules (or the table's state) refuse."""
+
+    def __init__(self, code: str, message: str, details: dict | None = None):
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.details = details or {}
+
+    @property
+    def status(self) -> int:
+        return STATUS.get(self.code, 400)
+
+    def as_dict(self) -> dict:
+        return {"error": {"code": self.code, "message": self.message, "details": self.details}}

@@ -1,0 +1,109 @@
+"""A turn: play one card, capturing a set or leaving it; TAKE THE 15 first.
+
+The capture rule itself lives in ``engine.capture``; this chapter applies it
+to a turn: whose turn it is, the mandatory capture, escobas (and the Italian
+hybrid's last-card exception), and the 15 left behind.
+"""
+
+from __future__ import annotations
+
+from . import events as ev
+from .capture import captures, check_capture
+from .cards import value
+from .decision import Decision
+from .errors import RuleError
+from .flow import end_round
+from .deal import deal_more
+
+
+def options(state, seat: int) -> list[dict]:
+    """Every card in the hand with each set it may take, and whether it may stay on the table."""
+    settings = state.settings
+    result = []
+    for card in state.hands.get(seat, ()):
+        sets = captures(card, state.table, settings)
+        result.append({
+            "card": card,
+            "captures": [list(s) for s in sets],
+            "may_leave": not (sets and settings.mandatory_capture),
+        })
+    return result
+
+
+def fifteen_sets(state) -> list[tuple[str, ...]]:
+    """The sets the card left behind can be taken with, or none."""
+    if state.fifteen is None:
+        return []
+    card = state.fifteen[0]
+    rest = list(state.table)
+    rest.remove(card)
+    return captures(card, rest, state.settings)
+
+
+def require_turn(state, seat) -> None:
+    if state.status != "playing":
+        raise RuleError("not_playing", "No round is being played at this table now.")
+    if seat != state.turn:
+        raise RuleError("not_your_turn", f"It is seat {state.turn}'s turn.", {"turn": state.turn})
+
+
+def play_card(d: Decision, seat: int, card: str, capture: list[str]) -> None:
+    s = d.state
+    require_turn(s, seat)
+    if card not in s.hands.get(seat, ()):
+        raise RuleError("card_not_in_hand", f"{card} is not in your hand.", {"card": card})
+    sets = captures(card, s.table, s.settings)
+    if capture:
+        check_capture(card, capture, s.table, s.settings)
+    elif sets and s.settings.mandatory_capture:
+        ways = " or ".join(" + ".join(c for c in st) for st in sets)
+        raise RuleError(
+            "must_capture",
+            f"Your {card} can capture ({ways}), so it must: capture, or play another card.",
+            {"card": card, "captures": [list(st) for st in sets]},
+        )
+    escoba = bool(capture) and len(capture) == len(s.table)
+    if escoba and _last_card_of_round(s) and not s.settings.last_sweep_escoba:
+        escoba = False
+    fifteen_left = not capture and bool(sets) and s.settings.take_the_fifteen
+    d.add(ev.CardPlayed(seat, card, tuple(capture), escoba, fifteen_left))
+    _after_play(d)
+
+
+def take_fifteen(d: Decision, seat: int, cards: list[str]) -> None:
+    s = d.state
+    require_turn(s, seat)
+    sets = fifteen_sets(s)
+    if not sets:
+        raise RuleError("no_fifteen_to_take", "There is no 15 left behind to take.")
+    left = s.fifteen[0]
+    if left not in cards:
+        raise RuleError(
+            "illegal_capture",
+            f"TAKE THE 15 takes the card left behind, {left}, with table cards that make 15.",
+            {"card": left, "sets": [list(x) for x in sets]},
+        )
+    rest = [c for c in cards if c != left]
+    if not any(frozenset(x) == frozenset(rest) and len(x) == len(rest) for x in sets):
+        made = value(left) + sum(value(c) for c in rest if c in s.table)
+        raise RuleError(
+            "illegal_capture",
+            f"{' + '.join(str(value(c)) for c in [left, *rest])} makes {made}, not 15.",
+            {"card": left, "sets": [list(x) for x in sets]},
+        )
+    escoba = len(cards) == len(s.table)
+    d.add(ev.FifteenTaken(seat, left, tuple(rest), escoba))
+
+
+def _last_card_of_round(s) -> bool:
+    return not s.stock and sum(len(h) for h in s.hands.values()) == 1
+
+
+def _after_play(d: Decision) -> None:
+    s = d.state
+    if any(s.hands.values()):
+        return
+    if s.stock:
+        deal_more(d)
+    else:
+        end_round(d)

@@ -1,0 +1,89 @@
+"""Scoring a round, and when a game is won.
+
+Per side: escobas; most cards; most coins; the 7 of coins (siete de velo);
+most sevens or the setenta; the bonuses for all ten coins and all four sevens.
+A tie in a "most" category scores nothing for anybody.
+"""
+
+from __future__ import annotations
+
+from .cards import SEVEN_OF_COINS, SUITS, is_coin, is_seven, suit, value
+from .rules import Settings
+
+# The setenta's scale: the best card of each suit counts this much.
+SETENTA_SCALE = {7: 21, 6: 18, 1: 16, 5: 15, 4: 14, 3: 13, 2: 12, 8: 10, 9: 10, 10: 10}
+
+
+def setenta(pile) -> int | None:
+    """The best card of each suit on the scale, added up; None when a suit is missing."""
+    best: dict[str, int] = {}
+    for card in pile:
+        points = SETENTA_SCALE[value(card)]
+        if points > best.get(suit(card), 0):
+            best[suit(card)] = points
+    if len(best) < len(SUITS):
+        return None
+    return sum(best.values())
+
+
+def sole_best(counts) -> int | None:
+    """The index of the one side strictly ahead, or None on a tie (or nothing to count)."""
+    eligible = [c for c in counts if c is not None]
+    if not eligible:
+        return None
+    top = max(eligible)
+    leaders = [i for i, c in enumerate(counts) if c == top]
+    return leaders[0] if len(leaders) == 1 else None
+
+
+def score_round(sides, piles, escobas, settings: Settings) -> list[dict]:
+    """The breakdown per side: what it captured, and the points of each category."""
+    tallies = [_tally(seats, pile, n, settings) for seats, pile, n in zip(sides, piles, escobas, strict=True)]
+    cards = [t["cards"] for t in tallies]
+    coins = [t["coins"] for t in tallies]
+    sevens = [t["sevens"] for t in tallies]
+
+    most_cards = sole_best(cards)
+    most_coins = sole_best(coins)
+    most_sevens = sole_best(sevens)
+    best_setenta = sole_best([t["setenta"] for t in tallies]) if settings.sevens == "setenta" else None
+
+    for i, t in enumerate(tallies):
+        points = {"escobas": t["escobas"], "cards": 0, "coins": 0, "seven_of_coins": int(t["seven_of_coins"])}
+        if i == most_cards:
+            others_under_ten = all(c < 10 for j, c in enumerate(cards) if j != i)
+            points["cards"] = 2 if settings.most_cards_double and others_under_ten else 1
+        if i == most_coins:
+            points["coins"] = 1
+        if settings.all_coins_extra and t["coins"] == 10:
+            points["coins"] += 1
+        points["sevens"] = 0
+        if settings.sevens == "most" and i == most_sevens:
+            points["sevens"] = 1
+        if settings.all_sevens_extra and t["sevens"] == 4:
+            points["sevens"] += 1
+        if settings.sevens == "setenta":
+            points["setenta"] = int(i == best_setenta)
+        t["points"] = points
+        t["round_points"] = sum(points.values())
+    return tallies
+
+
+def _tally(seats, pile, escobas: int, settings: Settings) -> dict:
+    return {
+        "seats": list(seats),
+        "cards": len(pile),
+        "coins": sum(1 for c in pile if is_coin(c)),
+        "sevens": sum(1 for c in pile if is_seven(c)),
+        "seven_of_coins": SEVEN_OF_COINS in pile,
+        "setenta": setenta(pile) if settings.sevens == "setenta" else None,
+        "escobas": escobas,
+    }
+
+
+def game_winner(scores, target: int) -> int | None:
+    """The side that won: at least the target and strictly ahead of every other side."""
+    leader = sole_best(scores)
+    if leader is not None and scores[leader] >= target:
+        return leader
+    return None

@@ -1,0 +1,139 @@
+"""What one reader may see: a seat's player (or bot), a spectator, or an operator.
+
+Every view and every event that leaves the server passes through here. A
+player sees their own hand and nobody else's; nobody but an operator sees the
+stock's order. Capture piles are public as counts (everyone watched them
+being taken), and this round's plays are public history.
+"""
+
+from __future__ import annotations
+
+from . import events as ev
+from .cards import SEVEN_OF_COINS, is_coin, is_seven, labels
+from .events import event_data, event_type
+from .play import fifteen_sets, options
+from .state import State
+
+SPECTATOR = None
+
+
+def view(state: State, reader: int | None = SPECTATOR, *, deck: str | None = None, full: bool = False) -> dict:
+    """The table as ``reader`` (a seat, or None for a spectator) may see it.
+
+    ``full`` is the operator's view: every hand, the stock in order, the piles.
+    """
+    s = state
+    you = reader if reader is not None and reader in range(4) and s.seats[reader] else None
+    in_round = s.status == "playing"
+    design = deck or s.settings.deck
+    result = {
+        "version": s.version,
+        "status": s.status,
+        "name": s.name,
+        "preset": s.preset,
+        "settings": s.settings.as_dict(),
+        "host": s.seat_of(s.host) if s.host else None,
+        "seats": [_seat(s, i) for i in range(4)],
+        "you": you,
+        "hand": list(s.hands.get(you, ())) if you is not None and in_round else [],
+        "table_cards": list(s.table),
+        "stock_count": len(s.stock),
+        "dealer": s.dealer,
+        "turn": s.turn,
+        "turn_seq": s.turn_seq,
+        "round": s.round,
+        "game": s.game,
+        "scores": [{"seats": list(side), "points": pts} for side, pts in zip(s.sides, s.scores, strict=False)],
+        "captured": _captured(s),
+        "last_round": [dict(side) for side in s.last_round] if s.last_round else None,
+        "fifteen_to_take": _fifteen(s),
+        "options": options(s, you) if in_round and you is not None and you == s.turn else None,
+        "last_deal": bool(in_round and s.last_deal),
+        "history": [_play(h) for h in s.history],
+        "winners": list(s.winners) if s.winners is not None else None,
+        "ended_by": s.ended_by,
+        "away": {"seat": s.away_open} if s.away_open is not None else None,
+        "rematch": _rematch(s),
+        "deck": design,
+        "labels": labels(design),
+    }
+    if full:
+        result["hands"] = {str(seat): list(h) for seat, h in s.hands.items()}
+        result["stock"] = list(s.stock)
+        result["piles"] = [list(p) for p in s.piles]
+    return result
+
+
+def _seat(s: State, i: int) -> dict:
+    seat = s.seats[i]
+    if seat is None:
+        return {"seat": i, "name": None, "kind": None, "empty": True, "team": None, "hand_count": 0}
+    return {
+        "seat": i,
+        "name": seat.name,
+        "kind": seat.kind,
+        "bot": seat.bot,
+        "empty": False,
+        "team": s.side_of.get(i) if len(s.sides) < len(s.players) else None,
+        "in_game": i in s.players,
+        "hand_count": len(s.hands.get(i, ())) if s.status == "playing" else 0,
+    }
+
+
+def _captured(s: State) -> list[dict]:
+    return [
+        {
+            "seats": list(side),
+            "cards": len(pile),
+            "coins": sum(1 for c in pile if is_coin(c)),
+            "sevens": sum(1 for c in pile if is_seven(c)),
+            "seven_of_coins": SEVEN_OF_COINS in pile,
+            "escobas": n,
+        }
+        for side, pile, n in zip(s.sides, s.piles, s.escobas, strict=False)
+    ]
+
+
+def _fifteen(s: State) -> dict | None:
+    sets = fifteen_sets(s) if s.status == "playing" else []
+    if not sets:
+        return None
+    card, by = s.fifteen
+    return {"card": card, "left_by": by, "sets": [[card, *x] for x in sets]}
+
+
+def _play(h) -> dict:
+    kind, seat, card, captured = h
+    return {"kind": kind, "seat": seat, "card": card, "captured": list(captured)}
+
+
+def _rematch(s: State) -> dict | None:
+    if s.status != "finished":
+        return None
+    return {
+        "allowed": s.rematch_allowed(),
+        "answers": {str(k): v for k, v in s.rematch.items()},
+        "teams": s.rematch_teams,
+        "ready": s.rematch_ready(),
+        "closed": s.rematch_closed,
+    }
+
+
+def redact(event, reader: int | None = SPECTATOR) -> dict:
+    """An event as ``{"type", "data"}`` with what ``reader`` may not see removed."""
+    data = event_data(event)
+    if isinstance(event, ev.TableOpened):
+        data.pop("decks", None)
+        data.pop("first_dealer", None)
+    elif isinstance(event, ev.RoundDealt):
+        deck = data.pop("deck")
+        data["table"] = deck[:4]
+        if reader in event.order:
+            at = 4 + 3 * event.order.index(reader)
+            data["hand"] = deck[at : at + 3]
+    elif isinstance(event, ev.HandsDealt):
+        hands = dict(event.hands)
+        data = {"last_deal": event.last_deal, "counts": {str(s): len(c) for s, c in hands.items()}}
+        if reader in hands:
+            data["hand"] = list(hands[reader])
+    return {"type": event_type(event), "data": data}
