@@ -1,0 +1,30 @@
+"""Settings operators set by environment (shared/API.md), read in one place."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Config:
+    redis_url: str = "redis://127.0.0.1:6379/0"
+    admin_token: str | None = None
+    away_after: float = 172800.0  # 48 hours
+    expire_after: float = 604800.0  # 7 days
+    bot_delay: float = 1.0
+    rematch_window: float = 86400.0  # 24 hours
+    public_url: str = ""  # base of invitation links; empty: taken from the request
+
+    @classmethod
+    def from_env(cls, env=None) -> Config:
+        env = os.environ if env is None else env
+        return cls(
+            redis_url=env.get("REDIS_URL", cls.redis_url),
+            admin_token=env.get("ESCOBA_ADMIN_TOKEN") or None,
+            away_after=float(env.get("ESCOBA_AWAY_AFTER", cls.away_after)),
+            expire_after=float(env.get("ESCOBA_EXPIRE_AFTER", cls.expire_after)),
+            bot_delay=float(env.get("ESCOBA_BOT_DELAY", cls.bot_delay)),
+            rematch_window=float(env.get("ESCOBA_REMATCH_WINDOW", cls.rematch_window)),
+            public_url=env.get("ESCOBA_PUBLIC_URL", ""),
+        )
