@@ -2,7 +2,7 @@
 
 A command is a plain dict: ``{"type": "play", "by": 1, "card": "7o", "capture": ["8c"]}``.
 ``by`` is the actor's seat, set by the shell after it has checked who is
-asking. Chance arrives inside the command (``deck``: a shuffled deck; ``pick``:
+asking (or ``player``, the actor's id, which is resolved to their seat here). Chance arrives inside the command (``deck``: a shuffled deck; ``pick``:
 a random number), put there by the shell, and is recorded in the events.
 System commands (``open_away``, ``expire``, ``start_rematch``,
 ``lapse_rematch``) come from the workers' timers.
@@ -22,6 +22,9 @@ def decide(state: State, command: dict) -> list:
     handler = _COMMANDS.get(kind)
     if handler is None:
         raise RuleError("bad_request", f"Unknown move {kind!r}.", {"type": "unknown move"})
+    if "by" not in command and "player" in command and kind != "sit":
+        # the shell knows who is asking, not where they sit: seats move with partner choice
+        command = {**command, "by": state.seat_of(command["player"])}
     if state.status == "expired" and kind not in ("open",):
         raise RuleError("table_expired", "This table has expired; it can be read but not played.")
     d = Decision(state)

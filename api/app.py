@@ -1,0 +1,84 @@
+"""The Flask application: wiring only. Rules live in engine/, the log in events/."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from flask import Flask, current_app, jsonify, send_from_directory
+from flask_sock import Sock
+
+from events.config import Config
+from events.service import TableService
+
+from . import admin, errors, observability, sockets, tables
+from .chat import ChatStore
+from .hub import Hub
+from .openapi import build_spec
+from .schemas import BODY_MAX
+
+STATIC = Path(__file__).parent / "static"
+
+
+@dataclass
+class Context:
+    redis: object
+    config: Config
+    service: TableService
+    chat: ChatStore
+    hub: Hub
+    metrics: observability.Metrics
+
+
+def change_hook(redis, config: Config):
+    """What follows every append, from any process: the status index and the workers' timers."""
+    from workers.scheduling import after_change
+
+    def on_change(table_id, state, records):
+        redis.hset(observability.STATUS_INDEX, table_id, state.status)
+        after_change(redis, table_id, state, records, config)
+
+    return on_change
+
+
+def create_app(redis=None, config: Config | None = None) -> Flask:
+    config = config or Config.from_env()
+    if redis is None:
+        from redis import Redis
+
+        redis = Redis.from_url(config.redis_url)
+    service = TableService(redis, on_change=change_hook(redis, config))
+    metrics = observability.Metrics()
+    metrics.add_redis_collectors(redis)
+
+    app = Flask(__name__, static_folder=str(STATIC), static_url_path="/static")
+    app.config["MAX_CONTENT_LENGTH"] = BODY_MAX
+    app.config["SOCK_SERVER_OPTIONS"] = {"ping_interval": 25}
+    app.extensions["escoba"] = Context(redis, config, service, ChatStore(redis), Hub(redis, service), metrics)
+
+    errors.install(app)
+    observability.install(app, metrics)
+    app.register_blueprint(tables.bp)
+    app.register_blueprint(admin.bp)
+    sockets.install(Sock(app))
+
+    spec = build_spec()
+
+    @app.get("/openapi.json")
+    def openapi():
+        return jsonify(spec)
+
+    @app.get("/healthz")
+    def healthz():
+        try:
+            current_app.extensions["escoba"].redis.ping()
+        except Exception as e:  # the one backing service is down: say so, with a 503
+            return errors.error_response("unavailable", f"Redis is not reachable: {e}", 503)
+        return jsonify({"ok": True, "redis": "ok"})
+
+    @app.get("/")
+    @app.get("/t/<table_id>")
+    def page(table_id=None):
+        return send_from_directory(STATIC, "index.html")
+
+    return app

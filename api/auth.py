@@ -1,0 +1,59 @@
+"""Who is asking: seat tokens (stored only as hashes) and the operators' admin token."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+
+from flask import request
+
+from engine import RuleError
+
+
+def _hash(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def _tokens_key(table_id: str) -> str:
+    return f"table:{{{table_id}}}:tokens"
+
+
+def new_player_id() -> str:
+    return "p_" + secrets.token_hex(8)
+
+
+def issue_token(redis, table_id: str, player: str) -> str:
+    """A fresh seat token; Redis keeps only its hash, so a leaked dump seats nobody."""
+    token = secrets.token_urlsafe(24)
+    redis.hset(_tokens_key(table_id), _hash(token), player)
+    return token
+
+
+def bearer() -> str | None:
+    header = request.headers.get("Authorization", "")
+    if header.startswith("Bearer "):
+        return header[7:].strip() or None
+    return request.args.get("token") or None
+
+
+def player_for(redis, table_id: str, token: str | None) -> str | None:
+    """The player a token belongs to; RuleError(unauthorized) for a token we never issued."""
+    if token is None:
+        return None
+    player = redis.hget(_tokens_key(table_id), _hash(token))
+    if player is None:
+        raise RuleError("unauthorized", "That seat token is not valid for this table.")
+    return player.decode() if isinstance(player, bytes) else player
+
+
+def require_player(redis, table_id: str) -> str:
+    token = bearer()
+    if token is None:
+        raise RuleError("unauthorized", "This needs your seat token: Authorization: Bearer <token>.")
+    return player_for(redis, table_id, token)
+
+
+def is_admin(admin_token: str | None) -> bool:
+    token = bearer()
+    return bool(admin_token and token and hmac.compare_digest(token, admin_token))

@@ -1,0 +1,53 @@
+"""``escoba dev``: the API, a worker and its scheduler, bots, the page, in one process.
+
+The store is fakeredis inside the process, one server shared by every thread,
+unless ``--redis URL`` names a real one. Nothing survives a restart.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+
+from werkzeug.serving import make_server
+
+from events.config import Config
+
+from .app import create_app
+from .observability import setup_logging
+
+
+def embedded_redis():
+    import fakeredis
+
+    return fakeredis.FakeRedis(server=fakeredis.FakeServer())
+
+
+def run_dev(host: str, port: int, redis_url: str | None = None) -> int:
+    setup_logging()
+    config = Config.from_env()
+    if "ESCOBA_BOT_DELAY" not in os.environ:
+        config = dataclasses.replace(config, bot_delay=0.8)
+    if redis_url:
+        from redis import Redis
+
+        redis = Redis.from_url(redis_url)
+        store = f"Redis at {redis_url}"
+    else:
+        redis = embedded_redis()
+        store = "an embedded in-memory store: NOTHING SURVIVES A RESTART"
+    app = create_app(redis, config)
+    from workers.runner import start_background_worker
+
+    stop_worker = start_background_worker(redis, config)
+    server = make_server(host, port, app, threaded=True)
+    print(f"Escoba dev server on http://{host}:{server.server_port}/  (store: {store})", flush=True)
+    print("Open the URL, open a table and ADD A BOT. Ctrl-C stops.", flush=True)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        stop_worker()
+        server.server_close()
+    return 0

@@ -1,0 +1,101 @@
+"""JSON-lines logs and Prometheus metrics."""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from dataclasses import dataclass, field
+
+from flask import Response, g, request
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client.core import GaugeMetricFamily
+
+STATUS_INDEX = "escoba:status"  # hash: table id -> status, kept by the service's change hook
+
+
+class JsonFormatter(logging.Formatter):
+    def format(self, record: logging.LogRecord) -> str:
+        line = {"time": self.formatTime(record), "level": record.levelname, "logger": record.name,
+                "message": record.getMessage()}
+        line.update(getattr(record, "fields", {}))
+        if record.exc_info:
+            line["exc"] = self.formatException(record.exc_info)
+        return json.dumps(line)
+
+
+def setup_logging(level=logging.INFO) -> None:
+    handler = logging.StreamHandler()
+    handler.setFormatter(JsonFormatter())
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(level)
+
+
+@dataclass
+class Metrics:
+    registry: CollectorRegistry = field(default_factory=CollectorRegistry)
+
+    def __post_init__(self):
+        r = self.registry
+        self.moves = Counter("escoba_moves_total", "Commands by type and outcome", ["command", "outcome"], registry=r)
+        self.command_latency = Histogram("escoba_command_seconds", "Move latency", ["command"], registry=r,
+                                         buckets=(.002, .005, .01, .025, .05, .1, .25, .5, 1, 2.5))
+        self.open_sockets = Gauge("escoba_open_sockets", "Open WebSockets in this process", registry=r)
+
+    def add_redis_collectors(self, redis) -> None:
+        self.registry.register(_RedisCollector(redis))
+
+
+class _RedisCollector:
+    """Counts that live in Redis, so every process reports the same numbers."""
+
+    def __init__(self, redis):
+        self.redis = redis
+
+    def collect(self):
+        tables = GaugeMetricFamily("escoba_tables", "Tables by status", labels=["status"])
+        counts: dict[str, int] = {}
+        for status in self.redis.hvals(STATUS_INDEX):
+            status = status.decode() if isinstance(status, bytes) else status
+            counts[status] = counts.get(status, 0) + 1
+        for status, n in sorted(counts.items()):
+            tables.add_metric([status], n)
+        yield tables
+        jobs = GaugeMetricFamily("escoba_jobs", "RQ jobs by state (escoba queue)", labels=["state"])
+        for state, key in (("finished", "rq:finished:escoba"), ("failed", "rq:failed:escoba"),
+                           ("scheduled", "rq:scheduled:escoba")):
+            jobs.add_metric([state], self.redis.zcard(key))
+        yield jobs
+
+
+def install(app, metrics: Metrics) -> None:
+    log = logging.getLogger("escoba.api")
+
+    @app.before_request
+    def _start():
+        g.started = time.perf_counter()
+        g.log = {}
+
+    @app.after_request
+    def _finish(response):
+        fields = dict(getattr(g, "log", {}) or {})
+        if fields.get("command"):
+            outcome = "ok" if response.status_code < 400 else _error_code(response)
+            fields["outcome"] = outcome
+            metrics.moves.labels(fields["command"], outcome).inc()
+        fields.update(method=request.method, path=request.path, status=response.status_code,
+                      latency_ms=round((time.perf_counter() - g.get("started", time.perf_counter())) * 1000, 2))
+        log.info("request", extra={"fields": fields})
+        return response
+
+    @app.get("/metrics")
+    def metrics_endpoint():
+        return Response(generate_latest(metrics.registry), mimetype="text/plain; version=0.0.4")
+
+
+def _error_code(response) -> str:
+    try:
+        return response.get_json()["error"]["code"]
+    except Exception:
+        return str(response.status_code)

@@ -1,0 +1,40 @@
+"""``escoba serve``: the API under gunicorn, threaded so sockets don't starve HTTP."""
+
+from __future__ import annotations
+
+from gunicorn.app.base import BaseApplication
+
+from .app import create_app
+from .observability import setup_logging
+
+
+class _Gunicorn(BaseApplication):
+    def __init__(self, options: dict):
+        self.options = options
+        super().__init__()
+
+    def load_config(self):
+        for key, value in self.options.items():
+            self.cfg.set(key, value)
+
+    def load(self):
+        setup_logging()
+        return create_app()
+
+
+def gunicorn_options(host: str, port: int, threads: int, workers: int) -> dict:
+    return {
+        "bind": f"{host}:{port}",
+        "worker_class": "gthread",
+        "workers": workers,
+        "threads": threads,
+        # sockets live long: the gthread worker must not kill a busy thread
+        "timeout": 120,
+        "keepalive": 5,
+        "accesslog": None,
+    }
+
+
+def serve(host: str, port: int, threads: int = 64, workers: int = 1) -> int:
+    _Gunicorn(gunicorn_options(host, port, threads, workers)).run()
+    return 0

@@ -1,0 +1,201 @@
+"""The table endpoints of shared/API.md: thin, they validate, ask the service, and answer.
+
+No rule is decided here: a move becomes a command for the engine, and the
+reply is the engine's view for whoever asked.
+"""
+
+from __future__ import annotations
+
+import time
+from datetime import UTC, datetime
+
+from flask import Blueprint, current_app, g, jsonify, request
+from marshmallow import ValidationError
+
+import engine
+from engine import RuleError
+from events.records import from_record
+
+from . import auth
+from .schemas import Chat, CreateTable, Notify, TakeSeat, load_move
+
+bp = Blueprint("tables", __name__)
+
+
+def _ctx():
+    return current_app.extensions["escoba"]
+
+
+def _json_body() -> dict:
+    body = request.get_json(silent=True)
+    if not isinstance(body, dict):
+        raise RuleError("bad_request", "The body must be a JSON object.", {"body": "not a JSON object"})
+    return body
+
+
+def _reader(table_id: str, state) -> int | None:
+    player = auth.player_for(_ctx().redis, table_id, auth.bearer())
+    return state.seat_of(player) if player else None
+
+
+def _view(table_id: str, state, reader) -> dict:
+    deck = request.args.get("deck")
+    if deck is not None and deck not in engine.cards.DECKS:
+        raise RuleError("bad_request", f"Unknown deck design {deck!r}.", {"deck": list(engine.cards.DECKS)})
+    return {"table_id": table_id, **engine.view(state, reader, deck=deck)}
+
+
+def _invite_url(table_id: str) -> str:
+    base = _ctx().config.public_url or request.host_url
+    return f"{base.rstrip('/')}/t/{table_id}"
+
+
+@bp.post("/tables")
+def create_table():
+    ctx = _ctx()
+    body = CreateTable().load(_json_body())
+    operator_only = {"decks", "first_dealer"} & set(body)
+    if operator_only and not auth.is_admin(ctx.config.admin_token):
+        raise RuleError("forbidden", "Decks and the first dealer are for operators (admin token).",
+                        {k: "operators only" for k in operator_only})
+    player = auth.new_player_id()
+    command = {
+        "type": "open",
+        "name": body.get("table_name") or f"{body['name']}'s table",
+        "preset": body["preset"],
+        "settings": body["settings"],
+        "player": player,
+        "host_name": body["name"],
+        "decks": body.get("decks"),
+        "first_dealer": body.get("first_dealer"),
+    }
+    table_id, outcome = ctx.service.create(command)
+    token = auth.issue_token(ctx.redis, table_id, player)
+    g.log = {"table_id": table_id, "command": "open", "version": outcome.version}
+    return jsonify({
+        "table_id": table_id,
+        "invite_url": _invite_url(table_id),
+        "seat": 0,
+        "token": token,
+        "table": _view(table_id, outcome.state, 0),
+    }), 201
+
+
+@bp.post("/tables/<table_id>/seats")
+def take_seat(table_id: str):
+    ctx = _ctx()
+    body = TakeSeat().load(_json_body())
+    player = auth.new_player_id()
+    outcome = ctx.service.execute(table_id, {"type": "sit", "player": player, "name": body["name"]},
+                                  actor="guest")
+    token = auth.issue_token(ctx.redis, table_id, player)
+    seat = outcome.state.seat_of(player)
+    g.log = {"table_id": table_id, "command": "sit", "seat": seat, "version": outcome.version}
+    return jsonify({"seat": seat, "token": token, "table": _view(table_id, outcome.state, seat)}), 201
+
+
+@bp.get("/tables/<table_id>")
+def get_table(table_id: str):
+    state = _ctx().service.load(table_id)
+    return jsonify(_view(table_id, state, _reader(table_id, state)))
+
+
+@bp.post("/tables/<table_id>/moves")
+def post_move(table_id: str):
+    ctx = _ctx()
+    started = time.perf_counter()
+    player = auth.require_player(ctx.redis, table_id)
+    move = load_move(_json_body())
+    expected = move.pop("expected_version", None)
+    key = request.headers.get("Idempotency-Key")
+    if key is not None and not (0 < len(key) <= 100):
+        raise RuleError("bad_request", "Idempotency-Key must be 1 to 100 characters.", {"Idempotency-Key": "length"})
+    g.log = {"table_id": table_id, "command": move["type"]}
+    outcome = ctx.service.execute(
+        table_id, {**move, "player": player}, actor=f"player:{player}",
+        expected_version=expected, idempotency_key=key,
+    )
+    seat = outcome.state.seat_of(player)
+    g.log.update(version=outcome.version, seat=seat, repeated=outcome.repeated)
+    ctx.metrics.command_latency.labels(move["type"]).observe(time.perf_counter() - started)
+    return jsonify({"version": outcome.version, "table": _view(table_id, outcome.state, seat)})
+
+
+@bp.get("/tables/<table_id>/events")
+def get_events(table_id: str):
+    ctx = _ctx()
+    after = _int_arg("after", 0)
+    player = auth.player_for(ctx.redis, table_id, auth.bearer())
+    return jsonify({"table_id": table_id, "events": redacted_events(ctx.service, table_id, player, after)})
+
+
+def redacted_events(service, table_id: str, player: str | None, after: int) -> list[dict]:
+    """The events after ``after``, each as its reader may see it at that moment (seats can move)."""
+    state = service.load(table_id, until=after)
+    out = []
+    for record in service.records(table_id, after=after):
+        event = from_record(record)
+        seat = state.seat_of(player) if player else None
+        shown = engine.redact(event, seat)
+        out.append({"version": record["version"], "at": record["at"], "actor": _public_actor(record["actor"], state),
+                    **shown})
+        state = engine.fold(state, [event])
+    return out
+
+
+def _public_actor(actor: str, state) -> str:
+    # player ids are bearer-token handles for the API: show seats instead
+    if actor.startswith("player:"):
+        seat = state.seat_of(actor[7:])
+        return f"seat:{seat}" if seat is not None else "player"
+    return actor
+
+
+@bp.post("/tables/<table_id>/chat")
+def post_chat(table_id: str):
+    ctx = _ctx()
+    player = auth.require_player(ctx.redis, table_id)
+    body = Chat().load(_json_body())
+    state = ctx.service.load(table_id)
+    seat = state.seat_of(player)
+    if seat is None:
+        raise RuleError("forbidden", "Only seated players can chat; spectators read.")
+    line = ctx.chat.post(table_id, seat, state.seats[seat].name, body["text"], _now())
+    return jsonify({"line": line}), 201
+
+
+@bp.get("/tables/<table_id>/chat")
+def get_chat(table_id: str):
+    ctx = _ctx()
+    ctx.service.load(table_id)  # 404 for a table that does not exist
+    return jsonify({"lines": ctx.chat.read(table_id, after=_int_arg("after", 0))})
+
+
+@bp.post("/tables/<table_id>/notify")
+def set_notify(table_id: str):
+    """Extension: a URL to POST a small notice to when it becomes this seat's turn."""
+    ctx = _ctx()
+    player = auth.require_player(ctx.redis, table_id)
+    body = Notify().load(_json_body())
+    seat = ctx.service.load(table_id).seat_of(player)
+    if seat is None:
+        raise RuleError("forbidden", "Only seated players get turn notices.")
+    ctx.redis.hset(f"table:{{{table_id}}}:notify", str(seat), body["url"])
+    return jsonify({"seat": seat, "url": body["url"]}), 201
+
+
+def _int_arg(name: str, default: int) -> int:
+    raw = request.args.get(name)
+    if raw is None:
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ValidationError({name: ["must be a whole number"]}) from None
+    if value < 0:
+        raise ValidationError({name: ["must be 0 or more"]})
+    return value
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat()

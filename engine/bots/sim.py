@@ -1,0 +1,219 @@
+"""A fast simulator of the rest of a round, for Luna's look-ahead.
+
+Cards are ints 0..39 in ``FULL_DECK`` order (coins first: ``7o`` is 6), so a
+card's value is ``i % 10 + 1``. The rules are those of ``engine.play`` and
+``engine.capture`` (sum to 15, the Italian hybrid, mandatory capture, TAKE
+THE 15, escobas and the hybrid's last-card exception); the tests check the
+simulator against the engine move by move. Scoring at the end uses
+``engine.scoring.score_round`` itself.
+"""
+
+from __future__ import annotations
+
+from ..cards import FULL_DECK
+from ..rules import Settings
+from ..scoring import score_round
+
+VAL = [i % 10 + 1 for i in range(40)]
+INDEX = {c: i for i, c in enumerate(FULL_DECK)}
+CODE = list(FULL_DECK)
+HAND = 3
+DANGER = 0.6
+
+
+def subsets(table: list[int], goal: int) -> list[list[int]]:
+    """Every set of table cards whose values add up to ``goal``."""
+    found: list[list[int]] = []
+    n = len(table)
+
+    def walk(start: int, left: int, chosen: list[int]) -> None:
+        for j in range(start, n):
+            c = table[j]
+            v = VAL[c]
+            if v == left:
+                found.append([*chosen, c])
+            elif v < left:
+                walk(j + 1, left - v, [*chosen, c])
+
+    if goal > 0 and n:
+        walk(0, goal, [])
+    return found
+
+
+def worth_table(worth: dict[str, float]) -> list[float]:
+    return [worth[c] for c in FULL_DECK]
+
+
+class Round:
+    """The rest of one round: hands, table, stock, piles, and whose turn."""
+
+    __slots__ = (
+        "hands", "table", "stock", "piles", "escobas", "last", "turn", "pending",
+        "nxt", "side_of", "settings", "hybrid", "mandatory", "take15", "last_sweep", "worth",
+        "order",
+    )
+
+    def __init__(self, settings: Settings, worth: list[float], players, side_of, nxt):
+        self.settings = settings
+        self.hybrid = settings.capture == "hybrid"
+        self.mandatory = settings.mandatory_capture
+        self.take15 = settings.take_the_fifteen
+        self.last_sweep = settings.last_sweep_escoba
+        self.worth = worth
+        self.order = players
+        self.side_of = side_of
+        self.nxt = nxt
+        self.hands: dict[int, list[int]] = {}
+        self.table: list[int] = []
+        self.stock: list[int] = []
+        self.piles: list[list[int]] = []
+        self.escobas: list[int] = []
+        self.last = -1
+        self.turn = -1
+        self.pending = -1
+
+    def copy(self) -> Round:
+        new = Round.__new__(Round)
+        for name in ("settings", "hybrid", "mandatory", "take15", "last_sweep", "worth", "order",
+                     "side_of", "nxt", "last", "turn", "pending"):
+            setattr(new, name, getattr(self, name))
+        new.hands = {s: list(h) for s, h in self.hands.items()}
+        new.table = list(self.table)
+        new.stock = list(self.stock)
+        new.piles = [list(p) for p in self.piles]
+        new.escobas = list(self.escobas)
+        return new
+
+    # --- the rules ----------------------------------------------------------
+    def sets_for(self, card: int, table: list[int]) -> list[list[int]]:
+        v = VAL[card]
+        sets = subsets(table, 15 - v)
+        if self.hybrid:
+            sets += subsets(table, v)
+        return sets
+
+    def cards_left(self) -> int:
+        return sum(len(h) for h in self.hands.values())
+
+    def take_fifteen(self, seat: int, taken: list[int]) -> None:
+        card = self.pending
+        table = self.table
+        escoba = len(taken) + 1 == len(table)
+        table.remove(card)
+        for c in taken:
+            table.remove(c)
+        side = self.side_of[seat]
+        self.piles[side].extend(taken)
+        self.piles[side].append(card)
+        self.last = seat
+        if escoba:
+            self.escobas[side] += 1
+        self.pending = -1
+
+    def play(self, seat: int, card: int, taken: list[int]) -> None:
+        hand = self.hands[seat]
+        table = self.table
+        last_card = not self.stock and self.cards_left() == 1
+        hand.remove(card)
+        if taken:
+            escoba = len(taken) == len(table) and (self.last_sweep or not last_card)
+            for c in taken:
+                table.remove(c)
+            side = self.side_of[seat]
+            self.piles[side].extend(taken)
+            self.piles[side].append(card)
+            self.last = seat
+            if escoba:
+                self.escobas[side] += 1
+            self.pending = -1
+        else:
+            self.pending = card if self.take15 and self.sets_for(card, table) else -1
+            table.append(card)
+        self.turn = self.nxt[seat]
+        if not any(self.hands.values()):
+            if self.stock:
+                self.deal()
+            else:
+                self.finish()
+
+    def deal(self) -> None:
+        stock = self.stock
+        at = 0
+        for seat in self.order:
+            self.hands[seat] = stock[at : at + HAND]
+            at += HAND
+        del stock[:at]
+
+    def finish(self) -> None:
+        if self.table and self.last >= 0:
+            self.piles[self.side_of[self.last]].extend(self.table)
+        self.table = []
+        self.turn = -1
+
+    def over(self) -> bool:
+        return self.turn < 0
+
+    # --- the fast policy ------------------------------------------------------
+    def best_take(self) -> list[int] | None:
+        card = self.pending
+        rest = [c for c in self.table if c != card]
+        sets = self.sets_for(card, rest)
+        if not sets:
+            return None
+        w = self.worth
+        return max(sets, key=lambda s: sum(w[c] for c in s) + (len(s) == len(rest)))
+
+    def greedy(self, seat: int) -> tuple[int, list[int]]:
+        """Capture the most valuable set, keep clear of sweepable tables; else leave the cheapest card."""
+        w = self.worth
+        table = self.table
+        hybrid = self.hybrid
+        tsum = 0
+        for c in table:
+            tsum += VAL[c]
+        n = len(table)
+        escoba_counts = self.last_sweep or self.stock or self.cards_left() > 1
+        best = -1e9
+        choice = None
+        for card in self.hands[seat]:
+            v = VAL[card]
+            sets = subsets(table, 15 - v)
+            if hybrid:
+                sets += subsets(table, v)
+            for s in sets:
+                score = 1.0 + w[card]
+                left = tsum
+                for c in s:
+                    score += w[c]
+                    left -= VAL[c]
+                if len(s) == n:
+                    if escoba_counts:
+                        score += 1.0
+                elif 5 <= left <= 14 or (hybrid and left <= 10):
+                    score -= DANGER
+                if score > best:
+                    best, choice = score, (card, s)
+            if not sets or not self.mandatory:
+                after = tsum + v
+                score = -w[card]
+                if 5 <= after <= 14 or (hybrid and after <= 10):
+                    score -= DANGER
+                if sets:
+                    score -= 1.0
+                if score > best:
+                    best, choice = score, (card, [])
+        return choice
+
+    def rollout(self) -> None:
+        while self.turn >= 0:
+            seat = self.turn
+            if self.pending >= 0:
+                taken = self.best_take()
+                if taken:
+                    self.take_fifteen(seat, taken)
+            card, taken = self.greedy(seat)
+            self.play(seat, card, taken)
+
+    def score(self, sides) -> list[int]:
+        piles = [[CODE[c] for c in p] for p in self.piles]
+        return [t["round_points"] for t in score_round(sides, piles, self.escobas, self.settings)]

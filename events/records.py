@@ -1,0 +1,257 @@
+"""The log's record format: one JSON object per event, validated per type.
+
+A record (docs/design.md)::
+
+    {"type": "CardPlayed", "v": 1, "version": 17, "at": "2024-05-01T12:00:00.000Z",
+     "actor": "seat:1", "data": {...}}
+
+``type`` names an engine event, ``v`` the version of that type's schema the
+record was written with, ``version`` the table version this event made
+(1-based), ``at`` when it was appended (ISO-8601, UTC), ``actor`` who caused
+it (``seat:N``, ``system`` or ``operator``) and ``data`` the event's fields.
+
+Every event type has its own marshmallow schema, built from the event
+dataclass's fields, and a schema version (``SCHEMA_VERSIONS``). A record
+written by an older schema is brought up to date by the upcasters registered
+for ``(type, from_version)``, one step at a time, before it is validated, so
+old logs keep replaying after an event type changes shape.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Callable
+
+from marshmallow import Schema, ValidationError, fields, validate
+
+from engine.cards import is_card
+from engine.events import EVENT_TYPES, event_data, event_from, event_type
+
+ACTOR_SYSTEM = "system"
+ACTOR_OPERATOR = "operator"
+RECORD_KEYS = ("type", "v", "version", "at", "actor", "data")
+
+
+class LogError(Exception):
+    """A record (or a log) that cannot be replayed; ``version`` says where."""
+
+    def __init__(self, version, message: str):
+        super().__init__(f"log breaks at version {version}: {message}")
+        self.version = version
+        self.message = message
+
+
+def seat_actor(seat: int) -> str:
+    return f"seat:{seat}"
+
+
+# --- fields ----------------------------------------------------------------
+
+class StrictBool(fields.Boolean):
+    """Only JSON true and false (marshmallow's Boolean would take "yes" and 1)."""
+
+    def _deserialize(self, value, attr, data, **kwargs):
+        if not isinstance(value, bool):
+            raise self.make_error("invalid", input=value)
+        return value
+
+
+def _int(**kw):
+    return fields.Integer(strict=True, **kw)
+
+
+def _card(**kw):
+    return fields.String(validate=_is_card, **kw)
+
+
+def _is_card(value) -> None:
+    if not is_card(value):
+        raise ValidationError(f"{value!r} is not a card.")
+
+
+def _cards(**kw):
+    return fields.List(_card(), **kw)
+
+
+def _seats(**kw):
+    return fields.List(_int(validate=validate.Range(0, 3)), **kw)
+
+
+def _seat(**kw):
+    return _int(validate=validate.Range(0, 3), **kw)
+
+
+# The dataclass annotation of a field (a string: engine.events uses
+# ``from __future__ import annotations``) -> a marshmallow field factory.
+# A new annotation in engine/events.py fails loudly at import, here.
+_FIELD_FOR: dict[str, Callable[..., fields.Field]] = {
+    "str": lambda **kw: fields.String(**kw),
+    "int": _int,
+    "bool": lambda **kw: StrictBool(**kw),
+    "dict": lambda **kw: fields.Dict(keys=fields.String(), **kw),
+    "Cards": _cards,
+    "Seats": _seats,
+    "tuple[int, ...]": lambda **kw: fields.List(_int(), **kw),
+    "tuple[dict, ...]": lambda **kw: fields.List(fields.Dict(keys=fields.String()), **kw),
+    "tuple[Seats, ...]": lambda **kw: fields.List(_seats(), **kw),
+    "tuple[Cards, ...]": lambda **kw: fields.List(_cards(validate=validate.Length(equal=40)), **kw),
+    "tuple[tuple[int, Cards], ...]": lambda **kw: fields.List(fields.Tuple((_seat(), _cards())), **kw),
+}
+
+# Fields that hold a seat number get the 0..3 range check.
+_SEAT_FIELDS = {"seat", "dealer", "first_dealer", "to_seat", "away"}
+
+
+def _field_for(f: dataclasses.Field) -> fields.Field:
+    annotation = str(f.type).replace(" ", "").replace(",", ", ")
+    optional = annotation.endswith("|None")
+    base = annotation.removesuffix("|None")
+    kw: dict = {}
+    if f.default is not dataclasses.MISSING:
+        kw["load_default"] = f.default
+    else:
+        kw["required"] = True
+    if optional:
+        kw["allow_none"] = True
+    if base == "int" and f.name in _SEAT_FIELDS:
+        return _seat(**kw)
+    try:
+        factory = _FIELD_FOR[base]
+    except KeyError:
+        raise TypeError(f"events.records: no schema field for annotation {f.type!r} ({f.name})") from None
+    return factory(**kw)
+
+
+def _schema_for(cls: type) -> type[Schema]:
+    return Schema.from_dict(
+        {f.name: _field_for(f) for f in dataclasses.fields(cls)},
+        name=f"{cls.__name__}Schema",
+    )
+
+
+SCHEMAS: dict[str, Schema] = {name: _schema_for(cls)() for name, cls in EVENT_TYPES.items()}
+
+# The current schema version of each event type. Bump one when its data
+# changes shape, and register an upcaster from the old version.
+SCHEMA_VERSIONS: dict[str, int] = {name: 1 for name in EVENT_TYPES}
+
+
+# --- upcasting -------------------------------------------------------------
+
+Upcaster = Callable[[dict], dict]
+UPCASTERS: dict[tuple[str, int], Upcaster] = {}
+
+
+def upcaster(type_name: str, from_version: int):
+    """Register ``fn(data) -> data`` that lifts ``type_name`` data from ``from_version`` by one."""
+
+    def register(fn: Upcaster) -> Upcaster:
+        key = (type_name, from_version)
+        if key in UPCASTERS:
+            raise ValueError(f"an upcaster for {key} is already registered")
+        UPCASTERS[key] = fn
+        return fn
+
+    return register
+
+
+@upcaster("CardPlayed", 0)
+def _card_played_v0(data: dict) -> dict:
+    """v0 CardPlayed had no ``fifteen_left`` (before selminha's TAKE THE 15): it was never set."""
+    return {**data, "fifteen_left": False}
+
+
+def upcast(type_name: str, v: int, data: dict, *, version=None) -> dict:
+    """``data`` written at schema ``v`` of ``type_name``, lifted to the current schema."""
+    current = SCHEMA_VERSIONS[type_name]
+    if v > current:
+        raise LogError(version, f"{type_name} v{v} is newer than this server knows (v{current})")
+    while v < current:
+        step = UPCASTERS.get((type_name, v))
+        if step is None:
+            raise LogError(version, f"no upcaster for {type_name} from v{v}")
+        data = step(dict(data))
+        v += 1
+    return data
+
+
+# --- records ---------------------------------------------------------------
+
+def to_record(event, *, version: int, at: str, actor: str) -> dict:
+    """The log record of ``event``, which made table version ``version``."""
+    name = event_type(event)
+    if name not in SCHEMAS:
+        raise LogError(version, f"unknown event type {name!r}")
+    data = event_data(event)
+    errors = SCHEMAS[name].validate(data)
+    if errors:
+        raise LogError(version, f"{name} does not fit its schema: {errors}")
+    return {"type": name, "v": SCHEMA_VERSIONS[name], "version": version, "at": at, "actor": actor,
+            "data": data}
+
+
+def from_record(record) -> object:
+    """The engine event a record holds (upcast and validated); LogError if it cannot be."""
+    if not isinstance(record, dict):
+        raise LogError(None, "a record must be a JSON object")
+    version = record.get("version")
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        raise LogError(version, f"bad table version {version!r}")
+    name = record.get("type")
+    if name not in SCHEMAS:
+        raise LogError(version, f"unknown event type {name!r}")
+    v = record.get("v", 1)
+    if not isinstance(v, int) or isinstance(v, bool) or v < 0:
+        raise LogError(version, f"bad schema version {v!r}")
+    data = record.get("data")
+    if not isinstance(data, dict):
+        raise LogError(version, f"{name}: data must be an object")
+    data = upcast(name, v, data, version=version)
+    try:
+        loaded = SCHEMAS[name].load(data)
+    except ValidationError as exc:
+        raise LogError(version, f"bad {name} data: {exc.messages}") from None
+    try:
+        return event_from(name, loaded)
+    except (TypeError, ValueError) as exc:
+        raise LogError(version, f"bad {name} data: {exc}") from None
+
+
+def dumps(record: dict) -> str:
+    """A record as compact JSON, as the log stores it."""
+    return json.dumps(record, separators=(",", ":"), ensure_ascii=False)
+
+
+def loads(text, *, version=None) -> dict:
+    """A record from JSON text; LogError when it is not JSON."""
+    try:
+        record = json.loads(text)
+    except (ValueError, TypeError) as exc:
+        raise LogError(version, f"not JSON: {exc}") from None
+    if not isinstance(record, dict):
+        raise LogError(version, "a record must be a JSON object")
+    return record
+
+
+def summary(record: dict, limit: int = 90) -> str:
+    """A one-line digest of a record's data (for ``escoba replay``)."""
+    data = record.get("data") or {}
+    parts = []
+    for key, val in data.items():
+        if key == "deck" and isinstance(val, list):
+            text = f"deck[{len(val)}]"
+        elif key == "decks" and isinstance(val, list):
+            text = f"decks[{len(val)}]"
+        else:
+            text = f"{key}={json.dumps(val, separators=(',', ':'))}"
+        parts.append(text)
+    line = " ".join(parts)
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+__all__ = [
+    "ACTOR_OPERATOR", "ACTOR_SYSTEM", "LogError", "SCHEMAS", "SCHEMA_VERSIONS", "UPCASTERS",
+    "dumps", "from_record", "loads", "seat_actor", "summary", "to_record", "upcast",
+    "upcaster",
+]

@@ -1,0 +1,229 @@
+"""TableService: load a table, decide a command, append its events atomically.
+
+``execute`` loads the table (snapshot + tail), puts chance into the command
+(a shuffled deck, a random pick), lets ``engine.decide`` judge it, and appends
+the events at the version it loaded. When another writer got there first the
+append is refused (``VersionConflict``); the service reloads and decides
+again, a few times, before it answers ``version_conflict``. A caller who sent
+``expected_version`` gets ``version_conflict`` at once if the table moved.
+
+An idempotency key is scoped to the table and the actor and is set in the same
+Lua step as the append, so a repeated request (from this process or another)
+appends nothing and answers with the version the first one made.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import secrets
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+import engine
+from engine.cards import FULL_DECK
+from engine.state import State
+
+from . import snapshots
+from .records import LogError, from_record, to_record
+from .store import (
+    IDEMPOTENCY_TTL,
+    AlreadyApplied,
+    EventStore,
+    VersionConflict,
+    idempotency_key,
+)
+
+CHANCE_COMMANDS = ("start", "next_round", "start_rematch")
+MAX_ATTEMPTS = 5
+HOST_ACTOR = "seat:0"
+
+
+@dataclass(frozen=True)
+class Outcome:
+    version: int
+    state: State
+    records: list
+    repeated: bool = False
+
+
+def iso_utc(ts: float) -> str:
+    return datetime.fromtimestamp(ts, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def fold_records(state: State, records: list[dict]) -> State:
+    """``state`` with ``records`` folded in, checking the versions run on without a gap.
+
+    Raises LogError naming the version where the log cannot be folded.
+    """
+    events = []
+    expected = state.version
+    for record in records:
+        expected += 1
+        event = from_record(record)
+        if record["version"] != expected:
+            raise LogError(expected, f"version {expected} is missing (found {record['version']})")
+        events.append(event)
+    try:
+        return engine.fold(state, events)
+    except Exception:
+        # find the event that breaks, one at a time
+        current = state
+        for record, event in zip(records, events, strict=True):
+            try:
+                current = engine.fold(current, [event])
+            except Exception as exc:
+                raise LogError(record["version"], f"{record['type']} does not fold: "
+                               f"{type(exc).__name__}: {exc}") from None
+        raise
+
+
+class TableService:
+    def __init__(self, redis, *, clock: Callable[[], float] = time.time,
+                 rng: random.Random | None = None,
+                 on_change: Callable | None = None,
+                 snapshot_every: int = snapshots.SNAPSHOT_EVERY,
+                 idempotency_ttl: int = IDEMPOTENCY_TTL):
+        self.redis = redis
+        self.store = EventStore(redis)
+        self.clock = clock
+        self.rng = rng if rng is not None else random.SystemRandom()
+        self.on_change = on_change
+        self.snapshot_every = snapshot_every
+        self.idempotency_ttl = idempotency_ttl
+
+    # --- reading -----------------------------------------------------------
+    def load(self, table_id: str, until: int | None = None) -> State:
+        """The table's state (at version ``until`` if given): snapshot + tail of the log.
+
+        RuleError("not_found") when there is no such table; LogError when the
+        log cannot be folded.
+        """
+        base = snapshots.load_snapshot(self.redis, table_id) if self.snapshot_every else None
+        if base is not None and until is not None and base.version > until:
+            base = None
+        if base is None:
+            base = State()
+        records = self.store.read(table_id, after=base.version, until=until)
+        if base.version == 0 and not records:
+            raise engine.RuleError("not_found", "No such table.")
+        state = fold_records(base, records) if records else base
+        if until is None and self.snapshot_every and len(records) >= self.snapshot_every:
+            snapshots.save_snapshot(self.redis, table_id, state)
+        return state
+
+    def records(self, table_id: str, after: int = 0) -> list[dict]:
+        return self.store.read(table_id, after=after)
+
+    def version(self, table_id: str) -> int:
+        return self.store.version(table_id)
+
+    def exists(self, table_id: str) -> bool:
+        return self.store.exists(table_id)
+
+    def table_ids(self) -> list[str]:
+        return self.store.table_ids()
+
+    # --- writing -----------------------------------------------------------
+    def create(self, command: dict, *, actor: str = HOST_ACTOR) -> tuple[str, Outcome]:
+        """Open a new table with an ``open`` command; its id and the outcome."""
+        if command.get("type") != "open":
+            raise engine.RuleError("bad_request", "A table is created by an open command.",
+                                   {"type": "must be open"})
+        for _ in range(MAX_ATTEMPTS):
+            table_id = secrets.token_urlsafe(6)
+            try:
+                outcome = self._apply(table_id, State(), command, actor, None)
+            except VersionConflict:
+                continue  # that id is taken: draw another
+            self.store.add_to_index(table_id, self.clock())
+            self._changed(table_id, outcome)
+            return table_id, outcome
+        raise engine.RuleError("version_conflict", "Could not find a free table id; try again.")
+
+    def execute(self, table_id: str, command: dict, *, actor: str,
+                expected_version: int | None = None,
+                idempotency_key: str | None = None) -> Outcome:
+        """Decide ``command`` at the table and append its events; the outcome.
+
+        Raises engine.RuleError: the rules' refusals, ``not_found``, ``version_conflict``.
+        """
+        current = None
+        for _ in range(MAX_ATTEMPTS):
+            state = self.load(table_id)
+            current = state.version
+            if idempotency_key is not None:
+                done = self.store.idempotent_version(table_id, actor, idempotency_key)
+                if done is not None:
+                    return self._repeat(table_id, done)
+            if expected_version is not None and expected_version != state.version:
+                raise engine.RuleError(
+                    "version_conflict",
+                    f"The table is at version {state.version}, not {expected_version}.",
+                    {"current": state.version},
+                )
+            try:
+                outcome = self._apply(table_id, state, command, actor, idempotency_key)
+            except VersionConflict as exc:
+                current = exc.current
+                continue
+            except AlreadyApplied as exc:
+                return self._repeat(table_id, exc.version)
+            if outcome.records:
+                self._changed(table_id, outcome)
+            return outcome
+        raise engine.RuleError(
+            "version_conflict",
+            "The table kept changing while the move was being made; try again.",
+            {"current": current},
+        )
+
+    # --- inside ------------------------------------------------------------
+    def with_chance(self, command: dict) -> dict:
+        """A copy of ``command`` with the chance it needs (deck, pick) when it has none."""
+        if command.get("type") not in CHANCE_COMMANDS:
+            return command
+        command = dict(command)
+        if command.get("deck") is None:
+            deck = list(FULL_DECK)
+            self.rng.shuffle(deck)
+            command["deck"] = deck
+        if command.get("pick") is None:
+            command["pick"] = self.rng.randrange(4)
+        return command
+
+    def _apply(self, table_id: str, state: State, command: dict, actor: str,
+               idem: str | None) -> Outcome:
+        events = engine.decide(state, self.with_chance(command))
+        if not events:
+            return Outcome(state.version, state, [], False)
+        at = iso_utc(self.clock())
+        records = [
+            to_record(e, version=state.version + i + 1, at=at, actor=actor)
+            for i, e in enumerate(events)
+        ]
+        new_version = state.version + len(records)
+        idempotency = None
+        if idem is not None:
+            idempotency = (
+                idempotency_key(table_id, actor, idem),
+                json.dumps({"version": new_version}),
+                self.idempotency_ttl,
+            )
+        version = self.store.append(table_id, state.version, records, idempotency=idempotency)
+        new_state = engine.fold(state, events)
+        if self.snapshot_every and snapshots.due(state.version, version, self.snapshot_every):
+            snapshots.save_snapshot(self.redis, table_id, new_state)
+        return Outcome(version, new_state, records, False)
+
+    def _repeat(self, table_id: str, version: int) -> Outcome:
+        return Outcome(version, self.load(table_id, until=version), [], True)
+
+    def _changed(self, table_id: str, outcome: Outcome) -> None:
+        if self.on_change is not None:
+            self.on_change(table_id, outcome.state, outcome.records)
+
+
+__all__ = ["CHANCE_COMMANDS", "Outcome", "TableService", "fold_records", "iso_utc"]
