@@ -97,18 +97,23 @@ class Bare(_Move):
     """start, next_round, resign, exit, claim_away: no fields but the type."""
 
 
+def _bare(kind: str) -> type[Schema]:
+    # one class per move, so each has its own name in /openapi.json
+    return type(f"{kind.title().replace('_', '')}Move", (Bare,), {})
+
+
 MOVES: dict[str, type[Schema]] = {
     "add_bot": AddBot,
     "remove_bot": RemoveBot,
     "choose_partner": ChoosePartner,
     "settings": ChangeSettings,
-    "start": Bare,
+    "start": _bare("start"),
     "play": Play,
     "take_fifteen": TakeFifteen,
-    "next_round": Bare,
-    "resign": Bare,
-    "exit": Bare,
-    "claim_away": Bare,
+    "next_round": _bare("next_round"),
+    "resign": _bare("resign"),
+    "exit": _bare("exit"),
+    "claim_away": _bare("claim_away"),
     "rematch": Rematch,
 }
 

@@ -131,7 +131,9 @@ def get_events(table_id: str):
 
 def redacted_events(service, table_id: str, player: str | None, after: int) -> list[dict]:
     """The events after ``after``, each as its reader may see it at that moment (seats can move)."""
-    state = service.load(table_id, until=after)
+    current = service.load(table_id)  # not_found for no such table
+    after = min(after, current.version)
+    state = service.load(table_id, until=after) if after else engine.State()
     out = []
     for record in service.records(table_id, after=after):
         event = from_record(record)

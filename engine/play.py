@@ -91,7 +91,8 @@ def take_fifteen(d: Decision, seat: int, cards: list[str]) -> None:
             f"{' + '.join(str(value(c)) for c in [left, *rest])} makes {made}, not 15.",
             {"card": left, "sets": [list(x) for x in sets]},
         )
-    escoba = len(cards) == len(s.table)
+    # count the cards taken, not the names given: a card named twice is taken once
+    escoba = len(rest) + 1 == len(s.table)
     d.add(ev.FifteenTaken(seat, left, tuple(rest), escoba))
 
 

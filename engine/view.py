@@ -9,12 +9,13 @@ being taken), and this round's plays are public history.
 from __future__ import annotations
 
 from . import events as ev
-from .cards import SEVEN_OF_COINS, is_coin, is_seven, labels
+from .cards import FULL_DECK, SEVEN_OF_COINS, is_coin, is_seven, labels
 from .events import event_data, event_type
 from .play import fifteen_sets, options
 from .state import State
 
 SPECTATOR = None
+_ALL = frozenset(FULL_DECK)
 
 
 def view(state: State, reader: int | None = SPECTATOR, *, deck: str | None = None, full: bool = False) -> dict:
@@ -55,13 +56,29 @@ def view(state: State, reader: int | None = SPECTATOR, *, deck: str | None = Non
         "away": {"seat": s.away_open} if s.away_open is not None else None,
         "rematch": _rematch(s),
         "deck": design,
-        "labels": labels(design),
     }
     if full:
         result["hands"] = {str(seat): list(h) for seat, h in s.hands.items()}
         result["stock"] = list(s.stock)
         result["piles"] = [list(p) for p in s.piles]
+    # labels only for the cards this view shows, so no field names a card the reader may not see
+    names = labels(design)
+    result["labels"] = {c: names[c] for c in _cards_in(result)}
     return result
+
+
+def _cards_in(value) -> set[str]:
+    found: set[str] = set()
+    if isinstance(value, str):
+        if value in _ALL:
+            found.add(value)
+    elif isinstance(value, dict):
+        for v in value.values():
+            found |= _cards_in(v)
+    elif isinstance(value, list | tuple):
+        for v in value:
+            found |= _cards_in(v)
+    return found
 
 
 def _seat(s: State, i: int) -> dict:

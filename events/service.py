@@ -17,7 +17,9 @@ from __future__ import annotations
 import json
 import random
 import secrets
+import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -85,7 +87,7 @@ class TableService:
                  rng: random.Random | None = None,
                  on_change: Callable | None = None,
                  snapshot_every: int = snapshots.SNAPSHOT_EVERY,
-                 idempotency_ttl: int = IDEMPOTENCY_TTL):
+                 idempotency_ttl: int = IDEMPOTENCY_TTL, cache_size: int = 256):
         self.redis = redis
         self.store = EventStore(redis)
         self.clock = clock
@@ -93,6 +95,12 @@ class TableService:
         self.on_change = on_change
         self.snapshot_every = snapshot_every
         self.idempotency_ttl = idempotency_ttl
+        # The latest state of recently used tables, in this process. The log is
+        # append-only, so a state at version V stays right: only the tail after
+        # it is read. cache_size=0 turns it off (every load: snapshot + tail).
+        self.cache_size = cache_size
+        self._cache: OrderedDict[str, State] = OrderedDict()
+        self._lock = threading.Lock()
 
     # --- reading -----------------------------------------------------------
     def load(self, table_id: str, until: int | None = None) -> State:
@@ -101,17 +109,25 @@ class TableService:
         RuleError("not_found") when there is no such table; LogError when the
         log cannot be folded.
         """
-        base = snapshots.load_snapshot(self.redis, table_id) if self.snapshot_every else None
-        if base is not None and until is not None and base.version > until:
-            base = None
+        base = None
+        if until is None and self.cache_size > 0:
+            with self._lock:
+                base = self._cache.get(table_id)
+        from_cache = base is not None
+        if base is None and self.snapshot_every:
+            base = snapshots.load_snapshot(self.redis, table_id)
+            if base is not None and until is not None and base.version > until:
+                base = None
         if base is None:
             base = State()
         records = self.store.read(table_id, after=base.version, until=until)
         if base.version == 0 and not records:
             raise engine.RuleError("not_found", "No such table.")
-        state = fold_records(base, records) if records else base
-        if until is None and self.snapshot_every and len(records) >= self.snapshot_every:
-            snapshots.save_snapshot(self.redis, table_id, state)
+        state = fold_records(base, records) if records else base.copy()
+        if until is None:
+            if not from_cache and self.snapshot_every and len(records) >= self.snapshot_every:
+                snapshots.save_snapshot(self.redis, table_id, state)
+            self._remember(table_id, state)
         return state
 
     def records(self, table_id: str, after: int = 0) -> list[dict]:
@@ -216,7 +232,21 @@ class TableService:
         new_state = engine.fold(state, events)
         if self.snapshot_every and snapshots.due(state.version, version, self.snapshot_every):
             snapshots.save_snapshot(self.redis, table_id, new_state)
+        self._remember(table_id, new_state)
         return Outcome(version, new_state, records, False)
+
+    def _remember(self, table_id: str, state: State) -> None:
+        if self.cache_size <= 0:
+            return
+        with self._lock:
+            cached = self._cache.get(table_id)
+            if cached is not None and cached.version >= state.version:
+                self._cache.move_to_end(table_id)
+                return
+            self._cache[table_id] = state.copy()
+            self._cache.move_to_end(table_id)
+            while len(self._cache) > self.cache_size:
+                self._cache.popitem(last=False)
 
     def _repeat(self, table_id: str, version: int) -> Outcome:
         return Outcome(version, self.load(table_id, until=version), [], True)

@@ -40,6 +40,18 @@ def subsets(table: list[int], goal: int) -> list[list[int]]:
     return found
 
 
+def sums_of(table: list[int]) -> dict[int, list[tuple[int, ...]]]:
+    """Every set of table cards adding up to 14 or less, by its total."""
+    subs: list[tuple[int, tuple[int, ...]]] = [(0, ())]
+    for c in table:
+        v = VAL[c]
+        subs += [(t + v, s + (c,)) for t, s in subs if t + v <= 14]
+    by_total: dict[int, list[tuple[int, ...]]] = {}
+    for t, s in subs[1:]:
+        by_total.setdefault(t, []).append(s)
+    return by_total
+
+
 def worth_table(worth: dict[str, float]) -> list[float]:
     return [worth[c] for c in FULL_DECK]
 
@@ -110,7 +122,7 @@ class Round:
             self.escobas[side] += 1
         self.pending = -1
 
-    def play(self, seat: int, card: int, taken: list[int]) -> None:
+    def play(self, seat: int, card: int, taken) -> None:
         hand = self.hands[seat]
         table = self.table
         last_card = not self.stock and self.cards_left() == 1
@@ -163,7 +175,7 @@ class Round:
         w = self.worth
         return max(sets, key=lambda s: sum(w[c] for c in s) + (len(s) == len(rest)))
 
-    def greedy(self, seat: int) -> tuple[int, list[int]]:
+    def greedy(self, seat: int) -> tuple[int, tuple[int, ...]]:
         """Capture the most valuable set, keep clear of sweepable tables; else leave the cheapest card."""
         w = self.worth
         table = self.table
@@ -175,11 +187,12 @@ class Round:
         escoba_counts = self.last_sweep or self.stock or self.cards_left() > 1
         best = -1e9
         choice = None
+        by_total = sums_of(table)
         for card in self.hands[seat]:
             v = VAL[card]
-            sets = subsets(table, 15 - v)
+            sets = by_total.get(15 - v, [])
             if hybrid:
-                sets += subsets(table, v)
+                sets = sets + by_total.get(v, [])
             for s in sets:
                 score = 1.0 + w[card]
                 left = tsum
@@ -201,7 +214,7 @@ class Round:
                 if sets:
                     score -= 1.0
                 if score > best:
-                    best, choice = score, (card, [])
+                    best, choice = score, (card, ())
         return choice
 
     def rollout(self) -> None:

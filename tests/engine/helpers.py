@@ -137,10 +137,11 @@ def play_out_round(state: State, rng: random.Random, leave=False) -> tuple[State
     events = []
     while state.status == "playing":
         command = random_command(state, rng)
-        if leave and command["type"] == "play":
-            option = next(o for o in view(state, state.turn)["options"] if o["card"] == command["card"])
-            if option["may_leave"]:
-                command["capture"] = []
+        if leave:
+            options = [o for o in view(state, state.turn)["options"] if o["may_leave"]]
+            if options:
+                card = rng.choice(options)["card"]
+                command = {"type": "play", "by": state.turn, "card": card, "capture": []}
         new = decide(state, command)
         events += new
         state = fold(state, new)

@@ -1,0 +1,70 @@
+"""Bots playing whole games through ``engine.decide`` and ``engine.fold``.
+
+For the tests and the tournament bench: every command a bot returns goes
+through the engine's own ``decide``, so an illegal one raises ``RuleError``.
+Chance comes from the ``rng`` passed in (decks and the bots' own choices).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+
+from .. import decide, fold, view
+from ..cards import FULL_DECK
+from ..state import State
+from . import choose as bot_choose
+
+Chooser = Callable[[str, dict, random.Random], dict]
+
+
+def shuffled(rng: random.Random) -> list[str]:
+    deck = list(FULL_DECK)
+    rng.shuffle(deck)
+    return deck
+
+
+def table(preset: str, bots: list[str], rng: random.Random, *, settings: dict | None = None,
+          first_dealer: int | None = None) -> State:
+    """A table with ``bots[i]`` in seat i (a human placeholder holds seat 0 as host), started."""
+    s = State()
+    opening = {"type": "open", "name": "bots", "preset": preset, "player": "p0", "host_name": "A"}
+    if settings:
+        opening["settings"] = settings
+    if first_dealer is not None:
+        opening["first_dealer"] = first_dealer
+    s = fold(s, decide(s, opening))
+    for i in range(1, len(bots)):
+        s = fold(s, decide(s, {"type": "sit", "player": f"p{i}", "name": f"P{i}"}))
+    return fold(s, decide(s, {"type": "start", "by": 0, "deck": shuffled(rng), "pick": rng.randrange(4)}))
+
+
+def play_game(
+    preset: str,
+    bots: list[str],
+    rng: random.Random,
+    *,
+    settings: dict | None = None,
+    first_dealer: int | None = None,
+    max_rounds: int = 30,
+    chooser: Chooser | None = None,
+    on_round: Callable[[State], None] | None = None,
+) -> State:
+    """Play one game to its end (or ``max_rounds``); ``bots[seat]`` names the bot in each seat."""
+    chooser = chooser or (lambda bot, v, r: bot_choose(bot, v, r))
+    s = table(preset, bots, rng, settings=settings, first_dealer=first_dealer)
+    while s.status != "finished":
+        if s.status == "round_over":
+            if on_round:
+                on_round(s)
+            if s.round >= max_rounds:
+                break
+            s = fold(s, decide(s, {"type": "next_round", "by": 0, "deck": shuffled(rng)}))
+            continue
+        seat = s.turn
+        command = dict(chooser(bots[seat], view(s, seat), rng))
+        command["by"] = seat
+        s = fold(s, decide(s, command))
+    if s.status == "finished" and on_round:
+        on_round(s)
+    return s

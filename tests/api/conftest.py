@@ -1,0 +1,95 @@
+"""An app on fakeredis, and a small client that speaks the contract."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from api.app import create_app
+from events.config import Config
+
+ADMIN = "admin-secret"
+
+
+class Client:
+    def __init__(self, http):
+        self.http = http
+
+    def create(self, name="Ana", preset="selminha", **extra):
+        r = self.http.post("/tables", json={"name": name, "preset": preset, **extra})
+        assert r.status_code == 201, r.get_json()
+        return r.get_json()
+
+    def sit(self, table_id, name="Bea"):
+        r = self.http.post(f"/tables/{table_id}/seats", json={"name": name})
+        assert r.status_code == 201, r.get_json()
+        return r.get_json()
+
+    def move(self, table_id, token, headers=None, **move):
+        return self.http.post(f"/tables/{table_id}/moves", json=move,
+                              headers={"Authorization": f"Bearer {token}", **(headers or {})})
+
+    def ok(self, table_id, token, **move):
+        r = self.move(table_id, token, **move)
+        assert r.status_code == 200, r.get_json()
+        return r.get_json()
+
+    def view(self, table_id, token=None):
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        r = self.http.get(f"/tables/{table_id}", headers=headers)
+        assert r.status_code == 200, r.get_json()
+        return r.get_json()
+
+    def admin(self):
+        return {"Authorization": f"Bearer {ADMIN}"}
+
+
+@pytest.fixture
+def config():
+    return dataclasses.replace(Config(), admin_token=ADMIN, bot_delay=0.0)
+
+
+@pytest.fixture
+def app(fake_redis, config):
+    app = create_app(fake_redis, config)
+    app.testing = True
+    return app
+
+
+@pytest.fixture
+def client(app):
+    return Client(app.test_client())
+
+
+def two_player_table(client, preset="selminha", **extra):
+    host = client.create(preset=preset, **extra)
+    guest = client.sit(host["table_id"])
+    return host["table_id"], host["token"], guest["token"]
+
+
+def play_out(client, table_id, tokens, rng, *, until="finished", on_response=None, max_moves=5000):
+    """Play random legal moves through HTTP alone until the status is ``until``."""
+    for _ in range(max_moves):
+        views = {seat: client.view(table_id, token) for seat, token in tokens.items()}
+        any_view = next(iter(views.values()))
+        status = any_view["status"]
+        if status == until or status in ("finished", "expired"):
+            return any_view
+        if status == "round_over":
+            seat = rng.choice(list(tokens))
+            r = client.ok(table_id, tokens[seat], type="next_round")
+        else:
+            turn = any_view["turn"]
+            mine = views[turn]
+            if mine["fifteen_to_take"] and rng.random() < 0.5:
+                move = {"type": "take_fifteen", "cards": rng.choice(mine["fifteen_to_take"]["sets"])}
+            else:
+                option = rng.choice(mine["options"])
+                take = option["captures"] and (not option["may_leave"] or rng.random() < 0.7)
+                move = {"type": "play", "card": option["card"],
+                        "capture": rng.choice(option["captures"]) if take else []}
+            r = client.ok(table_id, tokens[turn], **move)
+        if on_response:
+            on_response(r)
+    raise AssertionError("game did not end")

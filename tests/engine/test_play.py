@@ -1,0 +1,245 @@
+"""A turn: mandatory capture, escobas, TAKE THE 15, the hybrid's last card, errors."""
+
+import pytest
+
+from engine import PRESETS, RuleError, custom_settings, decide, fold, view
+from engine import events as ev
+
+from .helpers import apply, deck_with, open_table, play, started, started_custom
+
+# seat 0 deals, seat 1 leads; seat 1's hand is dealt first
+TABLE = ["3o", "5c", "8e", "10b"]  # 26: the seed 002 table plus a Rey
+LEAD = ["7b", "6c", "1e"]  # 7 can take (8) or (3, 5); 6 and 1 take nothing
+SECOND = ["2o", "4c", "9o"]
+
+
+def game(preset="del15", settings=None, table=TABLE, lead=LEAD, second=SECOND):
+    return started(preset, 2, settings, deck_with(table, lead, second), first_dealer=0)
+
+
+def refused(state, command):
+    with pytest.raises(RuleError) as err:
+        decide(state, command)
+    return err.value
+
+
+# --- capture, mandatory or not ---------------------------------------------
+
+@pytest.mark.parametrize("preset", ["del15", "cardgames"])
+def test_a_card_that_can_capture_must(preset):
+    state = game(preset)
+    err = refused(state, {"type": "play", "by": 1, "card": "7b", "capture": []})
+    assert err.code == "must_capture" and err.status == 422
+    assert err.details["captures"] == [["8e"], ["3o", "5c"]]
+    assert "7b can capture" in err.message and "play another card" in err.message
+
+
+@pytest.mark.parametrize("preset", ["del15", "cardgames"])
+def test_mandatory_capture_binds_the_card_not_the_hand(preset):
+    state = play(game(preset), "6c")
+    assert state.table == [*TABLE, "6c"]
+    assert state.turn == 0
+
+
+def test_capture_is_optional_in_selminha():
+    state = play(game("selminha"), "7b")
+    assert state.table == [*TABLE, "7b"]
+
+
+def test_options_say_what_each_card_may_take_and_whether_it_may_stay():
+    opts = {o["card"]: o for o in view(game("del15"), 1)["options"]}
+    assert opts["7b"] == {"card": "7b", "captures": [["8e"], ["3o", "5c"]], "may_leave": False}
+    assert opts["6c"] == {"card": "6c", "captures": [], "may_leave": True}
+    assert view(game("selminha"), 1)["options"][0]["may_leave"] is True
+    assert view(game("del15"), 0)["options"] is None  # not seat 0's turn
+
+
+def test_the_player_chooses_the_set():
+    a = play(game(), "7b", ["8e"])
+    assert a.table == ["3o", "5c", "10b"] and sorted(a.piles[1]) == ["7b", "8e"]
+    b = play(game(), "7b", ["5c", "3o"])
+    assert b.table == ["8e", "10b"] and sorted(b.piles[1]) == ["3o", "5c", "7b"]
+    assert b.last_capturer == 1 and b.escobas == [0, 0]
+
+
+def test_illegal_capture_is_refused_with_the_sum():
+    err = refused(game(), {"type": "play", "by": 1, "card": "6c", "capture": ["10b"]})
+    assert err.code == "illegal_capture" and err.message == "6 + 10 makes 16, not 15."
+    state = started("del15", 2, None, deck_with(["5c", "2e", "8b", "10o"], ["7o", "1c", "1e"]))
+    err = refused(state, {"type": "play", "by": 1, "card": "7o", "capture": ["5c", "2e"]})
+    assert err.code == "illegal_capture" and err.message == "7 + 5 + 2 makes 14, not 15."
+
+
+def test_turn_and_hand_errors():
+    state = game()
+    err = refused(state, {"type": "play", "by": 0, "card": "2o", "capture": []})
+    assert err.code == "not_your_turn" and err.status == 409
+    err = refused(state, {"type": "play", "by": 1, "card": "2o", "capture": []})
+    assert err.code == "card_not_in_hand" and err.status == 422
+    err = refused(state, {"type": "play", "by": 1, "card": None})
+    assert err.code == "card_not_in_hand"
+    err = refused(open_table("del15", 2), {"type": "play", "by": 0, "card": "2o"})
+    assert err.code == "not_playing"
+    err = refused(state, {"type": "fly", "by": 1})
+    assert err.code == "bad_request"
+
+
+# --- escobas -----------------------------------------------------------------
+
+def test_capturing_the_whole_table_is_an_escoba():
+    state = started("del15", 2, None, deck_with(["1o", "2c", "3e", "4b"], ["5o", "6c", "1e"]))
+    state = play(state, "5o", ["1o", "2c", "3e", "4b"])
+    assert state.table == [] and state.escobas == [0, 1]
+    events = decide(started("del15", 2, None, deck_with(["1o", "2c", "3e", "4b"], ["5o"])),
+                    {"type": "play", "by": 1, "card": "5o", "capture": ["4b", "3e", "2c", "1o"]})
+    assert events == [ev.CardPlayed(1, "5o", ("4b", "3e", "2c", "1o"), True, False)]
+
+
+def last_card(settings, table, card):
+    """The round's very last card is seat 1's ``card``, with ``table`` on the table."""
+    state = started_custom(settings, 2, deck_with(["1o", "2c", "3e", "4b"]))
+    state = state.copy()
+    state.stock, state.hands, state.table, state.turn = [], {0: [], 1: [card]}, list(table), 1
+    return state
+
+
+def test_hybrid_last_card_sweep_is_not_an_escoba():
+    settings = custom_settings(capture="hybrid", last_sweep_escoba=False, mandatory_capture=True)
+    state = last_card(settings, ["7c"], "7o")
+    events = decide(state, {"type": "play", "by": 1, "card": "7o", "capture": ["7c"]})
+    assert events[0] == ev.CardPlayed(1, "7o", ("7c",), False, False)
+    assert isinstance(events[1], ev.RoundEnded) and events[1].leftovers == ()
+    assert events[2].sides[1]["escobas"] == 0
+
+
+def test_hybrid_sweep_before_the_last_card_is_an_escoba():
+    settings = custom_settings(capture="hybrid", last_sweep_escoba=False, mandatory_capture=True)
+    state = started_custom(settings, 2, deck_with(["1o", "2c", "3e", "4b"])).copy()
+    state.hands, state.table, state.turn = {0: ["2e"], 1: ["7o", "1c"]}, ["7c"], 1
+    state = play(state, "7o", ["7c"])
+    assert state.escobas == [0, 1] and state.table == []
+
+
+@pytest.mark.parametrize("preset", ["selminha", "del15", "cardgames"])
+def test_a_last_card_sweep_is_an_escoba_in_the_presets(preset):
+    state = last_card(PRESETS[preset], ["8c"], "7o")
+    events = decide(state, {"type": "play", "by": 1, "card": "7o", "capture": ["8c"]})
+    assert events[0].escoba is True
+    assert events[2].sides[1]["escobas"] == 1
+
+
+# --- end of the round: leftovers ---------------------------------------------
+
+def test_leftovers_go_to_the_last_capturer_and_are_never_an_escoba():
+    settings = custom_settings()
+    state = last_card(settings, ["8c", "1o"], "9e")  # 9 takes nothing here
+    state.last_capturer = 0
+    events = decide(state, {"type": "play", "by": 1, "card": "9e", "capture": []})
+    ended = events[1]
+    assert ended == ev.RoundEnded(("8c", "1o", "9e"), 0)
+    side0 = events[2].sides[0]
+    assert side0["escobas"] == 0 and side0["cards"] == 3
+
+
+def test_leftovers_go_to_nobody_when_nobody_captured():
+    state = started("selminha", 2, None, deck_with(["1o", "2c", "3e", "4b"]))
+    # in selminha nothing forces a capture: leaving everything, nobody captured
+    events = []
+    while state.status == "playing":
+        new = decide(state, {"type": "play", "by": state.turn, "card": state.hands[state.turn][0]})
+        events += new
+        state = fold(state, new)
+    ended = next(e for e in events if isinstance(e, ev.RoundEnded))
+    assert ended.to_seat is None and len(ended.leftovers) == 40
+    scored = next(e for e in events if isinstance(e, ev.RoundScored))
+    assert all(side["cards"] == 0 and side["round_points"] == 0 for side in scored.sides)
+    assert state.piles == [[], []]
+
+
+# --- TAKE THE 15 (selminha) -------------------------------------------------
+
+def left_behind():
+    """Seat 1 leaves its 7, which could have taken the Sota or 3 + 5."""
+    return apply(game("selminha"), {"type": "play", "by": 1, "card": "7b", "capture": []})
+
+
+def test_leaving_a_card_that_could_capture_opens_the_fifteen():
+    state = left_behind()
+    assert state.fifteen == ("7b", 1)
+    seen = view(state, 0)["fifteen_to_take"]
+    assert seen == {"card": "7b", "left_by": 1, "sets": [["7b", "8e"], ["7b", "3o", "5c"]]}
+    assert view(state, None)["fifteen_to_take"] == seen  # public
+
+
+def test_leaving_a_card_that_could_not_capture_opens_nothing():
+    state = apply(game("selminha"), {"type": "play", "by": 1, "card": "6c", "capture": []})
+    assert state.fifteen is None and view(state, 0)["fifteen_to_take"] is None
+
+
+def test_take_the_fifteen_then_play():
+    state = left_behind()
+    state = apply(state, {"type": "take_fifteen", "by": 0, "cards": ["8e", "7b"]})
+    assert sorted(state.piles[0]) == ["7b", "8e"] and state.table == ["3o", "5c", "10b"]
+    assert state.escobas == [0, 0] and state.last_capturer == 0
+    assert state.turn == 0 and state.fifteen is None  # still seat 0's turn
+    err = refused(state, {"type": "take_fifteen", "by": 0, "cards": ["7b", "3o", "5c"]})
+    assert err.code == "no_fifteen_to_take"
+    state = play(state, "9o")
+    assert state.turn == 1
+
+
+def test_take_the_fifteen_that_clears_the_table_is_an_escoba():
+    state = game("selminha", table=["1o", "2c", "3e", "4b"], lead=["5o", "6c", "1e"])
+    state = apply(state, {"type": "play", "by": 1, "card": "5o", "capture": []})
+    events = decide(state, {"type": "take_fifteen", "by": 0,
+                            "cards": ["5o", "1o", "2c", "3e", "4b"]})
+    assert events == [ev.FifteenTaken(0, "5o", ("1o", "2c", "3e", "4b"), True)]
+    state = apply(state, {"type": "take_fifteen", "by": 0, "cards": ["5o", "1o", "2c", "3e", "4b"]})
+    assert state.escobas == [1, 0] and state.table == []
+
+
+def test_the_chance_lapses_once_a_card_is_played():
+    state = play(left_behind(), "9o")
+    assert state.fifteen is None
+    err = refused(state, {"type": "take_fifteen", "by": 1, "cards": ["7b", "8e"]})
+    assert err.code == "no_fifteen_to_take" and err.status == 422
+
+
+def test_no_fifteen_to_take_at_the_start():
+    err = refused(game("selminha"), {"type": "take_fifteen", "by": 1, "cards": ["3o", "5c"]})
+    assert err.code == "no_fifteen_to_take"
+
+
+def test_no_fifteen_to_take_where_the_rule_is_off():
+    settings = custom_settings(take_the_fifteen=False)
+    state = started_custom(settings, 2, deck_with(TABLE, LEAD, SECOND))
+    state = play(state, "7b")
+    assert state.fifteen is None
+    err = refused(state, {"type": "take_fifteen", "by": 0, "cards": ["7b", "8e"]})
+    assert err.code == "no_fifteen_to_take"
+
+
+def test_only_the_player_to_move_takes_the_fifteen():
+    err = refused(left_behind(), {"type": "take_fifteen", "by": 1, "cards": ["7b", "8e"]})
+    assert err.code == "not_your_turn"
+
+
+def test_a_wrong_fifteen_is_refused():
+    state = left_behind()
+    err = refused(state, {"type": "take_fifteen", "by": 0, "cards": ["7b", "3o"]})
+    assert err.code == "illegal_capture" and "7 + 3 makes 10, not 15" in err.message
+    err = refused(state, {"type": "take_fifteen", "by": 0, "cards": ["8e", "3o", "4c"]})
+    assert err.code == "illegal_capture" and "7b" in err.message
+
+
+def test_a_card_named_twice_does_not_make_a_fifteen_an_escoba():
+    state = left_behind()  # table: 3o 5c 8e 10b 7b
+    cards = ["7b", "7b", "7b", "7b", "8e"]
+    try:
+        events = decide(state, {"type": "take_fifteen", "by": 0, "cards": cards})
+    except RuleError as err:
+        assert err.code == "illegal_capture"
+    else:
+        assert events[0].escoba is False
+        state = apply(state, {"type": "take_fifteen", "by": 0, "cards": cards})
+        assert state.escobas == [0, 0] and state.table == ["3o", "5c", "10b"]

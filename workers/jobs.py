@@ -1,0 +1,233 @@
+"""The jobs RQ runs. They decide nothing themselves.
+
+Each loads the table, checks it is still where the job was scheduled for
+(the version, or the turn), asks the engine, and executes at that version
+(``expected_version``) with an idempotency key, so a stale job or a second
+run of the same job appends nothing. Refusals (``engine.RuleError``: the
+table moved on, the turn is over) end the job quietly.
+
+The TableService a job uses is built on the job's own RQ connection with
+``on_change`` = ``workers.scheduling.after_change``, so one job's append
+schedules the next (bot after bot).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import random
+import time
+import urllib.error
+import urllib.request
+
+import engine
+from events.config import Config
+
+from . import scheduling
+
+log = logging.getLogger("escoba.workers")
+
+SYSTEM = "system"
+MAX_INLINE_WAIT = scheduling.INLINE_DELAY
+NOTIFY_TIMEOUT = 5.0
+BOT_BUDGET_MS = 800.0
+
+_settings: dict = {"config": None, "clock": None}
+
+
+def configure(config: Config | None = None, clock=None) -> None:
+    """Set the configuration (and, for tests, the clock) the jobs of this process use."""
+    _settings["config"] = config
+    _settings["clock"] = clock
+
+
+def get_config() -> Config:
+    return _settings["config"] or Config.from_env()
+
+
+def _connection():
+    from rq import get_current_job
+
+    job = get_current_job()
+    if job is None:
+        raise RuntimeError("workers.jobs run inside an RQ worker")
+    return job.connection
+
+
+def service(redis=None, config: Config | None = None):
+    """A TableService for a job: its RQ connection, the scheduler hook, the configured clock."""
+    from events.service import TableService
+
+    redis = redis if redis is not None else _connection()
+    config = config or get_config()
+    kwargs = {"on_change": scheduling.on_change_hook(redis, config), "cache_size": 0}
+    if _settings["clock"] is not None:
+        kwargs["clock"] = _settings["clock"]
+    return TableService(redis, **kwargs)
+
+
+def _load(svc, table_id: str):
+    try:
+        return svc.load(table_id)
+    except engine.RuleError:
+        return None
+
+
+def _execute(svc, table_id: str, command: dict, *, actor: str, expected_version: int,
+             key: str) -> str:
+    try:
+        outcome = svc.execute(table_id, command, actor=actor, expected_version=expected_version,
+                              idempotency_key=key)
+    except engine.RuleError as exc:
+        log.info("table %s: %s at version %s refused (%s): the table moved on",
+                 table_id, command.get("type"), expected_version, exc.code)
+        return f"refused:{exc.code}"
+    if outcome.repeated:
+        return "repeated"
+    return f"done:{outcome.version}"
+
+
+# --- bots -------------------------------------------------------------------
+
+def _choose(bot: str, view: dict, rng: random.Random) -> dict:
+    try:
+        from engine.bots import choose
+    except ImportError:  # the bots are not there: any legal move
+        return _any_legal(view, rng)
+    return choose(bot, view, rng, budget_ms=BOT_BUDGET_MS)
+
+
+def _any_legal(view: dict, rng: random.Random) -> dict:
+    option = view["options"][0]
+    if option.get("captures"):
+        return {"type": "play", "card": option["card"], "capture": list(option["captures"][0])}
+    return {"type": "play", "card": option["card"], "capture": []}
+
+
+def bot_turn(table_id: str, version: int, delay: float = 0.0) -> str:
+    """A bot's move (or, between rounds at a bots-only table, NEXT ROUND) at ``version``."""
+    if delay > 0:
+        time.sleep(min(delay, MAX_INLINE_WAIT))
+    svc = service()
+    state = _load(svc, table_id)
+    if state is None or state.version != version:
+        return "stale"
+    if state.status == "playing" and state.turn is not None:
+        seat = state.turn
+        occupant = state.seats[seat]
+        if occupant is None or occupant.kind != "bot":
+            return "not a bot's turn"
+        rng = random.Random(f"{table_id}:{version}")
+        command = dict(_choose(occupant.bot, engine.view(state, seat), rng))
+    elif state.status == "round_over" and state.players and all(
+        state.seats[p] is not None and state.seats[p].kind == "bot" for p in state.players
+    ):
+        seat = state.players[0]
+        command = {"type": "next_round"}
+    else:
+        return "nothing to do"
+    command["by"] = seat
+    return _execute(svc, table_id, command, actor=f"seat:{seat}", expected_version=version,
+                    key=f"bot:{version}")
+
+
+# --- system timers ---------------------------------------------------------------
+
+def away(table_id: str, turn_seq: int, version: int | None = None) -> str:
+    """The turn ``turn_seq`` is still open after the away time: open PLAYER AWAY.
+
+    The engine refuses when the turn moved on. AwayOpened's change notice goes to every
+    socket; the after-change hook sends a notice to the others' registered URLs.
+    """
+    svc = service()
+    state = _load(svc, table_id)
+    if state is None or state.turn_seq != turn_seq:
+        return "stale"
+    command = {"type": "open_away", "turn": turn_seq, "by": None}
+    return _execute(svc, table_id, command, actor=SYSTEM, expected_version=state.version,
+                    key=f"away:{turn_seq}")
+
+
+def expire(table_id: str, version: int) -> str:
+    """No move since ``version`` for the expiry time: the table expires."""
+    svc = service()
+    state = _load(svc, table_id)
+    if state is None or state.version < version:
+        return "stale"
+    since = svc.records(table_id, after=version) if state.version > version else []
+    if any(r["type"] not in scheduling.NOT_MOVES for r in since):
+        return "stale"
+    return _execute(svc, table_id, {"type": "expire", "by": None}, actor=SYSTEM,
+                    expected_version=state.version, key=f"expire:{version}")
+
+
+def start_rematch(table_id: str, version: int) -> str:
+    """Every human accepted the rematch: the new game starts."""
+    svc = service()
+    state = _load(svc, table_id)
+    if state is None or state.version != version or not state.rematch_ready():
+        return "stale"
+    return _execute(svc, table_id, {"type": "start_rematch", "by": None}, actor=SYSTEM,
+                    expected_version=version, key=f"rematch:{version}")
+
+
+def lapse_rematch(table_id: str, version: int) -> str:
+    """Nobody answered the rematch offer in time: it lapses."""
+    svc = service()
+    state = _load(svc, table_id)
+    if state is None or state.version != version:
+        return "stale"
+    return _execute(svc, table_id, {"type": "lapse_rematch", "by": None}, actor=SYSTEM,
+                    expected_version=version, key=f"lapse:{version}")
+
+
+# --- notices ---------------------------------------------------------------------
+
+class DeliveryFailed(Exception):
+    """The receiver did not take the notice; RQ retries with backoff."""
+
+
+def notice(table_id: str, seat: int, version: int, state, reason: str, config: Config) -> dict:
+    """The small JSON a seat's URL receives: who and when, never a card."""
+    body = {"table_id": table_id, "seat": seat, "version": version, "turn": state.turn}
+    if reason == "away":
+        body["away"] = state.away_open
+    if config.public_url:
+        body["url"] = f"{config.public_url.rstrip('/')}/t/{table_id}"
+    return body
+
+
+def notify(table_id: str, seat: int, version: int, reason: str = "turn") -> str:
+    """POST a turn notice (or a PLAYER AWAY notice) to the URL the seat registered."""
+    redis = _connection()
+    config = get_config()
+    url = redis.hget(scheduling.notify_key(table_id), str(seat))
+    if url is None:
+        return "no url"
+    url = url.decode() if isinstance(url, bytes) else url
+    svc = service(redis, config)
+    state = _load(svc, table_id)
+    if state is None:
+        return "stale"
+    if reason == "turn" and (state.status != "playing" or state.turn != seat):
+        return "stale"
+    body = json.dumps(notice(table_id, seat, version, state, reason, config)).encode()
+    request = urllib.request.Request(url, data=body, method="POST",
+                                     headers={"Content-Type": "application/json",
+                                              "User-Agent": "escoba-notify/1"})
+    try:
+        with urllib.request.urlopen(request, timeout=NOTIFY_TIMEOUT) as response:
+            status = response.status
+    except urllib.error.HTTPError as exc:
+        raise DeliveryFailed(f"{url} answered {exc.code}") from None
+    except (urllib.error.URLError, OSError) as exc:
+        raise DeliveryFailed(f"{url}: {exc}") from None
+    if not 200 <= status < 300:
+        raise DeliveryFailed(f"{url} answered {status}")
+    return f"delivered:{status}"
+
+
+__all__ = [
+    "DeliveryFailed", "away", "bot_turn", "configure", "expire", "get_config", "lapse_rematch",
+    "notice", "notify", "service", "start_rematch",
+]

@@ -1,0 +1,387 @@
+"""Which timers a table needs, and keeping RQ's jobs in step with them.
+
+Every append runs ``after_change`` (TableService's ``on_change`` hook, in the
+API and in the worker). It works out the table's due timers from its state and
+the times in its log, and makes RQ's pending jobs match them:
+
+========  ================================  ==========================================
+kind      when                              due
+========  ================================  ==========================================
+bot       a bot's turn; or between rounds   last record + bot_delay
+          when every player is a bot
+away      a human's turn (away not open)    the turn's start + away_after
+expire    any status but finished/expired   last move + expire_after
+rematch   finished: every human accepted    now (start_rematch)
+          finished: offer still open        last record + rematch_window (lapse_rematch)
+========  ================================  ==========================================
+
+plus a turn notice (``notify:<seat>``) when it becomes the turn of a human
+seat that registered a URL in ``table:{ID}:notify``, and a notice to the
+others when PLAYER AWAY opens.
+
+Job ids are deterministic: ``<table>:<kind>:<n>``, where ``n`` is the table
+version the timer belongs to (the turn number for ``away``). A table keeps at
+most one pending job per kind; the current id of each kind is kept in the hash
+``table:{ID}:timers``. Rescheduling a kind deletes the job it replaces (from
+the scheduled registry, the queue and its hash) and schedules the new one, in
+one MULTI/EXEC guarded by WATCH on that hash, which also records the version
+it was computed for, so a slow hook for an older version can never undo a
+newer one.
+
+Why the suffix: a bot job's own move reschedules the next bot job from inside
+that job; with one fixed id per kind, RQ would write the finished job's hash
+over the new job's (or delete it, with ``result_ttl=0``) and the chain would
+stop. With the suffix, the same timer always gets the same id (so the
+reconciler, rebuilding it, replaces it rather than doubling it) while the next
+timer of the same kind never collides with a job still running.
+
+Scheduling precision: RQ's scheduled registry has one-second resolution and
+its scheduler polls every second. A due time under ``INLINE_DELAY`` seconds
+away is therefore enqueued at once, and the job waits the remainder itself
+(bots with a short ``bot_delay``); anything later goes through ``enqueue_at``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from redis.exceptions import WatchError
+from rq import Queue, Retry
+from rq.job import Job
+from rq.registry import ScheduledJobRegistry
+
+log = logging.getLogger("escoba.workers")
+
+QUEUE_NAME = "escoba"
+INLINE_DELAY = 1.0  # seconds: anything due sooner is enqueued now and waits inside the job
+JOB_TIMEOUT = 120
+FAILURE_TTL = 7 * 24 * 3600
+NOTIFY_RETRY = (1, 2, 4, 8, 16)
+TIMER_KINDS = ("bot", "away", "expire", "rematch")
+# Records that are not "a move" for expiry: the timers' own facts.
+NOT_MOVES = frozenset({"AwayOpened", "RematchLapsed", "TableExpired"})
+# Records after which a new turn begins (turn_seq moves on).
+TURN_STARTS = frozenset({"RoundDealt", "CardPlayed"})
+TAIL = 32  # records read back from the log to find when the turn began / the last move
+
+
+def timers_key(table_id: str) -> str:
+    return f"table:{{{table_id}}}:timers"
+
+
+def notify_key(table_id: str) -> str:
+    return f"table:{{{table_id}}}:notify"
+
+
+def job_prefix(table_id: str) -> str:
+    return f"{table_id}:"
+
+
+@dataclass(frozen=True)
+class Timer:
+    """One job a table needs: what to call, with what, and when."""
+
+    kind: str
+    job_id: str
+    func: str
+    args: tuple
+    due: float  # epoch seconds
+    kwargs: dict = field(default_factory=dict)
+
+    def to_json(self) -> str:
+        return json.dumps({"id": self.job_id, "due": self.due, "func": self.func})
+
+
+@dataclass(frozen=True)
+class LogTimes:
+    """When things last happened at a table, read from its log."""
+
+    last_at: float  # the last record: "now" for the hook
+    move_at: float | None  # the last record that was a move (not a timer's own fact)
+    move_version: int | None
+    turn_at: float | None  # when the current turn began (None: not found in what was read)
+
+
+# --- reading the log's times -------------------------------------------------
+
+def parse_at(text: str) -> float:
+    """An ISO-8601 record time (``...Z`` or an offset) as epoch seconds."""
+    if text.endswith("Z"):
+        text = text[:-1] + "+00:00"
+    moment = datetime.fromisoformat(text)
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.timestamp()
+
+
+def log_times(records: list[dict]) -> LogTimes:
+    """The times that matter, from the tail of a table's log (oldest first, non-empty)."""
+    last = records[-1]
+    last_at = parse_at(last["at"])
+    move_at, move_version, turn_at = None, None, None
+    for record in reversed(records):
+        if move_at is None and record["type"] not in NOT_MOVES:
+            move_at, move_version = parse_at(record["at"]), record["version"]
+        if turn_at is None and record["type"] in TURN_STARTS:
+            turn_at = parse_at(record["at"])
+        if move_at is not None and turn_at is not None:
+            break
+    return LogTimes(last_at, move_at, move_version, turn_at)
+
+
+def read_tail(redis, table_id: str, version: int, count: int = TAIL) -> list[dict]:
+    from events.store import EventStore
+
+    return EventStore(redis).read(table_id, after=max(0, version - count))
+
+
+def times_for(redis, table_id: str, state, records: list[dict] | None = None) -> LogTimes:
+    """Log times for ``state``: from ``records`` (the newest ones) when they say enough,
+    otherwise from the log's tail, and failing that the whole log."""
+    need_turn = _needs_turn_start(state)
+    times = log_times(records) if records else None
+    if times is None or times.move_at is None or (need_turn and times.turn_at is None):
+        tail = read_tail(redis, table_id, state.version)
+        times = log_times(tail)
+        if (times.move_at is None or (need_turn and times.turn_at is None)) \
+                and len(tail) < state.version:
+            tail = read_tail(redis, table_id, state.version, state.version)
+            times = log_times(tail)
+        if times.move_at is None:  # nothing but timers' facts: the oldest bounds the last move
+            first = tail[0]
+            times = LogTimes(times.last_at, parse_at(first["at"]), first["version"], times.turn_at)
+    return times
+
+
+def _needs_turn_start(state) -> bool:
+    return state.status == "playing" and state.turn is not None and not _is_bot(state, state.turn)
+
+
+# --- which timers ------------------------------------------------------------
+
+def _is_bot(state, seat) -> bool:
+    s = state.seats[seat] if seat is not None else None
+    return s is not None and s.kind == "bot"
+
+
+def _all_bots(state) -> bool:
+    return bool(state.players) and all(_is_bot(state, p) for p in state.players)
+
+
+def due_timers(table_id: str, state, times: LogTimes, config) -> dict[str, Timer]:
+    """Every timer ``state`` calls for, by kind (pure: no Redis, no clock)."""
+    out: dict[str, Timer] = {}
+    v = state.version
+    status = state.status
+
+    def add(kind, n, func, args, due, **kwargs):
+        out[kind] = Timer(kind, f"{table_id}:{kind}:{n}", f"workers.jobs.{func}", args, due, kwargs)
+
+    if status == "playing" and state.turn is not None:
+        if _is_bot(state, state.turn):
+            add("bot", v, "bot_turn", (table_id, v), times.last_at + config.bot_delay)
+        elif state.away_open is None:
+            start = times.turn_at if times.turn_at is not None else times.last_at
+            add("away", state.turn_seq, "away", (table_id, state.turn_seq, v),
+                start + config.away_after)
+    elif status == "round_over" and _all_bots(state):
+        add("bot", v, "bot_turn", (table_id, v), times.last_at + config.bot_delay)
+
+    if status not in ("finished", "expired", "new"):
+        add("expire", times.move_version, "expire", (table_id, times.move_version),
+            times.move_at + config.expire_after)
+
+    if status == "finished":
+        if state.rematch_ready():
+            add("rematch", v, "start_rematch", (table_id, v), times.last_at)
+        elif state.rematch_allowed():
+            add("rematch", v, "lapse_rematch", (table_id, v), times.last_at + config.rematch_window)
+    return out
+
+
+def timers_from_log(redis, table_id: str, state, config) -> dict[str, Timer]:
+    """A table's due timers from its log alone (for the reconciler)."""
+    if state.version == 0:
+        return {}
+    return due_timers(table_id, state, times_for(redis, table_id, state), config)
+
+
+# --- RQ plumbing ---------------------------------------------------------------
+
+def queue_for(redis) -> Queue:
+    return Queue(QUEUE_NAME, connection=redis)
+
+
+def _text(x):
+    return x.decode() if isinstance(x, bytes) else x
+
+
+def _remove_job(pipe, queue: Queue, job_id: str) -> None:
+    """Drop a pending job wherever it waits: the scheduled registry, the queue, its hash."""
+    pipe.zrem(ScheduledJobRegistry(queue=queue).key, job_id)
+    pipe.lrem(queue.key, 0, job_id)
+    pipe.delete(Job.key_for(job_id))
+
+
+def _enqueue(pipe, queue: Queue, timer: Timer, now: float, retry: Retry | None = None) -> None:
+    kwargs = dict(timer.kwargs)
+    options = {
+        "job_id": timer.job_id,
+        "job_timeout": JOB_TIMEOUT,
+        "result_ttl": 0,
+        "failure_ttl": FAILURE_TTL,
+        "retry": retry,
+        "pipeline": pipe,
+    }
+    wait = timer.due - now
+    if wait < INLINE_DELAY:
+        if wait > 0 and timer.func == "workers.jobs.bot_turn":
+            kwargs["delay"] = round(wait, 3)
+        queue.enqueue(timer.func, *timer.args, **kwargs, **options)
+    else:
+        when = datetime.fromtimestamp(timer.due, tz=UTC)
+        queue.enqueue_at(when, timer.func, *timer.args, **kwargs, **options)
+
+
+LIVE = frozenset({"scheduled", "queued", "started", "deferred"})
+
+
+def job_alive(redis, job_id: str) -> bool:
+    """Whether a job is still waiting or running (not missing, failed, canceled or stopped)."""
+    status = redis.hget(Job.key_for(job_id), "status")
+    return status is not None and _text(status) in LIVE
+
+
+def apply_timers(redis, table_id: str, version: int, wanted: dict[str, Timer], *, now: float,
+                 verify: bool = False,
+                 extra: list[tuple[Timer, Retry | None]] | None = None) -> dict:
+    """Make the table's pending jobs match ``wanted``.
+
+    Runs as one transaction, WATCHing ``table:{ID}:timers``; does nothing when that hash
+    already belongs to a newer version. ``verify`` (the reconciler) also reschedules a
+    wanted job whose id is unchanged but which is gone, failed or was canceled.
+    ``extra`` are one-off jobs (notices) to enqueue in the same step.
+    Returns ``{"scheduled": [ids], "removed": [ids], "skipped": bool}``.
+    """
+    key = timers_key(table_id)
+    queue = queue_for(redis)
+    with redis.pipeline() as pipe:
+        while True:
+            try:
+                pipe.watch(key)
+                stored = {_text(k): _text(v) for k, v in pipe.hgetall(key).items()}
+                if int(stored.get("version", 0)) > version:
+                    pipe.unwatch()
+                    return {"scheduled": [], "removed": [], "skipped": True}
+                current = {k: json.loads(v)["id"] for k, v in stored.items() if k != "version"}
+                schedule, remove, drop_fields = [], [], []
+                for kind, job_id in current.items():
+                    timer = wanted.get(kind)
+                    if timer is None:
+                        if not kind.startswith("notify:"):
+                            remove.append(job_id)
+                            drop_fields.append(kind)
+                    elif timer.job_id != job_id:
+                        remove.append(job_id)
+                for kind, timer in wanted.items():
+                    same = current.get(kind) == timer.job_id
+                    if not same or (verify and not job_alive(redis, timer.job_id)):
+                        schedule.append((timer, None))
+                for timer, retry in extra or ():
+                    old = current.get(timer.kind)
+                    if old and old != timer.job_id:
+                        remove.append(old)
+                    schedule.append((timer, retry))
+                pipe.multi()
+                for job_id in remove:
+                    _remove_job(pipe, queue, job_id)
+                for timer, retry in schedule:
+                    _remove_job(pipe, queue, timer.job_id)  # a failed or stale copy of the same id
+                    _enqueue(pipe, queue, timer, now, retry)
+                if drop_fields:
+                    pipe.hdel(key, *drop_fields)
+                mapping = {"version": str(version)}
+                mapping.update({t.kind: t.to_json() for t, _ in schedule})
+                pipe.hset(key, mapping=mapping)
+                pipe.execute()
+                return {"scheduled": [t.job_id for t, _ in schedule], "removed": remove,
+                        "skipped": False}
+            except WatchError:
+                continue
+
+
+# --- notices -----------------------------------------------------------------
+
+def _notices(redis, table_id: str, state, records: list[dict], now: float) -> list:
+    """Turn notices (and PLAYER AWAY notices) the new records call for."""
+    types = {r["type"] for r in records}
+    wanted = []
+    if state.status == "playing" and state.turn is not None and types & TURN_STARTS \
+            and not _is_bot(state, state.turn):
+        wanted.append((state.turn, "turn"))
+    if "AwayOpened" in types and state.away_open is not None:
+        wanted.extend((s, "away") for s in state.humans() if s != state.away_open)
+    if not wanted:
+        return []
+    urls = {_text(k): _text(v) for k, v in redis.hgetall(notify_key(table_id)).items()}
+    out = []
+    for seat, reason in wanted:
+        if str(seat) not in urls:
+            continue
+        tag = state.turn_seq if reason == "turn" else f"away{state.turn_seq}"
+        timer = Timer(f"notify:{seat}", f"{table_id}:notify:{seat}:{tag}", "workers.jobs.notify",
+                      (table_id, seat, state.version), now, {"reason": reason})
+        out.append((timer, Retry(max=len(NOTIFY_RETRY), interval=list(NOTIFY_RETRY))))
+    return out
+
+
+# --- the hook ------------------------------------------------------------------
+
+def after_change(redis, table_id: str, state, records: list[dict], config) -> dict | None:
+    """Reschedule ``table_id``'s timers after an append (``records``: the new records).
+
+    Never raises: a failure here must not fail the move; the reconciler repairs it.
+    """
+    try:
+        if not records:
+            return None
+        times = times_for(redis, table_id, state, records)
+        wanted = due_timers(table_id, state, times, config)
+        extra = _notices(redis, table_id, state, records, times.last_at)
+        return apply_timers(redis, table_id, state.version, wanted, now=times.last_at, extra=extra)
+    except Exception:
+        log.exception("could not schedule the timers of table %s at version %s",
+                      table_id, getattr(state, "version", "?"))
+        return None
+
+
+def on_change_hook(redis, config):
+    """``TableService(on_change=...)`` for a process that only needs the timers."""
+
+    def on_change(table_id, state, records):
+        after_change(redis, table_id, state, records, config)
+
+    return on_change
+
+
+def pending_jobs(redis, table_id: str) -> list[str]:
+    """Ids of the table's jobs still waiting (scheduled or queued): to check they stay few."""
+    queue = queue_for(redis)
+    prefix = job_prefix(table_id)
+    ids = [_text(x) for x in redis.zrange(ScheduledJobRegistry(queue=queue).key, 0, -1)]
+    ids += [_text(x) for x in redis.lrange(queue.key, 0, -1)]
+    return sorted({i for i in ids if i.startswith(prefix)})
+
+
+def utcnow_iso(ts: float) -> str:
+    return datetime.fromtimestamp(ts, tz=UTC).isoformat().replace("+00:00", "Z")
+
+
+__all__ = [
+    "INLINE_DELAY", "QUEUE_NAME", "LogTimes", "Timer", "after_change", "apply_timers", "due_timers",
+    "job_alive", "log_times", "notify_key", "on_change_hook", "parse_at", "pending_jobs",
+    "queue_for", "timers_from_log", "timers_key", "utcnow_iso",
+]
