@@ -101,6 +101,8 @@ _FIELD_FOR: dict[str, Callable[..., fields.Field]] = {
 
 # Fields that hold a seat number get the 0..3 range check.
 _SEAT_FIELDS = {"seat", "dealer", "first_dealer", "to_seat", "away"}
+# Fields that hold one card.
+_CARD_FIELDS = {"card"}
 
 
 def _field_for(f: dataclasses.Field) -> fields.Field:
@@ -116,6 +118,8 @@ def _field_for(f: dataclasses.Field) -> fields.Field:
         kw["allow_none"] = True
     if base == "int" and f.name in _SEAT_FIELDS:
         return _seat(**kw)
+    if base == "str" and f.name in _CARD_FIELDS:
+        return _card(**kw)
     try:
         factory = _FIELD_FOR[base]
     except KeyError:

@@ -10,7 +10,7 @@ The reconciler rebuilds every table's timers from its log
 not the one the log calls for. So a Redis that lost its scheduled jobs, or a
 worker that died mid-job, loses no timeout: the next pass puts it back, and a
 timer already overdue runs at once. It runs as the job
-``escoba:reconcile:<slot>`` every ``RECONCILE_EVERY`` seconds (each run
+``escoba_reconcile_<slot>`` every ``RECONCILE_EVERY`` seconds (each run
 schedules the next slot; the slot number makes the id the same for every
 worker, so several workers never double it), at worker start, and by
 ``escoba reconcile``.
@@ -81,7 +81,7 @@ def schedule_reconcile(redis, every: float = RECONCILE_EVERY, now: float | None 
     """Schedule the next periodic reconcile (idempotent: one id per time slot)."""
     now = time.time() if now is None else now
     slot = int(now // every) + 1
-    job_id = f"escoba:reconcile:{slot}"
+    job_id = f"escoba_reconcile_{slot}"
     if redis.exists(Job.key_for(job_id)):
         return job_id
     scheduling.queue_for(redis).enqueue_at(
@@ -113,7 +113,13 @@ def enqueue_due(redis, now: float | None = None) -> list[str]:
 
 
 class ThreadWorker(SimpleWorker):
-    """A SimpleWorker that can run outside the main thread (no signal handlers)."""
+    """A SimpleWorker that can run outside the main thread (no signal handlers), and counts."""
+
+    jobs_run = 0
+
+    def execute_job(self, job, queue):
+        self.jobs_run += 1
+        return super().execute_job(job, queue)
 
     def _install_signal_handlers(self):
         if threading.current_thread() is threading.main_thread():
@@ -132,10 +138,8 @@ def run_burst(redis, now: float | None = None, max_rounds: int = 100_000) -> int
         enqueue_due(redis, now)
         if not queue.count:
             break
-        before = worker.successful_job_count + worker.failed_job_count
         worker.work(burst=True, logging_level="WARNING")
-        ran += worker.successful_job_count + worker.failed_job_count - before
-    return ran
+    return worker.jobs_run
 
 
 def start_background_worker(redis, config, *, clock=time.time, poll: float = POLL):

@@ -19,8 +19,11 @@ plus a turn notice (``notify:<seat>``) when it becomes the turn of a human
 seat that registered a URL in ``table:{ID}:notify``, and a notice to the
 others when PLAYER AWAY opens.
 
-Job ids are deterministic: ``<table>:<kind>:<n>``, where ``n`` is the table
-version the timer belongs to (the turn number for ``away``). A table keeps at
+Job ids are deterministic: ``<table>_<kind>_<n>``, where ``n`` is the table
+version the timer belongs to (the turn number for ``away``). (RQ 3 accepts
+only letters, digits, ``_`` and ``-`` in a job id, so not ``:``; table ids are
+eight URL-safe characters, so ``<table>_`` is a prefix of that table's jobs
+only.) A table keeps at
 most one pending job per kind; the current id of each kind is kept in the hash
 ``table:{ID}:timers``. Rescheduling a kind deletes the job it replaces (from
 the scheduled registry, the queue and its hash) and schedules the new one, in
@@ -77,7 +80,7 @@ def notify_key(table_id: str) -> str:
 
 
 def job_prefix(table_id: str) -> str:
-    return f"{table_id}:"
+    return f"{table_id}_"
 
 
 @dataclass(frozen=True)
@@ -178,7 +181,7 @@ def due_timers(table_id: str, state, times: LogTimes, config) -> dict[str, Timer
     status = state.status
 
     def add(kind, n, func, args, due, **kwargs):
-        out[kind] = Timer(kind, f"{table_id}:{kind}:{n}", f"workers.jobs.{func}", args, due, kwargs)
+        out[kind] = Timer(kind, f"{table_id}_{kind}_{n}", f"workers.jobs.{func}", args, due, kwargs)
 
     if status == "playing" and state.turn is not None:
         if _is_bot(state, state.turn):
@@ -219,11 +222,16 @@ def _text(x):
     return x.decode() if isinstance(x, bytes) else x
 
 
-def _remove_job(pipe, queue: Queue, job_id: str) -> None:
-    """Drop a pending job wherever it waits: the scheduled registry, the queue, its hash."""
+def _remove_job(pipe, queue: Queue, job_id: str, running: bool) -> None:
+    """Drop a pending job wherever it waits: the scheduled registry, the queue, its hash.
+
+    A running job keeps its hash (RQ still needs it to finish; with ``result_ttl=0`` it
+    deletes the hash itself): it is the job whose own move made this change.
+    """
     pipe.zrem(ScheduledJobRegistry(queue=queue).key, job_id)
     pipe.lrem(queue.key, 0, job_id)
-    pipe.delete(Job.key_for(job_id))
+    if not running:
+        pipe.delete(Job.key_for(job_id))
 
 
 def _enqueue(pipe, queue: Queue, timer: Timer, now: float, retry: Retry | None = None) -> None:
@@ -249,10 +257,14 @@ def _enqueue(pipe, queue: Queue, timer: Timer, now: float, retry: Retry | None =
 LIVE = frozenset({"scheduled", "queued", "started", "deferred"})
 
 
+def _status(redis, job_id: str) -> str | None:
+    status = redis.hget(Job.key_for(job_id), "status")
+    return None if status is None else _text(status)
+
+
 def job_alive(redis, job_id: str) -> bool:
     """Whether a job is still waiting or running (not missing, failed, canceled or stopped)."""
-    status = redis.hget(Job.key_for(job_id), "status")
-    return status is not None and _text(status) in LIVE
+    return _status(redis, job_id) in LIVE
 
 
 def apply_timers(redis, table_id: str, version: int, wanted: dict[str, Timer], *, now: float,
@@ -295,11 +307,18 @@ def apply_timers(redis, table_id: str, version: int, wanted: dict[str, Timer], *
                     if old and old != timer.job_id:
                         remove.append(old)
                     schedule.append((timer, retry))
+                # Watch the jobs to be removed: one that starts meanwhile restarts this step.
+                touched = remove + [t.job_id for t, _ in schedule]
+                if touched:
+                    pipe.watch(key, *(Job.key_for(i) for i in touched))
+                running = {i for i in touched if _status(redis, i) == "started"}
                 pipe.multi()
                 for job_id in remove:
-                    _remove_job(pipe, queue, job_id)
+                    _remove_job(pipe, queue, job_id, job_id in running)
                 for timer, retry in schedule:
-                    _remove_job(pipe, queue, timer.job_id)  # a failed or stale copy of the same id
+                    if timer.job_id in running:
+                        continue  # the same timer is running right now: nothing to add
+                    _remove_job(pipe, queue, timer.job_id, False)  # a failed or stale copy
                     _enqueue(pipe, queue, timer, now, retry)
                 if drop_fields:
                     pipe.hdel(key, *drop_fields)
@@ -332,7 +351,7 @@ def _notices(redis, table_id: str, state, records: list[dict], now: float) -> li
         if str(seat) not in urls:
             continue
         tag = state.turn_seq if reason == "turn" else f"away{state.turn_seq}"
-        timer = Timer(f"notify:{seat}", f"{table_id}:notify:{seat}:{tag}", "workers.jobs.notify",
+        timer = Timer(f"notify:{seat}", f"{table_id}_notify_{seat}_{tag}", "workers.jobs.notify",
                       (table_id, seat, state.version), now, {"reason": reason})
         out.append((timer, Retry(max=len(NOTIFY_RETRY), interval=list(NOTIFY_RETRY))))
     return out

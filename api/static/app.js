@@ -494,6 +494,8 @@ function renderHand(view, seated) {
   $("leave").disabled = !(turn && app.picked && opt && opt.may_leave);
   $("leave").title = opt && !opt.may_leave ? "This card must capture" : "";
   const playing = view.status === "playing" || view.status === "round_over";
+  $("capture").hidden = view.status !== "playing";
+  $("leave").hidden = view.status !== "playing";
   $("resign").hidden = !playing;
   $("claim-away").hidden = !(view.away && view.turn !== view.you && view.status === "playing");
   const hint = $("hint");
@@ -537,19 +539,29 @@ function renderRound(view, seated) {
   const yes = (b) => (b ? "yes" : "—");
   row("Escobas", lr.map((s) => s.escobas));
   row("Cards", lr.map((s) => s.cards));
-  row("Coins", lr.map((s) => s.coins));
+  row(coinsName(), lr.map((s) => s.coins));
   row("Sevens", lr.map((s) => s.sevens));
-  row("7 of coins", lr.map((s) => yes(s.seven_of_coins)));
+  row(`7 of ${coinsName().toLowerCase()}`, lr.map((s) => yes(s.seven_of_coins)));
   if (lr.some((s) => s.setenta !== null && s.setenta !== undefined)) row("Setenta", lr.map((s) => s.setenta ?? "—"));
-  const cats = [];
+  // a fixed order (JSON objects may arrive with their keys sorted or not)
+  const cats = Object.keys(CATEGORY_LABELS).filter((k) => lr.some((s) => s.points && k in s.points));
   for (const s of lr) for (const k of Object.keys(s.points || {})) if (!cats.includes(k)) cats.push(k);
-  for (const k of cats) row(`Points: ${CATEGORY_LABELS[k] || k.replaceAll("_", " ")}`, lr.map((s) => (s.points && s.points[k]) || 0), "pts");
+  for (const k of cats) row(`Points: ${categoryLabel(k)}`, lr.map((s) => (s.points && s.points[k]) || 0), "pts");
   row("Round points", lr.map((s) => s.round_points), "total");
   row("Score", lr.map((s) => {
     const sc = (view.scores || []).find((x) => x.seats.join() === s.seats.join());
     return sc ? sc.points : "";
   }), "total");
   $("next-round").hidden = !(seated && view.status === "round_over");
+}
+
+function coinsName() {
+  return v() && v().deck === "spanish" ? "Oros" : "Diamonds";
+}
+function categoryLabel(k) {
+  if (k === "coins") return `Most ${coinsName().toLowerCase()}`;
+  if (k === "seven_of_coins") return `7 of ${coinsName().toLowerCase()}`;
+  return CATEGORY_LABELS[k] || k.replaceAll("_", " ");
 }
 
 function renderResult(view, seated) {

@@ -178,6 +178,14 @@ def test_open_add_bot_play_a_round_and_watch(server, browser):
     assert watcher.locator("#chat-form").is_hidden()  # spectators read only
     assert watcher.locator("#me").is_hidden()  # no hand for a spectator
 
+    # chat: the host writes, the spectator reads it live (behind CHAT on a phone)
+    page.fill("#chat-text", "hola")
+    page.get_by_role("button", name="SEND").click()
+    watcher.get_by_role("button", name="CHAT").click()
+    watcher.wait_for_selector("#chat-lines li:has-text('hola')")
+    assert "Ana" in watcher.text_content("#chat-lines")
+    watcher.get_by_role("button", name="CHAT").click()
+
     # Esc opens the menu
     page.keyboard.press("Escape")
     page.wait_for_selector("#menu[open]")
@@ -205,6 +213,12 @@ def test_open_add_bot_play_a_round_and_watch(server, browser):
             assert _table_labels(watcher) == _table_labels(page)
             _shot(watcher, "02-spectator-phone")
             compared = True
+        take = page.locator("#fifteen button")
+        if take.count():
+            # the 15 left behind: take it before playing
+            take.first.click()
+            page.wait_for_function(f"Number(document.body.dataset.version) > {before}")
+            continue
         hand = page.locator("#hand button.card")
         assert hand.count() > 0
         if not used_keyboard and moves >= 2:

@@ -1,0 +1,139 @@
+"""Records: one schema per event type, strict validation, upcasting."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import engine
+from engine import events as ev
+from events import records
+from events.records import LogError, from_record, to_record
+
+AT = "2024-05-01T12:00:00.000Z"
+
+
+def test_every_event_type_has_its_own_schema_and_version():
+    assert set(records.SCHEMAS) == set(engine.EVENT_TYPES)
+    assert set(records.SCHEMA_VERSIONS) == set(engine.EVENT_TYPES)
+    classes = {type(s) for s in records.SCHEMAS.values()}
+    assert len(classes) == len(engine.EVENT_TYPES)
+    for name, schema in records.SCHEMAS.items():
+        assert type(schema).__name__ == f"{name}Schema"
+
+
+def test_record_format():
+    e = ev.CardPlayed(1, "7o", ("8c",), False)
+    r = to_record(e, version=12, at=AT, actor="seat:1")
+    assert r == {"type": "CardPlayed", "v": 1, "version": 12, "at": AT, "actor": "seat:1",
+                 "data": {"seat": 1, "card": "7o", "captured": ["8c"], "escoba": False,
+                          "fifteen_left": False}}
+    assert from_record(json.loads(json.dumps(r))) == e
+
+
+@settings(max_examples=12, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(seed=st.integers(0, 10_000), preset=st.sampled_from(["del15", "selminha", "cardgames"]),
+       players=st.integers(2, 4))
+def test_every_event_of_a_game_round_trips(game_in_memory, seed, preset, players):
+    for i, (event, _) in enumerate(game_in_memory(seed, preset=preset, players=players, games=2)):
+        r = json.loads(records.dumps(to_record(event, version=i + 1, at=AT, actor="system")))
+        assert from_record(r) == event
+
+
+def _card_record(**data):
+    base = {"seat": 0, "card": "7o", "captured": [], "escoba": False, "fifteen_left": False}
+    base.update(data)
+    return {"type": "CardPlayed", "v": 1, "version": 9, "at": AT, "actor": "seat:0", "data": base}
+
+
+@pytest.mark.parametrize("data", [
+    {"seat": "0"},  # a string for an int
+    {"seat": 7},  # not a seat
+    {"card": "11o"},  # not a card
+    {"captured": ["7o", "zz"]},
+    {"escoba": 1},  # not a bool
+    {"escoba": "yes"},
+    {"extra": True},  # unknown field
+])
+def test_bad_data_is_refused_with_its_version(data):
+    with pytest.raises(LogError) as exc:
+        from_record(_card_record(**data))
+    assert exc.value.version == 9
+    assert str(exc.value).startswith("log breaks at version 9:")
+
+
+def test_missing_field_and_unknown_type():
+    r = _card_record()
+    del r["data"]["card"]
+    with pytest.raises(LogError, match="card"):
+        from_record(r)
+    with pytest.raises(LogError, match="unknown event type 'CardsJuggled'") as exc:
+        from_record({**_card_record(), "type": "CardsJuggled"})
+    assert exc.value.version == 9
+    with pytest.raises(LogError):
+        from_record({**_card_record(), "version": "nine"})
+    with pytest.raises(LogError):
+        from_record("not a dict")
+
+
+def test_to_record_refuses_an_event_that_breaks_its_schema():
+    with pytest.raises(LogError):
+        to_record(ev.CardPlayed(9, "7o", (), False), version=3, at=AT, actor="seat:0")
+
+
+# --- upcasting ----------------------------------------------------------------
+
+def test_v0_card_played_without_fifteen_left_is_upcast():
+    r = _card_record()
+    del r["data"]["fifteen_left"]
+    r["v"] = 0
+    assert ("CardPlayed", 0) in records.UPCASTERS
+    assert from_record(r) == ev.CardPlayed(0, "7o", (), False, False)
+
+
+def test_upcasters_chain_and_an_unknown_step_breaks_the_log(monkeypatch):
+    # pretend PlayerSeated is at v3: v1 -> v2 renames "nick" to "name", v2 -> v3 adds nothing
+    monkeypatch.setitem(records.SCHEMA_VERSIONS, "PlayerSeated", 3)
+    monkeypatch.setitem(records.UPCASTERS, ("PlayerSeated", 1),
+                        lambda d: {"seat": d["seat"], "player": d["player"], "name": d["nick"]})
+    old = {"type": "PlayerSeated", "v": 1, "version": 2, "at": AT, "actor": "seat:1",
+           "data": {"seat": 1, "player": "p1", "nick": "Bo"}}
+    with pytest.raises(LogError, match="no upcaster for PlayerSeated from v2"):
+        from_record(old)
+    monkeypatch.setitem(records.UPCASTERS, ("PlayerSeated", 2), lambda d: d)
+    assert from_record(old) == ev.PlayerSeated(1, "p1", "Bo")
+    # a record newer than the server knows is refused, not guessed at
+    with pytest.raises(LogError, match="newer"):
+        from_record({**old, "v": 4})
+
+
+def test_an_upcaster_registers_once():
+    with pytest.raises(ValueError):
+        records.upcaster("CardPlayed", 0)(lambda d: d)
+
+
+def test_old_log_replays_through_the_service(fake_redis, service):
+    """A v0 CardPlayed already in a table's log still loads."""
+    from events import autoplay
+
+    tid = autoplay.new_table(service)
+    state = autoplay.play(service, tid, __import__("random").Random(1), until_version=8)
+    key = f"table:{{{tid}}}:events"
+    entries = fake_redis.xrange(key)
+    fake_redis.delete(key, f"table:{{{tid}}}:snapshot")
+    rewritten = 0
+    for entry_id, fields in entries:
+        r = json.loads(fields[b"e"])
+        if r["type"] == "CardPlayed":
+            r["v"] = 0
+            del r["data"]["fifteen_left"]
+            rewritten += 1
+        fake_redis.xadd(key, {"e": json.dumps(r)}, id=entry_id)
+    assert rewritten
+    from events.service import TableService
+
+    assert TableService(fake_redis, cache_size=0, snapshot_every=0).load(tid) == state
