@@ -31,6 +31,8 @@ def gunicorn_options(host: str, port: int, threads: int, workers: int) -> dict:
         # sockets live long: the gthread worker must not kill a busy thread
         "timeout": 120,
         "keepalive": 5,
+        # sockets never finish by themselves: don't wait long for them on shutdown
+        "graceful_timeout": 3,
         "accesslog": None,
     }
 

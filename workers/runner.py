@@ -103,6 +103,7 @@ def enqueue_due(redis, now: float | None = None) -> list[str]:
     for job_id in registry.get_jobs_to_schedule(int(now)):
         job = Job.fetch_many([job_id], connection=redis)[0]
         with redis.pipeline() as pipe:
+            pipe.multi()
             registry.remove(job_id, pipeline=pipe)
             if job is not None:
                 queue.enqueue_job(job, pipeline=pipe, at_front=job.should_enqueue_at_front())

@@ -2,7 +2,7 @@
 
 import pytest
 
-from engine import RuleError, State, decide
+from engine import RuleError, decide
 
 from .helpers import apply, open_table, start
 

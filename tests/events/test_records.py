@@ -34,12 +34,12 @@ def test_record_format():
     assert from_record(json.loads(json.dumps(r))) == e
 
 
-@settings(max_examples=12, deadline=None,
+@settings(max_examples=8, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(seed=st.integers(0, 10_000), preset=st.sampled_from(["del15", "selminha", "cardgames"]),
        players=st.integers(2, 4))
 def test_every_event_of_a_game_round_trips(game_in_memory, seed, preset, players):
-    for i, (event, _) in enumerate(game_in_memory(seed, preset=preset, players=players, games=2)):
+    for i, (event, _) in enumerate(game_in_memory(seed, preset=preset, players=players)):
         r = json.loads(records.dumps(to_record(event, version=i + 1, at=AT, actor="system")))
         assert from_record(r) == event
 

@@ -72,7 +72,7 @@ class Env:
 
 
 def append_operator_bot(svc: TableService, tid: str, state, now: float, seat: int = 0,
-                        bot: str = "luna") -> None:
+                        bot: str = "carmen") -> None:
     """Seat ``seat`` becomes a bot (an operator's BotAdded record), then the scheduler hook."""
     from engine import fold
     from engine.events import BotAdded

@@ -1,0 +1,168 @@
+"""What a seat, a spectator and an operator may see; redacted events."""
+
+import json
+import random
+
+from engine import decide, redact, view
+from engine import events as ev
+from engine.cards import FULL_DECK
+
+from .helpers import (
+    apply,
+    deck_with,
+    open_table,
+    play,
+    play_out_round,
+    random_command,
+    shuffled,
+    start,
+    started,
+)
+
+CARDS = frozenset(FULL_DECK)
+DECK = deck_with(["1o", "2c", "3e", "4b"], ["5o", "6c", "1e"], ["2o", "4c", "9o"], ["8b", "8c", "10e"])
+
+
+def cards_in(value) -> set[str]:
+    """Every card code anywhere in a JSON-like value, keys included."""
+    if isinstance(value, str):
+        return {value} if value in CARDS else set()
+    if isinstance(value, dict):
+        return set().union(*(cards_in(k) | cards_in(v) for k, v in value.items())) if value else set()
+    if isinstance(value, list | tuple):
+        return set().union(*(cards_in(v) for v in value)) if value else set()
+    return set()
+
+
+def test_a_seat_sees_its_own_hand_and_no_other():
+    state = started("del15", 3, None, DECK, first_dealer=0)  # seat 1 leads, then 2, then 0
+    assert state.hands == {1: ["5o", "6c", "1e"], 2: ["2o", "4c", "9o"], 0: ["8b", "8c", "10e"]}
+    for seat in (0, 1, 2):
+        seen = view(state, seat)
+        assert seen["you"] == seat and seen["hand"] == state.hands[seat]
+        visible = cards_in(seen)
+        assert visible == set(state.hands[seat]) | set(state.table)
+        assert "stock" not in seen and "hands" not in seen and "piles" not in seen
+        assert seen["stock_count"] == 40 - 4 - 9
+        json.dumps(seen)  # JSON-ready
+
+
+def test_a_spectator_sees_no_hand():
+    state = started("del15", 2, None, DECK)
+    for reader in (None, 3, 7):
+        seen = view(state, reader)
+        assert seen["you"] is None and seen["hand"] == [] and seen["options"] is None
+        assert cards_in(seen) == set(state.table)
+    assert [s["hand_count"] for s in view(state)["seats"]] == [3, 3, 0, 0]
+
+
+def test_the_operator_sees_everything():
+    state = started("del15", 2, None, DECK)
+    full = view(state, None, full=True)
+    assert full["stock"] == state.stock
+    assert full["hands"] == {"0": state.hands[0], "1": state.hands[1]}
+    assert cards_in(full) == CARDS
+
+
+def test_no_stock_order_and_no_hidden_card_through_a_whole_round():
+    rng = random.Random(4)
+    state = started("selminha", 4, None, shuffled(rng))
+    while state.status == "playing":
+        for reader in (None, 0, 1, 2, 3):
+            seen = view(state, reader)
+            hidden = set(state.stock) | {c for seat, h in state.hands.items() if seat != reader
+                                        for c in h}
+            assert not (cards_in(seen) & hidden), reader
+            assert seen["hand"] == (state.hands[reader] if reader is not None else [])
+        state = apply(state, random_command(state, rng))
+
+
+def test_options_only_for_the_player_to_move():
+    state = started("del15", 2, None, DECK)
+    mover = view(state, state.turn)
+    assert [o["card"] for o in mover["options"]] == state.hands[state.turn]
+    other = 1 - state.turn
+    assert view(state, other)["options"] is None
+
+
+def test_the_view_carries_the_contract_fields():
+    state = started("del15", 4, None, DECK)
+    seen = view(state, 0)
+    for key in ("version", "status", "preset", "settings", "seats", "you", "hand", "table_cards",
+                "stock_count", "dealer", "turn", "round", "scores", "last_round",
+                "fifteen_to_take", "options", "last_deal", "winners"):
+        assert key in seen, key
+    assert seen["status"] == "playing" and seen["preset"] == "del15"
+    assert seen["scores"] == [{"seats": [0, 2], "points": 0}, {"seats": [1, 3], "points": 0}]
+    assert [s["team"] for s in seen["seats"]] == [0, 1, 0, 1]
+    assert seen["labels"]["1o"] == "As de oros"
+    assert view(state, 0, deck="french")["labels"]["1o"] == "A♦"
+
+
+def test_the_view_after_a_round_and_at_the_end():
+    rng = random.Random(2)
+    state, _ = play_out_round(started("cardgames", 2, None, shuffled(rng)), rng)
+    seen = view(state, 0)
+    assert seen["status"] == "round_over" and seen["hand"] == [] and seen["options"] is None
+    assert len(seen["last_round"]) == 2
+    for side in seen["last_round"]:
+        assert {"seats", "cards", "coins", "sevens", "seven_of_coins", "setenta", "escobas",
+                "points", "round_points"} <= set(side)
+    assert sum(side["cards"] for side in seen["last_round"]) <= 40
+    done = apply(state, {"type": "resign", "by": 0})
+    assert view(done, 1)["winners"] == [1] and view(done, None)["status"] == "finished"
+
+
+def test_redacted_round_dealt_hides_the_deck_and_other_hands():
+    state = open_table("del15", 3, None, [DECK], first_dealer=0)
+    events = decide(state, {"type": "start", "by": 0, "deck": list(FULL_DECK), "pick": 0})
+    dealt = next(e for e in events if isinstance(e, ev.RoundDealt))
+    for reader, hand in ((1, DECK[4:7]), (2, DECK[7:10]), (0, DECK[10:13])):
+        out = redact(dealt, reader)
+        assert out["type"] == "RoundDealt" and "deck" not in out["data"]
+        assert out["data"]["table"] == DECK[:4] and out["data"]["hand"] == hand
+        assert cards_in(out) == set(DECK[:4]) | set(hand)
+    spectator = redact(dealt, None)
+    assert "hand" not in spectator["data"] and cards_in(spectator) == set(DECK[:4])
+
+
+def test_redacted_hands_dealt_shows_counts_and_only_your_hand():
+    dealt = ev.HandsDealt(((1, ("1o", "2o", "3o")), (0, ("4o", "5o", "6o"))), last_deal=False)
+    mine = redact(dealt, 0)
+    assert mine == {"type": "HandsDealt", "data": {"last_deal": False, "counts": {"1": 3, "0": 3},
+                                                    "hand": ["4o", "5o", "6o"]}}
+    assert cards_in(redact(dealt, None)) == set()
+    assert cards_in(redact(dealt, 3)) == set()
+
+
+def test_redacted_table_opened_hides_the_operator_deck():
+    opened = ev.TableOpened("t", "del15", {}, "p0", "Ana", (tuple(DECK),), 1)
+    out = redact(opened, 0)
+    assert "decks" not in out["data"] and "first_dealer" not in out["data"]
+    assert cards_in(out) == set()
+
+
+def test_public_events_pass_unchanged():
+    played = ev.CardPlayed(1, "7o", ("8c",), True, False)
+    assert redact(played, None) == {"type": "CardPlayed", "data": {
+        "seat": 1, "card": "7o", "captured": ["8c"], "escoba": True, "fifteen_left": False}}
+
+
+def test_every_event_of_a_game_redacts_to_json_without_hidden_cards():
+    rng = random.Random(9)
+    state = start(open_table("selminha", 2), deck=shuffled(rng))
+    _, events = play_out_round(state, rng)
+    hands = {}
+    for event in events:
+        if isinstance(event, ev.HandsDealt):
+            hands = dict(event.hands)
+            out = redact(event, 0)
+            assert cards_in(out) == set(hands[0])
+            json.dumps(out)
+    assert hands
+
+
+def test_played_card_leaves_the_hand_in_the_view():
+    state = started("selminha", 2, None, DECK)
+    state = play(state, "6c")
+    assert "6c" not in view(state, 1)["hand"] and "6c" in view(state, None)["table_cards"]

@@ -1,0 +1,223 @@
+"""TableService on fakeredis[lua]: create, execute, chance, idempotency, retries, snapshots."""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+
+import pytest
+
+import engine
+from engine.cards import FULL_DECK
+from events import autoplay, snapshots
+from events.service import MAX_ATTEMPTS, Outcome, TableService
+from events.store import TABLE_INDEX, VersionConflict, snapshot_key
+
+
+def new_service(redis, **kw):
+    kw.setdefault("rng", random.Random(3))
+    return TableService(redis, **kw)
+
+
+def test_create_opens_a_table_in_the_index(fake_redis):
+    seen = []
+    svc = new_service(fake_redis, clock=lambda: 1_700_000_000.5,
+                      on_change=lambda t, s, r: seen.append((t, s.version, len(r))))
+    table_id, out = svc.create(autoplay.open_command())
+    assert re.fullmatch(r"[A-Za-z0-9_-]{6,}", table_id)
+    assert isinstance(out, Outcome) and out.version == 1 and not out.repeated
+    assert out.state.status == "waiting" and out.state.version == 1
+    assert [r["type"] for r in out.records] == ["TableOpened"]
+    r = out.records[0]
+    assert r["actor"] == "seat:0" and r["version"] == 1 and r["at"] == "2023-11-14T22:13:20.500Z"
+    assert svc.table_ids() == [table_id] and fake_redis.zscore(TABLE_INDEX, table_id)
+    assert seen == [(table_id, 1, 1)]
+    assert svc.load(table_id) == out.state
+    assert svc.records(table_id) == out.records
+
+
+def test_create_needs_an_open_command(service):
+    with pytest.raises(engine.RuleError):
+        service.create({"type": "sit", "player": "x", "name": "y"})
+
+
+def test_not_found(service):
+    with pytest.raises(engine.RuleError) as exc:
+        service.execute("nope", {"type": "sit", "player": "x", "name": "X"}, actor="seat:1")
+    assert exc.value.code == "not_found" and exc.value.message == "No such table."
+    with pytest.raises(engine.RuleError):
+        service.load("nope")
+
+
+def test_chance_is_filled_and_recorded(fake_redis):
+    svc = new_service(fake_redis)
+    tid = autoplay.new_table(svc)
+    command = {"type": "start", "by": 0}
+    out = svc.execute(tid, command, actor="seat:0")
+    assert command == {"type": "start", "by": 0}  # the caller's dict is left alone
+    dealt = next(r for r in out.records if r["type"] == "RoundDealt")
+    assert sorted(dealt["data"]["deck"]) == sorted(FULL_DECK)
+    assert dealt["data"]["deck"] != list(FULL_DECK)
+    # chance the caller gives is kept
+    cmd = svc.with_chance({"type": "next_round", "deck": list(FULL_DECK), "pick": 2})
+    assert cmd["deck"] == list(FULL_DECK) and cmd["pick"] == 2
+    assert "deck" not in svc.with_chance({"type": "play"})
+
+
+def test_refused_command_appends_nothing(fake_redis):
+    calls = []
+    svc = new_service(fake_redis, on_change=lambda *a: calls.append(a))
+    tid = autoplay.new_table(svc)
+    calls.clear()
+    with pytest.raises(engine.RuleError) as exc:
+        svc.execute(tid, {"type": "start", "by": 1}, actor="seat:1")
+    assert exc.value.code == "host_only"
+    assert svc.version(tid) == 2 and calls == []
+
+
+def test_stale_expected_version(service):
+    tid = autoplay.new_table(service)
+    with pytest.raises(engine.RuleError) as exc:
+        service.execute(tid, {"type": "start", "by": 0}, actor="seat:0", expected_version=1)
+    assert exc.value.code == "version_conflict" and exc.value.details == {"current": 2}
+    assert service.version(tid) == 2
+    out = service.execute(tid, {"type": "start", "by": 0}, actor="seat:0", expected_version=2)
+    assert out.version > 2
+
+
+def test_idempotent_repeat(fake_redis):
+    calls = []
+    svc = new_service(fake_redis, on_change=lambda t, s, r: calls.append(s.version))
+    tid = autoplay.new_table(svc)
+    sit = {"type": "sit", "player": "p2", "name": "Cy"}
+    first = svc.execute(tid, sit, actor="guest", idempotency_key="abc")
+    again = svc.execute(tid, sit, actor="guest", idempotency_key="abc")
+    assert not first.repeated and again.repeated
+    assert again.version == first.version == 3 and again.records == []
+    assert again.state == first.state
+    assert svc.version(tid) == 3 and calls == [1, 2, 3]
+    key = f"table:{{{tid}}}:idem:guest:abc"
+    assert json.loads(fake_redis.get(key)) == {"version": 3}
+    assert 86000 < fake_redis.ttl(key) <= 86400
+    # a repeat after the table has moved on answers with the state it made then
+    svc.execute(tid, {"type": "start", "by": 0}, actor="seat:0")
+    late = TableService(fake_redis).execute(tid, sit, actor="guest", idempotency_key="abc")
+    assert late.repeated and late.version == 3 and late.state == first.state
+    # the same key from another actor is another request
+    other = svc.execute(tid, {"type": "exit", "by": 1}, actor="seat:1", idempotency_key="abc")
+    assert not other.repeated
+
+
+def test_retries_after_a_conflict(fake_redis):
+    svc, rival = new_service(fake_redis), new_service(fake_redis)
+    tid = autoplay.new_table(svc, players=1)
+    real_append = svc.store.append
+    raced = []
+
+    def append_after_a_rival(*args, **kw):
+        if not raced:
+            raced.append(rival.execute(tid, {"type": "sit", "player": "r", "name": "R"},
+                                       actor="seat:1"))
+        return real_append(*args, **kw)
+
+    svc.store.append = append_after_a_rival
+    out = svc.execute(tid, {"type": "sit", "player": "me", "name": "Me"}, actor="seat:2")
+    assert out.version == 3
+    assert [s.player if s else None for s in out.state.seats] == ["p0", "r", "me", None]
+    assert svc.load(tid) == out.state
+
+
+def test_gives_up_after_a_few_conflicts(fake_redis):
+    svc = new_service(fake_redis)
+    tid = autoplay.new_table(svc)
+    tries = []
+
+    def always_conflict(*a, **kw):
+        tries.append(1)
+        raise VersionConflict(99)
+
+    svc.store.append = always_conflict
+    with pytest.raises(engine.RuleError) as exc:
+        svc.execute(tid, {"type": "start", "by": 0}, actor="seat:0")
+    assert exc.value.code == "version_conflict" and len(tries) == MAX_ATTEMPTS
+
+
+def test_load_until(fake_redis):
+    svc = new_service(fake_redis)
+    tid = autoplay.new_table(svc)
+    states = {}
+    autoplay.play(svc, tid, random.Random(5), until_version=120,
+                  on_outcome=lambda o: states.__setitem__(o.version, o.state))
+    fresh = TableService(fake_redis, cache_size=0)
+    for v, state in states.items():
+        assert fresh.load(tid, until=v) == state
+
+
+# --- snapshots ------------------------------------------------------------------
+
+def test_state_json_round_trips_at_every_version(game_in_memory):
+    for preset, players in (("selminha", 4), ("del15", 3), ("cardgames", 2)):
+        for _, state in game_in_memory(11, preset=preset, players=players, games=2):
+            text = json.dumps(snapshots.state_to_json(state))
+            assert snapshots.state_from_json(json.loads(text)) == state
+
+
+def test_snapshots_every_fifty_events_and_loads_from_them(fake_redis):
+    svc = new_service(fake_redis)
+    tid = autoplay.new_table(svc)
+    state = autoplay.play(svc, tid, random.Random(9), until_version=160)
+    snap = json.loads(fake_redis.get(snapshot_key(tid)))
+    assert snap["engine"] == engine.ENGINE_VERSION
+    assert snap["version"] >= 150 and snap["version"] // 50 == state.version // 50
+    fresh = TableService(fake_redis, cache_size=0)
+    read = []
+    real_read = fresh.store.read
+    fresh.store.read = lambda t, after=0, until=None: read.append(after) or real_read(t, after, until)
+    assert fresh.load(tid) == state
+    assert read == [snap["version"]]  # only the tail after the snapshot was read
+    # the snapshot is a cache: deleting it changes nothing
+    snapshots.delete_snapshot(fake_redis, tid)
+    assert TableService(fake_redis, cache_size=0).load(tid) == state
+
+
+def _plant(redis, tid, engine_version, state):
+    data = json.loads(snapshots.dumps_snapshot(state))
+    data["engine"] = engine_version
+    redis.set(snapshot_key(tid), json.dumps(data))
+
+
+def test_snapshot_of_another_engine_version_is_ignored_and_rebuilt(fake_redis):
+    svc = new_service(fake_redis)
+    tid = autoplay.new_table(svc)
+    state = autoplay.play(svc, tid, random.Random(4), until_version=130)
+    bogus = state.copy()
+    bogus.status, bogus.scores = "bogus", [99, 99]
+    _plant(fake_redis, tid, engine.ENGINE_VERSION + 1, bogus)
+    assert TableService(fake_redis, cache_size=0).load(tid) == state
+    rebuilt = json.loads(fake_redis.get(snapshot_key(tid)))
+    assert rebuilt["engine"] == engine.ENGINE_VERSION and rebuilt["version"] == state.version
+    # the same snapshot under this engine's version would be believed (so the check matters)
+    _plant(fake_redis, tid, engine.ENGINE_VERSION, bogus)
+    assert TableService(fake_redis, cache_size=0).load(tid).status == "bogus"
+
+
+@pytest.mark.parametrize("garbage", [b"not json", b'{"engine": 1}', b"[]",
+                                      b'{"engine": 1, "version": 3, "state": {"version": 3}}'])
+def test_unreadable_snapshot_is_ignored(fake_redis, garbage):
+    svc = new_service(fake_redis)
+    tid = autoplay.new_table(svc)
+    state = autoplay.play(svc, tid, random.Random(2), until_version=20)
+    fake_redis.set(snapshot_key(tid), garbage)
+    assert TableService(fake_redis, cache_size=0).load(tid) == state
+
+
+def test_engine_version_bump_ignores_snapshots(fake_redis, monkeypatch):
+    svc = new_service(fake_redis)
+    tid = autoplay.new_table(svc)
+    state = autoplay.play(svc, tid, random.Random(6), until_version=110)
+    assert fake_redis.get(snapshot_key(tid))
+    monkeypatch.setattr(engine, "ENGINE_VERSION", engine.ENGINE_VERSION + 1)
+    assert snapshots.load_snapshot(fake_redis, tid) is None
+    assert TableService(fake_redis, cache_size=0).load(tid) == state
+    assert json.loads(fake_redis.get(snapshot_key(tid)))["engine"] == engine.ENGINE_VERSION

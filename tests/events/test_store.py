@@ -1,0 +1,145 @@
+"""The event store, on fakeredis[lua] and (marked integration) on the real Redis."""
+
+from __future__ import annotations
+
+import json
+import secrets
+import time
+
+import pytest
+
+from events.records import dumps
+from events.store import (
+    TABLE_INDEX,
+    AlreadyApplied,
+    EventStore,
+    VersionConflict,
+    changes_channel,
+    events_key,
+    idempotency_key,
+)
+
+
+def rec(version: int, seat: int = 0) -> dict:
+    return {"type": "BotRemoved", "v": 1, "version": version, "at": "2024-01-01T00:00:00.000Z",
+            "actor": "seat:0", "data": {"seat": seat}}
+
+
+def tid() -> str:
+    return "t" + secrets.token_urlsafe(8)
+
+
+def test_append_read_version(any_redis):
+    store, t = EventStore(any_redis), tid()
+    assert store.version(t) == 0 and not store.exists(t) and store.read(t) == []
+    assert store.append(t, 0, [rec(1), rec(2)]) == 2
+    assert store.append(t, 2, [rec(3)]) == 3
+    assert store.exists(t) and store.version(t) == 3
+    assert [r["version"] for r in store.read(t)] == [1, 2, 3]
+    assert [r["version"] for r in store.read(t, after=1)] == [2, 3]
+    assert [r["version"] for r in store.read(t, after=1, until=2)] == [2]
+    assert store.read(t, after=3) == []
+    ids = [i.decode() if isinstance(i, bytes) else i for i, _ in any_redis.xrange(events_key(t))]
+    assert ids == ["1-0", "2-0", "3-0"]
+    raw = any_redis.xrange(events_key(t))[0][1]
+    assert json.loads(raw.get(b"e") or raw.get("e")) == rec(1)
+
+
+def test_read_in_chunks(any_redis, monkeypatch):
+    import events.store as store_mod
+
+    monkeypatch.setattr(store_mod, "READ_CHUNK", 3)
+    store, t = EventStore(any_redis), tid()
+    store.append(t, 0, [rec(i) for i in range(1, 11)])
+    assert [r["version"] for r in store.read(t)] == list(range(1, 11))
+    assert [r["version"] for r in store.read(t, after=4, until=9)] == [5, 6, 7, 8, 9]
+
+
+def test_conflict_appends_nothing(any_redis):
+    store, t = EventStore(any_redis), tid()
+    store.append(t, 0, [rec(1)])
+    with pytest.raises(VersionConflict) as exc:
+        store.append(t, 0, [rec(1), rec(2), rec(3)])
+    assert exc.value.current == 1
+    with pytest.raises(VersionConflict) as exc:
+        store.append(t, 5, [rec(6)])
+    assert exc.value.current == 1
+    assert store.version(t) == 1 and len(store.read(t)) == 1
+
+
+def test_no_partial_batch_on_conflict_or_repeat(any_redis):
+    store, t = EventStore(any_redis), tid()
+    key = idempotency_key(t, "seat:0", "k")
+    assert store.append(t, 0, [rec(1), rec(2)], idempotency=(key, {"version": 2}, 60)) == 2
+    # the same key again, even at the right version: nothing is appended
+    with pytest.raises(AlreadyApplied) as exc:
+        store.append(t, 2, [rec(3), rec(4), rec(5)], idempotency=(key, {"version": 5}, 60))
+    assert exc.value.version == 2
+    assert store.version(t) == 2
+    assert 0 < any_redis.ttl(key) <= 60
+    assert json.loads(any_redis.get(key)) == {"version": 2}
+    assert store.idempotent_version(t, "seat:0", "k") == 2
+
+
+def test_records_must_carry_the_versions_they_make(any_redis):
+    store, t = EventStore(any_redis), tid()
+    with pytest.raises(ValueError):
+        store.append(t, 0, [rec(2)])
+    with pytest.raises(ValueError):
+        store.append(t, 0, [])
+    assert not store.exists(t)
+
+
+def _next_message(pubsub, timeout=2.0):
+    end = time.time() + timeout
+    while time.time() < end:
+        m = pubsub.get_message(ignore_subscribe_messages=True, timeout=0.1)
+        if m:
+            return m
+    return None
+
+
+def test_change_notice_is_published_with_the_append(any_redis):
+    store, t = EventStore(any_redis), tid()
+    pubsub = any_redis.pubsub()
+    pubsub.subscribe(changes_channel(t))
+    _next_message(pubsub, 0.2)
+    store.append(t, 0, [rec(1), rec(2)])
+    m = _next_message(pubsub)
+    assert m is not None and json.loads(m["data"]) == {"table_id": t, "version": 2}
+    store.append(t, 2, [rec(3)], notice=False)
+    assert _next_message(pubsub, 0.3) is None
+    pubsub.close()
+
+
+def test_every_key_is_hash_tagged_by_table(any_redis):
+    store, t = EventStore(any_redis), tid()
+    store.append(t, 0, [rec(1)], idempotency=(idempotency_key(t, "seat:1", "abc"), "{}", 60))
+    assert changes_channel(t) == f"table:{{{t}}}:changes"
+    keys = [k.decode() if isinstance(k, bytes) else k for k in any_redis.keys(f"table:{{{t}}}:*")]
+    assert sorted(keys) == sorted([f"table:{{{t}}}:events", f"table:{{{t}}}:idem:seat:1:abc"])
+
+
+def test_table_index(any_redis):
+    store, a, b = EventStore(any_redis), tid(), tid()
+    store.add_to_index(a, 1.0)
+    store.add_to_index(b, 2.0)
+    ids = store.table_ids()
+    assert a in ids and b in ids and ids.index(a) < ids.index(b)
+    assert any_redis.zscore(TABLE_INDEX, a) == 1.0
+    any_redis.zrem(TABLE_INDEX, a, b)
+
+
+def test_decoded_responses_work_too(real_or_fake_decoded):
+    store, t = EventStore(real_or_fake_decoded), tid()
+    store.append(t, 0, [rec(1)], idempotency=(idempotency_key(t, "seat:0", "x"), {"version": 1}))
+    assert store.read(t) == [rec(1)] and store.version(t) == 1
+    assert store.idempotent_version(t, "seat:0", "x") == 1
+    assert dumps(rec(1))
+
+
+@pytest.fixture
+def real_or_fake_decoded():
+    import fakeredis
+
+    return fakeredis.FakeRedis(server=fakeredis.FakeServer(), decode_responses=True)

@@ -1,0 +1,281 @@
+"""The timers in burst mode, on fakeredis, with a clock the test moves."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from rq.job import Job
+
+from workers import runner, scheduling
+
+
+def _to_human_turn(env, tid):
+    """Let the bots play until it is the human's (seat 0) turn."""
+    env.drain()
+    state = env.state(tid)
+    assert state.status == "playing" and state.turn == 0
+    return state
+
+
+def _play_first(env, tid, state):
+    from engine import view
+
+    option = view(state, 0)["options"][0]
+    capture = option["captures"][0] if option["captures"] and not option["may_leave"] else []
+    return env.svc.execute(tid, {"type": "play", "by": 0, "card": option["card"],
+                                 "capture": capture}, actor="seat:0").state
+
+
+# --- which timers, from state and log times (pure) --------------------------------
+
+def test_due_timers_for_a_human_turn_and_a_bot_turn(env):
+    tid = env.open(bots=("tito",))
+    state = env.start(tid)
+    times = scheduling.LogTimes(last_at=1000.0, move_at=1000.0, move_version=state.version,
+                                turn_at=990.0)
+    wanted = scheduling.due_timers(tid, state, times, env.config)
+    if state.turn == 0:
+        assert set(wanted) == {"away", "expire"}
+        assert wanted["away"].due == 990.0 + env.config.away_after
+        assert wanted["away"].job_id == f"{tid}_away_{state.turn_seq}"
+    else:
+        assert set(wanted) == {"bot", "expire"}
+        assert wanted["bot"].job_id == f"{tid}_bot_{state.version}"
+    assert wanted["expire"].due == 1000.0 + env.config.expire_after
+
+
+def test_no_timers_once_expired_and_lapse_once_finished(env):
+    tid = env.open()
+    env.start(tid)
+    env.drain()
+    env.svc.execute(tid, {"type": "resign", "by": 0}, actor="seat:0")
+    assert env.pending(tid) == [f"{tid}_rematch_{env.state(tid).version}"]
+    tid2 = env.open()
+    env.svc.execute(tid2, {"type": "expire"}, actor="system")
+    assert env.pending(tid2) == []
+
+
+# --- each timer fires once when due, and not once the table moved on ------------------
+
+def test_away_fires_once_when_due(env, config):
+    tid = env.open(bots=("tito",))
+    env.start(tid)
+    state = _to_human_turn(env, tid)
+    assert f"{tid}_away_{state.turn_seq}" in env.pending(tid)
+    env.clock.advance(config.away_after - 2)
+    env.drain()
+    assert "AwayOpened" not in env.types(tid)
+    env.clock.advance(3)
+    env.drain()
+    assert env.types(tid).count("AwayOpened") == 1
+    assert env.state(tid).away_open == 0
+    env.clock.advance(config.away_after * 3)
+    env.drain()
+    assert env.types(tid).count("AwayOpened") == 1
+    # the other player may now claim it; the expiry timer is still the last move's
+    assert [j for j in env.pending(tid) if "_expire_" in j] == [f"{tid}_expire_{state.version}"]
+
+
+def test_away_does_not_fire_once_the_turn_moved_on(env, config):
+    tid = env.open(bots=("tito",))
+    env.start(tid)
+    state = _to_human_turn(env, tid)
+    old = f"{tid}_away_{state.turn_seq}"
+    env.clock.advance(config.away_after / 2)
+    _play_first(env, tid, state)
+    assert old not in env.pending(tid)
+    env.drain()  # the bot answers at once (bot_delay 0): the human's turn again
+    state2 = env.state(tid)
+    env.clock.advance(config.away_after / 2 + 5)  # past the first turn's due time
+    env.drain()
+    assert "AwayOpened" not in env.types(tid)
+    if state2.status == "playing" and state2.turn == 0:
+        env.clock.advance(config.away_after)
+        env.drain()
+        assert env.types(tid).count("AwayOpened") == 1
+        assert env.state(tid).turn_seq == state2.turn_seq
+
+
+def test_expiry_fires_once_after_the_last_move_only(env, config):
+    tid = env.open(bots=("tito",))
+    env.start(tid)
+    state = _to_human_turn(env, tid)
+    env.clock.advance(config.expire_after / 2)
+    _play_first(env, tid, state)
+    env.drain()
+    last_move = env.state(tid).version
+    env.clock.advance(config.expire_after / 2 + 10)  # past the first move's expiry time
+    env.drain()
+    types = env.types(tid)
+    assert "TableExpired" not in types
+    assert types.count("AwayOpened") == 1  # PLAYER AWAY opened, but that is no move
+    env.clock.advance(config.expire_after / 2)
+    env.drain()
+    types = env.types(tid)
+    assert types.count("TableExpired") == 1
+    assert env.state(tid).status == "expired"
+    assert env.pending(tid) == []
+    expired = [r for r in env.svc.records(tid) if r["type"] == "TableExpired"][0]
+    assert expired["actor"] == "system" and expired["version"] > last_move
+    env.clock.advance(config.expire_after * 2)
+    env.drain()
+    assert env.types(tid).count("TableExpired") == 1
+
+
+def test_a_waiting_table_expires_too(env, config):
+    tid = env.open(bots=())
+    env.clock.advance(config.expire_after + 1)
+    env.drain()
+    assert env.state(tid).status == "expired"
+
+
+# --- bots ------------------------------------------------------------------------
+
+def test_bot_turns_chain_through_a_bots_only_game(env):
+    tid = env.bots_only(bots=("carmen", "tito"))
+    ran = env.drain()
+    state = env.state(tid)
+    assert state.status == "finished", state.status
+    assert state.ended_by == "target"
+    types = env.types(tid)
+    assert types.count("RoundDealt") >= 2  # NEXT ROUND came from a bot between rounds
+    assert ran >= types.count("CardPlayed")
+    # every bot move at its own version: one append per job, never two for one version
+    bot_records = [r for r in env.svc.records(tid) if r["type"] == "CardPlayed"]
+    assert all(r["actor"].startswith("seat:") for r in bot_records)
+    # the finished game keeps one timer: the rematch offer's lapse
+    assert env.pending(tid) == [f"{tid}_rematch_{state.version}"]
+
+
+def test_a_bot_job_run_twice_plays_once(env):
+    tid = env.open(bots=("tito",))
+    state = env.start(tid)
+    if state.turn == 0:
+        state = _play_first(env, tid, state)
+    assert state.seats[state.turn].kind == "bot"
+    queue = scheduling.queue_for(env.redis)
+    for n in range(3):  # copies of the same job under other ids, as after a crash
+        queue.enqueue("workers.jobs.bot_turn", tid, state.version, job_id=f"dup{n}", result_ttl=0)
+    before = env.svc.records(tid, after=state.version)
+    assert before == []
+    env.drain()
+    after = env.svc.records(tid, after=state.version)
+    plays_at_next = [r for r in after if r["version"] == state.version + 1]
+    assert len(plays_at_next) == 1 and plays_at_next[0]["actor"] == f"seat:{state.turn}"
+
+
+def test_a_stale_bot_job_does_nothing(env):
+    tid = env.open(bots=("tito",))
+    state = env.start(tid)
+    queue = scheduling.queue_for(env.redis)
+    queue.enqueue("workers.jobs.bot_turn", tid, state.version - 1, job_id="stale1", result_ttl=0)
+    queue.enqueue("workers.jobs.expire", tid, 1, job_id="stale2", result_ttl=0)
+    queue.enqueue("workers.jobs.away", tid, state.turn_seq - 1, job_id="stale3", result_ttl=0)
+    versions = env.state(tid).version
+    runner.run_burst(env.redis, env.clock.now - 10)  # nothing of the table's own is due yet
+    types = env.types(tid)
+    assert "TableExpired" not in types and "AwayOpened" not in types
+    assert env.state(tid).version >= versions
+
+
+# --- the rematch -----------------------------------------------------------------
+
+def test_rematch_starts_promptly_when_everyone_accepted(env):
+    tid = env.open(bots=("tito",))
+    env.start(tid)
+    env.drain()
+    env.svc.execute(tid, {"type": "resign", "by": 0}, actor="seat:0")
+    env.svc.execute(tid, {"type": "rematch", "by": 0, "accept": True}, actor="seat:0")
+    assert env.pending(tid) == [f"{tid}_rematch_{env.state(tid).version}"]
+    env.drain()
+    state = env.state(tid)
+    assert state.game == 2 and state.status in ("playing", "round_over")
+    assert env.types(tid).count("RematchStarted") == 1
+
+
+def test_rematch_offer_lapses_once(env, config):
+    tid = env.open(bots=("tito",))
+    env.start(tid)
+    env.drain()
+    env.svc.execute(tid, {"type": "resign", "by": 0}, actor="seat:0")
+    env.clock.advance(config.rematch_window - 2)
+    env.drain()
+    assert "RematchLapsed" not in env.types(tid)
+    env.clock.advance(3)
+    env.drain()
+    env.clock.advance(config.rematch_window * 2)
+    env.drain()
+    assert env.types(tid).count("RematchLapsed") == 1
+    assert env.pending(tid) == []
+
+
+# --- ordering and repair -------------------------------------------------------------
+
+def test_a_late_hook_for_an_older_version_changes_nothing(env):
+    tid = env.open(bots=("tito",))
+    old = env.start(tid)
+    env.drain()
+    now = env.pending(tid)
+    old_records = env.svc.records(tid, after=old.version - 1)[:1]
+    result = scheduling.after_change(env.redis, tid, old, old_records, env.config)
+    assert result["skipped"] and env.pending(tid) == now
+
+
+def test_reconciler_rebuilds_lost_timers(env, config):
+    tid = env.open(bots=("tito",))
+    env.start(tid)
+    state = _to_human_turn(env, tid)
+    waiting = env.open(bots=())
+    finished = env.open(bots=("carmen",))
+    env.start(finished)
+    env.drain()
+    env.svc.execute(finished, {"type": "resign", "by": 0}, actor="seat:0")
+    before = {t: env.pending(t) for t in (tid, waiting, finished)}
+    dues = {j: scheduling.ScheduledJobRegistry(queue=scheduling.queue_for(env.redis))
+            .get_scheduled_time(j) for ids in before.values() for j in ids}
+    assert all(before.values())
+    # Redis loses every job and our pointers to them
+    for key in env.redis.keys("rq:*"):
+        env.redis.delete(key)
+    for t in before:
+        env.redis.delete(scheduling.timers_key(t))
+    assert all(env.pending(t) == [] for t in before)
+    summary = runner.reconcile(env.redis, config, clock=env.clock)
+    assert summary["tables"] >= 3 and not summary["errors"]
+    after = {t: env.pending(t) for t in before}
+    assert after == before
+    registry = scheduling.ScheduledJobRegistry(queue=scheduling.queue_for(env.redis))
+    assert {j: registry.get_scheduled_time(j) for ids in after.values() for j in ids} == dues
+    # a second pass changes nothing
+    assert runner.reconcile(env.redis, config, clock=env.clock)["scheduled"] == []
+    # and the rebuilt timers fire when due
+    env.clock.advance(config.away_after + 1)
+    env.drain()
+    assert env.types(tid).count("AwayOpened") == 1
+    assert env.state(tid).turn_seq == state.turn_seq
+
+
+def test_reconciler_replaces_a_failed_timer(env, config):
+    tid = env.open(bots=("tito",))
+    env.start(tid)
+    state = _to_human_turn(env, tid)
+    job_id = f"{tid}_away_{state.turn_seq}"
+    job = Job.fetch(job_id, connection=env.redis)
+    job.set_status("failed")  # as a worker that died mid-job leaves it, once RQ cleans up
+    assert not scheduling.job_alive(env.redis, job_id)
+    summary = runner.reconcile(env.redis, config, clock=env.clock)
+    assert job_id in summary["scheduled"]
+    assert scheduling.job_alive(env.redis, job_id)
+
+
+def test_inline_delay_for_short_bot_delays(env, config):
+    env.config = dataclasses.replace(config, bot_delay=0.3)
+    tid = env.open(bots=("tito",))
+    state = env.start(tid)
+    if state.turn == 0:
+        state = _play_first(env, tid, state)
+    env.redis.delete(scheduling.timers_key(tid))  # as if scheduled afresh, with the new delay
+    scheduling.after_change(env.redis, tid, state, env.svc.records(tid, after=state.version - 1),
+                            env.config)
+    job = Job.fetch(f"{tid}_bot_{state.version}", connection=env.redis)
+    assert job.get_status() == "queued" and job.kwargs == {"delay": 0.3}
