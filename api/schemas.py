@@ -40,6 +40,7 @@ class CreateTable(Strict):
     preset = fields.String(required=True, validate=validate.OneOf(list(PRESETS)))
     settings = fields.Dict(keys=fields.String(), load_default=dict)
     table_name = _name()
+    watch = fields.Boolean(load_default=False, metadata={"description": "the host runs the table without a seat"})
     # operators only (admin token)
     decks = fields.List(fields.List(Card(), validate=validate.Length(equal=40)), validate=validate.Length(min=1, max=50))
     first_dealer = fields.Integer(validate=validate.Range(0, 3))

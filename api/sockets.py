@@ -60,7 +60,8 @@ def install(sock) -> None:
 
 def _send_state(ws, table_id: str, state, player, last) -> int:
     seat = state.seat_of(player) if player else None
-    view = {"table_id": table_id, **engine.view(state, seat)}
+    view = {"table_id": table_id, **engine.view(state, seat),
+            "you_are_host": player is not None and player == state.host}
     ws.send(json.dumps({"type": "table", "version": state.version, "table": view}))
     if seat is not None and state.status == "playing" and state.turn == seat:
         ws.send(json.dumps({"type": "your_turn", "seat": seat, "version": state.version}))

@@ -33,16 +33,12 @@ def _json_body() -> dict:
     return body
 
 
-def _reader(table_id: str, state) -> int | None:
-    player = auth.player_for(_ctx().redis, table_id, auth.bearer())
-    return state.seat_of(player) if player else None
-
-
-def _view(table_id: str, state, reader) -> dict:
+def _view(table_id: str, state, reader, player=None) -> dict:
     deck = request.args.get("deck")
     if deck is not None and deck not in engine.cards.DECKS:
         raise RuleError("bad_request", f"Unknown deck design {deck!r}.", {"deck": list(engine.cards.DECKS)})
-    return {"table_id": table_id, **engine.view(state, reader, deck=deck)}
+    return {"table_id": table_id, **engine.view(state, reader, deck=deck),
+            "you_are_host": player is not None and player == state.host}
 
 
 def _invite_url(table_id: str) -> str:
@@ -68,16 +64,18 @@ def create_table():
         "host_name": body["name"],
         "decks": body.get("decks"),
         "first_dealer": body.get("first_dealer"),
+        "host_seated": not body["watch"],
     }
     table_id, outcome = ctx.service.create(command)
     token = auth.issue_token(ctx.redis, table_id, player)
     g.log = {"table_id": table_id, "command": "open", "version": outcome.version}
+    seat = outcome.state.seat_of(player)
     return jsonify({
         "table_id": table_id,
         "invite_url": _invite_url(table_id),
-        "seat": 0,
+        "seat": seat,
         "token": token,
-        "table": _view(table_id, outcome.state, 0),
+        "table": _view(table_id, outcome.state, seat, player),
     }), 201
 
 
@@ -91,13 +89,14 @@ def take_seat(table_id: str):
     token = auth.issue_token(ctx.redis, table_id, player)
     seat = outcome.state.seat_of(player)
     g.log = {"table_id": table_id, "command": "sit", "seat": seat, "version": outcome.version}
-    return jsonify({"seat": seat, "token": token, "table": _view(table_id, outcome.state, seat)}), 201
+    return jsonify({"seat": seat, "token": token, "table": _view(table_id, outcome.state, seat, player)}), 201
 
 
 @bp.get("/tables/<table_id>")
 def get_table(table_id: str):
     state = _ctx().service.load(table_id)
-    return jsonify(_view(table_id, state, _reader(table_id, state)))
+    player = auth.player_for(_ctx().redis, table_id, auth.bearer())
+    return jsonify(_view(table_id, state, state.seat_of(player) if player else None, player))
 
 
 @bp.post("/tables/<table_id>/moves")
@@ -118,7 +117,7 @@ def post_move(table_id: str):
     seat = outcome.state.seat_of(player)
     g.log.update(version=outcome.version, seat=seat, repeated=outcome.repeated)
     ctx.metrics.command_latency.labels(move["type"]).observe(time.perf_counter() - started)
-    return jsonify({"version": outcome.version, "table": _view(table_id, outcome.state, seat)})
+    return jsonify({"version": outcome.version, "table": _view(table_id, outcome.state, seat, player)})
 
 
 @bp.get("/tables/<table_id>/events")

@@ -22,6 +22,7 @@ class TableOpened:
     host_name: str
     decks: tuple[Cards, ...] | None = None  # operator decks: hidden from players
     first_dealer: int | None = None
+    host_seated: bool = True  # False: the host runs the table and watches (a game of bots)
 
 
 @dataclass(frozen=True, slots=True)

@@ -30,7 +30,8 @@ def begin_game(d: Decision, game: int, deck, pick: int) -> None:
     elif s.settings.first_dealer == "random":
         dealer = players[pick % len(players)]
     else:
-        dealer = s.seat_of(s.host)
+        host_seat = s.seat_of(s.host)
+        dealer = host_seat if host_seat in players else players[0]
     d.add(ev.GameStarted(game, players, sides, dealer))
     deal_round(d, 1, dealer, _deck_for(s, game, 1, deck))
 

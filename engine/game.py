@@ -22,9 +22,8 @@ def decide(state: State, command: dict) -> list:
     handler = _COMMANDS.get(kind)
     if handler is None:
         raise RuleError("bad_request", f"Unknown move {kind!r}.", {"type": "unknown move"})
-    if "by" not in command and "player" in command and kind != "sit":
-        # the shell knows who is asking, not where they sit: seats move with partner choice
-        command = {**command, "by": state.seat_of(command["player"])}
+    if kind not in ("open", "sit"):
+        command = _with_actor(state, command)
     if state.status == "expired" and kind not in ("open",):
         raise RuleError("table_expired", "This table has expired; it can be read but not played.")
     d = Decision(state)
@@ -32,21 +31,38 @@ def decide(state: State, command: dict) -> list:
     return d.events
 
 
+def _with_actor(state: State, command: dict) -> dict:
+    """Both the actor's seat (``by``) and id (``player``), from whichever the shell gave.
+
+    The API knows who is asking, not where they sit: seats move with partner choice.
+    """
+    if "player" in command and "by" not in command:
+        return {**command, "by": state.seat_of(command["player"])}
+    by = command.get("by")
+    if "player" not in command and isinstance(by, int) and 0 <= by < 4 and state.seats[by] is not None:
+        return {**command, "player": state.seats[by].player}
+    return command
+
+
 def _by(c: dict):
     return c.get("by")
+
+
+def _who(c: dict):
+    return c.get("player")
 
 
 _COMMANDS = {
     "open": lambda d, c: table.open_table(
         d, c["name"], c["preset"], c.get("settings"), c["player"], c["host_name"],
-        c.get("decks"), c.get("first_dealer"),
+        c.get("decks"), c.get("first_dealer"), c.get("host_seated", True),
     ),
     "sit": lambda d, c: table.sit(d, c["player"], c["name"]),
-    "add_bot": lambda d, c: table.add_bot(d, _by(c), c.get("bot"), c.get("seat")),
-    "remove_bot": lambda d, c: table.remove_bot(d, _by(c), c.get("seat")),
-    "choose_partner": lambda d, c: table.choose_partner(d, _by(c), c.get("seat")),
-    "settings": lambda d, c: table.change_settings(d, _by(c), c.get("settings") or {}),
-    "start": lambda d, c: table.start(d, _by(c), c.get("deck"), c.get("pick", 0)),
+    "add_bot": lambda d, c: table.add_bot(d, _who(c), c.get("bot"), c.get("seat")),
+    "remove_bot": lambda d, c: table.remove_bot(d, _who(c), c.get("seat")),
+    "choose_partner": lambda d, c: table.choose_partner(d, _who(c), c.get("seat")),
+    "settings": lambda d, c: table.change_settings(d, _who(c), c.get("settings") or {}),
+    "start": lambda d, c: table.start(d, _who(c), c.get("deck"), c.get("pick", 0)),
     "play": lambda d, c: play.play_card(d, _by(c), c.get("card"), list(c.get("capture") or [])),
     "take_fifteen": lambda d, c: play.take_fifteen(d, _by(c), list(c.get("cards") or [])),
     "next_round": lambda d, c: flow.next_round(d, _by(c), c.get("deck")),

@@ -129,7 +129,8 @@ def _table_opened(s: State, e: ev.TableOpened) -> None:
     s.name, s.preset, s.host = e.name, e.preset, e.host
     s.settings = settings_from_dict(e.settings)
     s.decks, s.first_dealer = e.decks, e.first_dealer
-    s.seats[0] = Seat(e.host, e.host_name)
+    if e.host_seated:
+        s.seats[0] = Seat(e.host, e.host_name)
 
 
 def _player_seated(s: State, e: ev.PlayerSeated) -> None:

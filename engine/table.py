@@ -1,6 +1,6 @@
 """The table before play: opening it, seats, bots, the host's partner and settings, start.
 
-The host holds seat 0. Up to four seats; the host starts with two or more
+The host holds seat 0 (or, at a table opened to watch, no seat). Up to four seats; the host starts with two or more
 seated, and empty seats sit that game out.
 """
 
@@ -17,7 +17,8 @@ SEATS = 4
 BOTS = {"carmen": "Carmen", "tito": "Tito", "luna": "Luna"}
 
 
-def open_table(d: Decision, name, preset, settings, host, host_name, decks=None, first_dealer=None) -> None:
+def open_table(d: Decision, name, preset, settings, host, host_name, decks=None, first_dealer=None,
+               host_seated=True) -> None:
     if d.state.status != "new":
         raise RuleError("bad_request", "This table is already open.")
     chosen = settings_for(preset, settings)
@@ -27,7 +28,7 @@ def open_table(d: Decision, name, preset, settings, host, host_name, decks=None,
         decks = tuple(check_deck(deck) for deck in decks)
     if first_dealer is not None and first_dealer not in range(SEATS):
         raise RuleError("bad_request", "first_dealer is a seat, 0 to 3.", {"first_dealer": "invalid"})
-    d.add(ev.TableOpened(name, preset, chosen.as_dict(), host, host_name, decks, first_dealer))
+    d.add(ev.TableOpened(name, preset, chosen.as_dict(), host, host_name, decks, first_dealer, bool(host_seated)))
 
 
 def require_waiting(s) -> None:
@@ -37,8 +38,8 @@ def require_waiting(s) -> None:
         raise RuleError("game_started", "The game has already started.")
 
 
-def require_host(s, seat) -> None:
-    if seat is None or s.seats[seat] is None or s.seats[seat].player != s.host:
+def require_host(s, player) -> None:
+    if player is None or player != s.host:
         raise RuleError("host_only", "Only the host can do that.")
 
 
@@ -51,9 +52,9 @@ def sit(d: Decision, player: str, name: str) -> None:
     d.add(ev.PlayerSeated(free[0], player, name))
 
 
-def add_bot(d: Decision, seat, bot: str, at=None) -> None:
+def add_bot(d: Decision, player, bot: str, at=None) -> None:
     s = d.state
-    require_host(s, seat)
+    require_host(s, player)
     require_waiting(s)
     if bot not in BOTS:
         raise RuleError("bad_request", "Choose carmen, tito or luna.", {"bot": "unknown bot"})
@@ -69,9 +70,9 @@ def add_bot(d: Decision, seat, bot: str, at=None) -> None:
     d.add(ev.BotAdded(at, bot, BOTS[bot]))
 
 
-def remove_bot(d: Decision, seat, at) -> None:
+def remove_bot(d: Decision, player, at) -> None:
     s = d.state
-    require_host(s, seat)
+    require_host(s, player)
     require_waiting(s)
     if at is None and any(x and x.kind == "bot" for x in s.seats):
         at = max(i for i, x in enumerate(s.seats) if x and x.kind == "bot")
@@ -80,9 +81,9 @@ def remove_bot(d: Decision, seat, at) -> None:
     d.add(ev.BotRemoved(at))
 
 
-def choose_partner(d: Decision, seat, partner) -> None:
+def choose_partner(d: Decision, player, partner) -> None:
     s = d.state
-    require_host(s, seat)
+    require_host(s, player)
     require_waiting(s)
     if not s.settings.teams or not s.settings.choose_partner:
         raise RuleError("forbidden", "Partners are fixed at this table: they sit across.")
@@ -93,17 +94,17 @@ def choose_partner(d: Decision, seat, partner) -> None:
     d.add(ev.PartnerChosen(partner))
 
 
-def change_settings(d: Decision, seat, settings: dict) -> None:
+def change_settings(d: Decision, player, settings: dict) -> None:
     s = d.state
-    require_host(s, seat)
+    require_host(s, player)
     require_waiting(s)
     chosen = settings_for(s.preset, settings, base=s.settings)
     d.add(ev.SettingsChanged(chosen.as_dict()))
 
 
-def start(d: Decision, seat, deck, pick: int) -> None:
+def start(d: Decision, player, deck, pick: int) -> None:
     s = d.state
-    require_host(s, seat)
+    require_host(s, player)
     require_waiting(s)
     if len(s.seated()) < 2:
         raise RuleError("not_enough_players", "At least two players must be seated to start.")

@@ -24,6 +24,10 @@ from .sim import INDEX, Round, worth_table
 BUDGET_MS = 120.0
 MAX_ITERATIONS = 400
 MIN_ITERATIONS = 12
+# plays looked ahead before judging by the value of what each side took;
+# the last FULL_BELOW plays of a round are played out and scored exactly
+HORIZON = 6
+FULL_BELOW = 8
 
 
 def choose(
@@ -33,6 +37,8 @@ def choose(
     *,
     clock: Callable[[], float] = time.perf_counter,
     max_iterations: int = MAX_ITERATIONS,
+    horizon: int | None = HORIZON,
+    full_below: int = FULL_BELOW,
 ) -> dict:
     r = Reading(view)
     moves = r.moves()
@@ -48,6 +54,8 @@ def choose(
     sides = r.sides
     mine = r.my_side
 
+    exact = horizon is None or r.plays_left() <= full_below
+    plies = 999 if exact else horizon * 1
     alive = list(range(len(moves)))
     results: list[list[float]] = [[] for _ in moves]
     iterations = 0
@@ -65,8 +73,11 @@ def choose(
         for i in alive:
             sim = deal.copy()
             _apply(sim, r.me, moves[i])
-            sim.rollout()
-            points = sim.score(sides)
+            sim.rollout(plies)
+            if exact:
+                points = sim.score(sides)
+            else:
+                points = sim.gain
             best_other = max(p for j, p in enumerate(points) if j != mine)
             results[i].append(points[mine] - best_other)
         iterations += 1
@@ -106,6 +117,7 @@ def _root(r: Reading) -> Round | None:
     sim.table = [INDEX[c] for c in r.table]
     sim.piles = [[INDEX[c] for c in p] for p in r.piles]
     sim.escobas = list(r.escobas)
+    sim.gain = [0.0] * len(r.sides)
     sim.last = r.last_capturer if r.last_capturer is not None else -1
     sim.turn = r.me
     fifteen = r.view.get("fifteen_to_take")

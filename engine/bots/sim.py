@@ -62,7 +62,7 @@ class Round:
     __slots__ = (
         "hands", "table", "stock", "piles", "escobas", "last", "turn", "pending",
         "nxt", "side_of", "settings", "hybrid", "mandatory", "take15", "last_sweep", "worth",
-        "order",
+        "order", "gain",
     )
 
     def __init__(self, settings: Settings, worth: list[float], players, side_of, nxt):
@@ -83,6 +83,7 @@ class Round:
         self.last = -1
         self.turn = -1
         self.pending = -1
+        self.gain: list[float] = []
 
     def copy(self) -> Round:
         new = Round.__new__(Round)
@@ -94,6 +95,7 @@ class Round:
         new.stock = list(self.stock)
         new.piles = [list(p) for p in self.piles]
         new.escobas = list(self.escobas)
+        new.gain = list(self.gain)
         return new
 
     # --- the rules ----------------------------------------------------------
@@ -118,8 +120,11 @@ class Round:
         self.piles[side].extend(taken)
         self.piles[side].append(card)
         self.last = seat
+        w = self.worth
+        self.gain[side] += w[card] + sum(w[c] for c in taken)
         if escoba:
             self.escobas[side] += 1
+            self.gain[side] += 1.0
         self.pending = -1
 
     def play(self, seat: int, card: int, taken) -> None:
@@ -135,8 +140,11 @@ class Round:
             self.piles[side].extend(taken)
             self.piles[side].append(card)
             self.last = seat
+            w = self.worth
+            self.gain[side] += w[card] + sum(w[c] for c in taken)
             if escoba:
                 self.escobas[side] += 1
+                self.gain[side] += 1.0
             self.pending = -1
         else:
             self.pending = card if self.take15 and self.sets_for(card, table) else -1
@@ -158,7 +166,9 @@ class Round:
 
     def finish(self) -> None:
         if self.table and self.last >= 0:
-            self.piles[self.side_of[self.last]].extend(self.table)
+            side = self.side_of[self.last]
+            self.piles[side].extend(self.table)
+            self.gain[side] += sum(self.worth[c] for c in self.table)
         self.table = []
         self.turn = -1
 
@@ -217,8 +227,10 @@ class Round:
                     best, choice = score, (card, ())
         return choice
 
-    def rollout(self) -> None:
-        while self.turn >= 0:
+    def rollout(self, plies: int = 999) -> None:
+        """Play on with the greedy policy for ``plies`` plays, or to the round's end."""
+        while self.turn >= 0 and plies > 0:
+            plies -= 1
             seat = self.turn
             if self.pending >= 0:
                 taken = self.best_take()

@@ -237,3 +237,16 @@ def test_resign_ends_the_game_and_the_other_wins(client):
     assert view["status"] == "finished" and view["winners"] == [0] and view["ended_by"] == "resign"
     r = client.move(table_id, host, type="claim_away")
     assert r.status_code == 409
+
+
+def test_a_watching_host_runs_a_table_of_bots(client):
+    body = client.create(preset="cardgames", watch=True)
+    table_id, token = body["table_id"], body["token"]
+    assert body["seat"] is None and body["table"]["you_are_host"] is True
+    client.ok(table_id, token, type="add_bot", bot="carmen")
+    view = client.ok(table_id, token, type="add_bot", bot="tito")["table"]
+    assert [s["kind"] for s in view["seats"]] == ["bot", "bot", None, None]
+    view = client.ok(table_id, token, type="start")["table"]
+    assert view["status"] == "playing" and view["you"] is None and view["hand"] == []
+    r = client.move(table_id, token, type="play", card=view["table_cards"][0] if view["table_cards"] else "1o")
+    assert r.status_code in (409, 422)

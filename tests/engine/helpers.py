@@ -32,8 +32,12 @@ def deck_with(table=(), *hands, rest=()) -> list[str]:
 def open_table(preset="del15", players=2, settings=None, decks=None, first_dealer=None) -> State:
     """A waiting table: the host (``p0``) in seat 0 and ``players - 1`` more humans."""
     command = {
-        "type": "open", "name": "test", "preset": preset, "settings": settings or {},
-        "player": "p0", "host_name": "Ana",
+        "type": "open",
+        "name": "test",
+        "preset": preset,
+        "settings": settings or {},
+        "player": "p0",
+        "host_name": "Ana",
     }
     if decks is not None:
         command["decks"] = [list(d) for d in decks]
@@ -45,11 +49,18 @@ def open_table(preset="del15", players=2, settings=None, decks=None, first_deale
     return state
 
 
-def open_custom(settings: Settings, players=2, decks=None, first_dealer=None, preset="del15") -> State:
+def open_custom(
+    settings: Settings, players=2, decks=None, first_dealer=None, preset="del15"
+) -> State:
     """A waiting table with any settings of the rules model (folded, not decided)."""
     opened = ev.TableOpened(
-        "custom", preset, settings.as_dict(), "p0", "Ana",
-        tuple(tuple(d) for d in decks) if decks else None, first_dealer,
+        "custom",
+        preset,
+        settings.as_dict(),
+        "p0",
+        "Ana",
+        tuple(tuple(d) for d in decks) if decks else None,
+        first_dealer,
     )
     state = fold(State(), [opened])
     for i in range(1, players):
@@ -83,6 +94,7 @@ def settings_of(preset: str, **changes) -> Settings:
 
 # --- random legal play -------------------------------------------------------
 
+
 def shuffled(rng: random.Random) -> list[str]:
     deck = list(FULL_DECK)
     rng.shuffle(deck)
@@ -107,8 +119,9 @@ def random_command(state: State, rng: random.Random) -> dict | None:
     return {"type": "play", "by": seat, "card": option["card"], "capture": rng.choice(choices)}
 
 
-def random_game(settings: Settings, players: int, rng: random.Random, max_rounds=200,
-                on_events=None) -> tuple[State, list]:
+def random_game(
+    settings: Settings, players: int, rng: random.Random, max_rounds=200, on_events=None
+) -> tuple[State, list]:
     """Open, start and play a whole game with random legal moves.
 
     Returns the final state and every event, from the ``TableOpened`` on.

@@ -66,7 +66,9 @@ def test_no_opening_rule_is_read_when_opening_fifteen_is_off(thirty, table):
     settings = {"opening_fifteen": False, "opening_thirty": thirty}
     state = started("del15", 2, settings, deck_with(table), first_dealer=0)
     assert state.table == table and state.escobas == [0, 0]
-    assert opening_escobas(table, custom_settings(opening_fifteen=False, opening_thirty=thirty)) == 0
+    assert (
+        opening_escobas(table, custom_settings(opening_fifteen=False, opening_thirty=thirty)) == 0
+    )
 
 
 def test_an_ordinary_opening_table_stays():
@@ -162,16 +164,18 @@ def test_cardgames_first_dealer_is_random_from_the_shells_pick():
 @pytest.mark.parametrize("players", [2, 3, 4])
 def test_the_deal_passes_round_by_round_and_the_next_player_leads(preset, players):
     rng = random.Random(players)
-    state = started(preset, players, {"target": 31} if preset == "selminha" else None,
-                    first_dealer=players - 1)
+    state = started(
+        preset, players, {"target": 31} if preset == "selminha" else None, first_dealer=players - 1
+    )
     seen = []
     while state.status == "round_over" or state.status == "playing":
         if state.status == "playing":
             seen.append((state.dealer, state.turn))
             state, _ = play_out_round(state, rng)
         else:
-            state = apply(state, {"type": "next_round", "by": state.players[0],
-                                  "deck": shuffled(rng)})
+            state = apply(
+                state, {"type": "next_round", "by": state.players[0], "deck": shuffled(rng)}
+            )
         if len(seen) == 5:
             break
     for n, (dealer, leader) in enumerate(seen):

@@ -40,6 +40,7 @@ def last_play(state):
 
 # --- the end of a round and of the game ------------------------------------
 
+
 def test_round_end_scores_and_waits_for_next_round():
     state = last_play(end_of_round([0, 0]))
     assert state.status == "round_over"
@@ -97,6 +98,7 @@ def test_next_round_by_any_seated_player_only_between_rounds():
 
 # --- resign, exit, away -------------------------------------------------------
 
+
 @pytest.mark.parametrize("how", ["resign", "exit"])
 def test_resign_or_exit_with_two_players(how):
     state = started("del15", 2)
@@ -113,8 +115,9 @@ def test_a_team_loses_together(how):
     assert state.winners == (1, 3)
 
 
-@pytest.mark.parametrize(("scores", "winners"), [([5, 9, 7], (1,)), ([5, 7, 7], (1, 2)),
-                                                 ([9, 2, 2], (1, 2))])
+@pytest.mark.parametrize(
+    ("scores", "winners"), [([5, 9, 7], (1,)), ([5, 7, 7], (1, 2)), ([9, 2, 2], (1, 2))]
+)
 def test_without_teams_the_best_of_the_others_wins_ties_all_listed(scores, winners):
     state = started("del15", 3).copy()
     state.scores = list(scores)
@@ -171,14 +174,22 @@ def test_away_with_teams_and_a_stale_timer():
 
 # --- expiry -------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("when", ["waiting", "playing", "round_over"])
 def test_expiry_ends_with_no_winner(when):
-    state = {"waiting": open_table("del15", 2), "playing": started("del15", 2),
-             "round_over": last_play(end_of_round([0, 0]))}[when]
+    state = {
+        "waiting": open_table("del15", 2),
+        "playing": started("del15", 2),
+        "round_over": last_play(end_of_round([0, 0])),
+    }[when]
     state = apply(state, {"type": "expire"})
     assert state.status == "expired" and state.winners == () and state.ended_by == "expired"
-    for command in ({"type": "play", "by": 1, "card": "1o"}, {"type": "sit", "player": "x", "name": "X"},
-                    {"type": "rematch", "by": 0, "accept": True}, {"type": "expire"}):
+    for command in (
+        {"type": "play", "by": 1, "card": "1o"},
+        {"type": "sit", "player": "x", "name": "X"},
+        {"type": "rematch", "by": 0, "accept": True},
+        {"type": "expire"},
+    ):
         err = refused(state, command)
         assert err.code == "table_expired" and err.status == 409
 
@@ -190,14 +201,16 @@ def test_a_finished_game_does_not_expire_again():
 
 # --- rematch ------------------------------------------------------------------
 
+
 def finished(how="resign", players=2, preset="del15", by=1):
     state = started(preset, players)
     if how == "target":
         return last_play(end_of_round([30, 0], preset, players))
     if how == "away":
         state = apply(state, {"type": "open_away", "turn": state.turn_seq})
-        return apply(state, {"type": "claim_away", "by": next(p for p in state.players
-                                                               if p != state.turn)})
+        return apply(
+            state, {"type": "claim_away", "by": next(p for p in state.players if p != state.turn)}
+        )
     return apply(state, {"type": how, "by": by})
 
 

@@ -25,6 +25,7 @@ def refused(state, command):
 
 # --- capture, mandatory or not ---------------------------------------------
 
+
 @pytest.mark.parametrize("preset", ["del15", "cardgames"])
 def test_a_card_that_can_capture_must(preset):
     state = game(preset)
@@ -86,12 +87,15 @@ def test_turn_and_hand_errors():
 
 # --- escobas -----------------------------------------------------------------
 
+
 def test_capturing_the_whole_table_is_an_escoba():
     state = started("del15", 2, None, deck_with(["1o", "2c", "3e", "4b"], ["5o", "6c", "1e"]))
     state = play(state, "5o", ["1o", "2c", "3e", "4b"])
     assert state.table == [] and state.escobas == [0, 1]
-    events = decide(started("del15", 2, None, deck_with(["1o", "2c", "3e", "4b"], ["5o"])),
-                    {"type": "play", "by": 1, "card": "5o", "capture": ["4b", "3e", "2c", "1o"]})
+    events = decide(
+        started("del15", 2, None, deck_with(["1o", "2c", "3e", "4b"], ["5o"])),
+        {"type": "play", "by": 1, "card": "5o", "capture": ["4b", "3e", "2c", "1o"]},
+    )
     assert events == [ev.CardPlayed(1, "5o", ("4b", "3e", "2c", "1o"), True, False)]
 
 
@@ -130,6 +134,7 @@ def test_a_last_card_sweep_is_an_escoba_in_the_presets(preset):
 
 # --- end of the round: leftovers ---------------------------------------------
 
+
 def test_leftovers_go_to_the_last_capturer_and_are_never_an_escoba():
     settings = custom_settings()
     state = last_card(settings, ["8c", "1o"], "9e")  # 9 takes nothing here
@@ -157,6 +162,7 @@ def test_leftovers_go_to_nobody_when_nobody_captured():
 
 
 # --- TAKE THE 15 (selminha) -------------------------------------------------
+
 
 def left_behind():
     """Seat 1 leaves its 7, which could have taken the Sota or 3 + 5."""
@@ -191,8 +197,9 @@ def test_take_the_fifteen_then_play():
 def test_take_the_fifteen_that_clears_the_table_is_an_escoba():
     state = game("selminha", table=["1o", "2c", "3e", "4b"], lead=["5o", "6c", "1e"])
     state = apply(state, {"type": "play", "by": 1, "card": "5o", "capture": []})
-    events = decide(state, {"type": "take_fifteen", "by": 0,
-                            "cards": ["5o", "1o", "2c", "3e", "4b"]})
+    events = decide(
+        state, {"type": "take_fifteen", "by": 0, "cards": ["5o", "1o", "2c", "3e", "4b"]}
+    )
     assert events == [ev.FifteenTaken(0, "5o", ("1o", "2c", "3e", "4b"), True)]
     state = apply(state, {"type": "take_fifteen", "by": 0, "cards": ["5o", "1o", "2c", "3e", "4b"]})
     assert state.escobas == [1, 0] and state.table == []
@@ -243,3 +250,37 @@ def test_a_card_named_twice_does_not_make_a_fifteen_an_escoba():
         assert events[0].escoba is False
         state = apply(state, {"type": "take_fifteen", "by": 0, "cards": cards})
         assert state.escobas == [0, 0] and state.table == ["3o", "5c", "10b"]
+
+
+def test_hybrid_seven_facing_a_seven_must_take_it():
+    state = started(
+        "del15",
+        2,
+        {"capture": "hybrid"},
+        deck_with(["7c", "1o", "1c", "10b"], ["7o", "6c", "1e"]),
+    )
+    err = refused(state, {"type": "play", "by": 1, "card": "7o", "capture": []})
+    assert err.code == "must_capture" and ["7c"] in err.details["captures"]
+    state = play(state, "7o", ["7c"])
+    assert sorted(state.piles[1]) == ["7c", "7o"]
+    spanish = started("del15", 2, None, deck_with(["7c", "1o", "1c", "10b"], ["7o", "6c", "1e"]))
+    assert play(spanish, "7o").table == ["7c", "1o", "1c", "10b", "7o"]  # 14: no capture
+
+
+def test_seed_004_ten_facing_two_and_three_in_play():
+    state = started("cardgames", 2, None, deck_with(["2o", "3e", "1c", "1b"], ["10c", "6c", "6e"]))
+    assert refused(state, {"type": "play", "by": 1, "card": "10c", "capture": []}).code == (
+        "must_capture"
+    )
+    err = refused(state, {"type": "play", "by": 1, "card": "10c", "capture": ["2o"]})
+    assert err.code == "illegal_capture" and err.message == "10 + 2 makes 12, not 15."
+    state = play(state, "10c", ["3e", "2o"])
+    assert state.table == ["1c", "1b"]
+
+
+def test_seed_000_seven_takes_five_and_three_in_play():
+    state = started("selminha", 2, None, deck_with(["5o", "3c", "9b", "10e"], ["7e", "6e", "1e"]))
+    state = play(state, "7e", ["5o", "3c"])
+    assert state.table == ["9b", "10e"]
+    nxt = started("selminha", 2, None, deck_with(["5o", "3c", "9b", "10e"], ["6e", "7e", "1e"]))
+    assert play(nxt, "6e", ["9b"]).table == ["5o", "3c", "10e"]  # a jack is worth 9

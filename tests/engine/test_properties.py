@@ -25,8 +25,9 @@ MAX_ROUNDS = 200
 
 
 def mixed_settings():
-    return st.fixed_dictionaries({key: st.sampled_from(values) for key, values in CHOICES.items()}).map(
-        lambda options: custom_settings(**options))
+    return st.fixed_dictionaries(
+        {key: st.sampled_from(values) for key, values in CHOICES.items()}
+    ).map(lambda options: custom_settings(**options))
 
 
 class Checker:
@@ -43,7 +44,9 @@ class Checker:
             assert after.scores == before.scores, "scores change only at the end of a round"
         for e in scored:
             self.rounds += 1
-            totals = [b + side["round_points"] for b, side in zip(before.scores, e.sides, strict=True)]
+            totals = [
+                b + side["round_points"] for b, side in zip(before.scores, e.sides, strict=True)
+            ]
             assert list(e.scores) == totals
             for side in e.sides:
                 assert side["round_points"] == sum(side["points"].values())
@@ -116,14 +119,19 @@ def play_game(rules, players, seed):
     assert final.winners and checker.rounds == final.round
     # folding the log from scratch reaches the same state, also through JSON
     assert replay(events) == final
-    stored = [json.loads(json.dumps({"type": event_type(e), "data": event_data(e)})) for e in events]
+    stored = [
+        json.loads(json.dumps({"type": event_type(e), "data": event_data(e)})) for e in events
+    ]
     assert replay([event_from(r["type"], r["data"]) for r in stored]) == final
     return final
 
 
 @settings(max_examples=12, deadline=None)
-@given(preset=st.sampled_from(sorted(PRESETS)), players=st.sampled_from([2, 3, 4]),
-       seed=st.integers(0, 2**32))
+@given(
+    preset=st.sampled_from(sorted(PRESETS)),
+    players=st.sampled_from([2, 3, 4]),
+    seed=st.integers(0, 2**32),
+)
 def test_random_games_in_the_presets(preset, players, seed):
     play_game(PRESETS[preset], players, seed)
 

@@ -1,24 +1,41 @@
 """The rules model: presets as named defaults, the host's settings, custom tables."""
 
-from dataclasses import fields
+import random
+from dataclasses import fields, replace
 
 import pytest
 
-from engine import PRESETS, RuleError, Settings, State, custom_settings, decide, settings_for
+from engine import (
+    PRESETS,
+    RuleError,
+    Settings,
+    State,
+    custom_settings,
+    decide,
+    replay,
+    settings_for,
+)
 from engine.cards import FULL_DECK
 from engine.errors import STATUS
 from engine.rules import CHOICES, OFFERED, settings_from_dict
 
-from .helpers import apply, open_table
+from .helpers import apply, open_table, random_game
 
 
 def test_presets_match_rules_md_section_2():
     sel, d15, cg = PRESETS["selminha"], PRESETS["del15"], PRESETS["cardgames"]
     assert (sel.target, d15.target, cg.target) == (21, 15, 21)
     assert (sel.opening_thirty, d15.opening_thirty, cg.opening_thirty) == (
-        "two_escobas", "two_escobas_if_split", "two_escobas")
+        "two_escobas",
+        "two_escobas_if_split",
+        "two_escobas",
+    )
     assert sel.opening_fifteen and d15.opening_fifteen and cg.opening_fifteen
-    assert (sel.mandatory_capture, d15.mandatory_capture, cg.mandatory_capture) == (False, True, True)
+    assert (sel.mandatory_capture, d15.mandatory_capture, cg.mandatory_capture) == (
+        False,
+        True,
+        True,
+    )
     assert sel.take_the_fifteen and not d15.take_the_fifteen and not cg.take_the_fifteen
     assert sel.capture == d15.capture == cg.capture == "spanish"
     assert sel.last_sweep_escoba and d15.last_sweep_escoba and cg.last_sweep_escoba
@@ -92,14 +109,25 @@ def test_unknown_preset_and_non_dict_settings():
 
 def test_open_refuses_bad_settings():
     with pytest.raises(RuleError) as err:
-        decide(State(), {"type": "open", "name": "t", "preset": "selminha", "settings": {"target": 17},
-                         "player": "p0", "host_name": "Ana"})
+        decide(
+            State(),
+            {
+                "type": "open",
+                "name": "t",
+                "preset": "selminha",
+                "settings": {"target": 17},
+                "player": "p0",
+                "host_name": "Ana",
+            },
+        )
     assert err.value.code == "bad_request" and "target" in err.value.details
 
 
 def test_settings_move_before_start_only_by_the_host():
     state = open_table("del15", 2)
-    state = apply(state, {"type": "settings", "by": 0, "settings": {"capture": "hybrid", "target": 30}})
+    state = apply(
+        state, {"type": "settings", "by": 0, "settings": {"capture": "hybrid", "target": 30}}
+    )
     assert state.settings.capture == "hybrid" and state.settings.target == 30
     assert state.settings.last_sweep_escoba is False
     # a later change keeps the earlier ones
@@ -143,13 +171,35 @@ def test_offered_keys_are_the_contract():
 
 def test_error_codes_and_statuses_follow_the_contract():
     expected = {
-        "bad_request": 400, "unauthorized": 401, "forbidden": 403, "host_only": 403,
-        "not_found": 404, "not_your_turn": 409, "table_full": 409, "game_started": 409,
-        "version_conflict": 409, "no_rematch": 409, "illegal_capture": 422,
-        "must_capture": 422, "card_not_in_hand": 422, "no_fifteen_to_take": 422,
+        "bad_request": 400,
+        "unauthorized": 401,
+        "forbidden": 403,
+        "host_only": 403,
+        "not_found": 404,
+        "not_your_turn": 409,
+        "table_full": 409,
+        "game_started": 409,
+        "version_conflict": 409,
+        "no_rematch": 409,
+        "illegal_capture": 422,
+        "must_capture": 422,
+        "card_not_in_hand": 422,
+        "no_fifteen_to_take": 422,
     }
     for code, status in expected.items():
         assert STATUS[code] == status
     err = RuleError("must_capture", "Capture.", {"card": "7o"})
-    assert err.as_dict() == {"error": {"code": "must_capture", "message": "Capture.",
-                                       "details": {"card": "7o"}}}
+    assert err.as_dict() == {
+        "error": {"code": "must_capture", "message": "Capture.", "details": {"card": "7o"}}
+    }
+
+
+def test_direction_and_deck_design_never_change_the_rules():
+    base = PRESETS["del15"]
+    runs = []
+    for changes in ({}, {"direction": "left"}, {"deck": "numeric"}):
+        rules = replace(base, **changes)
+        final, events = random_game(rules, 3, random.Random(8))
+        runs.append(([type(e).__name__ for e in events[1:]], final.scores, final.winners))
+        assert replay(events) == final
+    assert runs[0] == runs[1] == runs[2]

@@ -138,14 +138,33 @@ def test_all_four_sevens_extra_in_del15():
 def test_round_points_add_up_and_the_breakdown_has_the_contracts_fields():
     got = score([LOW, HIGH], SELMINHA, escobas=[2, 0])
     for side in got:
-        assert {"seats", "cards", "coins", "sevens", "seven_of_coins", "setenta", "escobas",
-                "points", "round_points"} <= set(side)
+        assert {
+            "seats",
+            "cards",
+            "coins",
+            "sevens",
+            "seven_of_coins",
+            "setenta",
+            "escobas",
+            "points",
+            "round_points",
+        } <= set(side)
         assert side["round_points"] == sum(side["points"].values())
     # 20 cards each and 5 coins each: ties; the sevens and the 7 of coins are in HIGH
-    assert got[0]["points"] == {"escobas": 2, "cards": 0, "coins": 0, "seven_of_coins": 0,
-                                "sevens": 0}
-    assert got[1]["points"] == {"escobas": 0, "cards": 0, "coins": 0, "seven_of_coins": 1,
-                                "sevens": 2}
+    assert got[0]["points"] == {
+        "escobas": 2,
+        "cards": 0,
+        "coins": 0,
+        "seven_of_coins": 0,
+        "sevens": 0,
+    }
+    assert got[1]["points"] == {
+        "escobas": 0,
+        "cards": 0,
+        "coins": 0,
+        "seven_of_coins": 1,
+        "sevens": 2,
+    }
 
 
 def test_teams_score_as_one_side():

@@ -18,8 +18,12 @@ def test_open_seats_the_host_in_seat_0():
     assert state.status == "waiting" and state.preset == "selminha"
     assert state.seats[0].player == "p0" and state.seats[0].kind == "human"
     assert state.seat_of("p0") == 0 and state.host == "p0"
-    assert refused(state, {"type": "open", "name": "x", "preset": "del15", "player": "q",
-                           "host_name": "Q"}).code == "bad_request"
+    assert (
+        refused(
+            state, {"type": "open", "name": "x", "preset": "del15", "player": "q", "host_name": "Q"}
+        ).code
+        == "bad_request"
+    )
 
 
 def test_seats_fill_in_order_and_then_the_table_is_full():
@@ -47,7 +51,9 @@ def test_bots_fill_empty_seats_before_start_host_only():
     assert state.seats[2] is None
     assert refused(state, {"type": "remove_bot", "by": 0, "seat": 1}).code == "bad_request"
     assert refused(state, {"type": "add_bot", "by": 0, "bot": "hal"}).code == "bad_request"
-    assert refused(state, {"type": "add_bot", "by": 0, "bot": "luna", "seat": 3}).code == "seat_taken"
+    assert (
+        refused(state, {"type": "add_bot", "by": 0, "bot": "luna", "seat": 3}).code == "seat_taken"
+    )
     state = apply(state, {"type": "add_bot", "by": 0, "bot": "luna", "seat": 2})
     assert state.seats[2].bot == "luna"
     state = start(state)
@@ -102,4 +108,3 @@ def test_host_picks_a_partner_in_selminha():
 def test_partners_are_fixed_in_del15():
     state = open_table("del15", 4)
     assert refused(state, {"type": "choose_partner", "by": 0, "seat": 1}).code == "forbidden"
-

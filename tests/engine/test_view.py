@@ -20,7 +20,9 @@ from .helpers import (
 )
 
 CARDS = frozenset(FULL_DECK)
-DECK = deck_with(["1o", "2c", "3e", "4b"], ["5o", "6c", "1e"], ["2o", "4c", "9o"], ["8b", "8c", "10e"])
+DECK = deck_with(
+    ["1o", "2c", "3e", "4b"], ["5o", "6c", "1e"], ["2o", "4c", "9o"], ["8b", "8c", "10e"]
+)
 
 
 def cards_in(value) -> set[str]:
@@ -28,7 +30,9 @@ def cards_in(value) -> set[str]:
     if isinstance(value, str):
         return {value} if value in CARDS else set()
     if isinstance(value, dict):
-        return set().union(*(cards_in(k) | cards_in(v) for k, v in value.items())) if value else set()
+        return (
+            set().union(*(cards_in(k) | cards_in(v) for k, v in value.items())) if value else set()
+        )
     if isinstance(value, list | tuple):
         return set().union(*(cards_in(v) for v in value)) if value else set()
     return set()
@@ -70,8 +74,9 @@ def test_no_stock_order_and_no_hidden_card_through_a_whole_round():
     while state.status == "playing":
         for reader in (None, 0, 1, 2, 3):
             seen = view(state, reader)
-            hidden = set(state.stock) | {c for seat, h in state.hands.items() if seat != reader
-                                        for c in h}
+            hidden = set(state.stock) | {
+                c for seat, h in state.hands.items() if seat != reader for c in h
+            }
             assert not (cards_in(seen) & hidden), reader
             assert seen["hand"] == (state.hands[reader] if reader is not None else [])
         state = apply(state, random_command(state, rng))
@@ -88,9 +93,26 @@ def test_options_only_for_the_player_to_move():
 def test_the_view_carries_the_contract_fields():
     state = started("del15", 4, None, DECK)
     seen = view(state, 0)
-    for key in ("version", "status", "preset", "settings", "seats", "you", "hand", "table_cards",
-                "stock_count", "dealer", "turn", "round", "scores", "last_round",
-                "fifteen_to_take", "options", "last_deal", "winners"):
+    for key in (
+        "version",
+        "status",
+        "preset",
+        "settings",
+        "seats",
+        "you",
+        "hand",
+        "table_cards",
+        "stock_count",
+        "dealer",
+        "turn",
+        "round",
+        "scores",
+        "last_round",
+        "fifteen_to_take",
+        "options",
+        "last_deal",
+        "winners",
+    ):
         assert key in seen, key
     assert seen["status"] == "playing" and seen["preset"] == "del15"
     assert seen["scores"] == [{"seats": [0, 2], "points": 0}, {"seats": [1, 3], "points": 0}]
@@ -106,8 +128,17 @@ def test_the_view_after_a_round_and_at_the_end():
     assert seen["status"] == "round_over" and seen["hand"] == [] and seen["options"] is None
     assert len(seen["last_round"]) == 2
     for side in seen["last_round"]:
-        assert {"seats", "cards", "coins", "sevens", "seven_of_coins", "setenta", "escobas",
-                "points", "round_points"} <= set(side)
+        assert {
+            "seats",
+            "cards",
+            "coins",
+            "sevens",
+            "seven_of_coins",
+            "setenta",
+            "escobas",
+            "points",
+            "round_points",
+        } <= set(side)
     assert sum(side["cards"] for side in seen["last_round"]) <= 40
     done = apply(state, {"type": "resign", "by": 0})
     assert view(done, 1)["winners"] == [1] and view(done, None)["status"] == "finished"
@@ -129,8 +160,10 @@ def test_redacted_round_dealt_hides_the_deck_and_other_hands():
 def test_redacted_hands_dealt_shows_counts_and_only_your_hand():
     dealt = ev.HandsDealt(((1, ("1o", "2o", "3o")), (0, ("4o", "5o", "6o"))), last_deal=False)
     mine = redact(dealt, 0)
-    assert mine == {"type": "HandsDealt", "data": {"last_deal": False, "counts": {"1": 3, "0": 3},
-                                                    "hand": ["4o", "5o", "6o"]}}
+    assert mine == {
+        "type": "HandsDealt",
+        "data": {"last_deal": False, "counts": {"1": 3, "0": 3}, "hand": ["4o", "5o", "6o"]},
+    }
     assert cards_in(redact(dealt, None)) == set()
     assert cards_in(redact(dealt, 3)) == set()
 
@@ -144,8 +177,16 @@ def test_redacted_table_opened_hides_the_operator_deck():
 
 def test_public_events_pass_unchanged():
     played = ev.CardPlayed(1, "7o", ("8c",), True, False)
-    assert redact(played, None) == {"type": "CardPlayed", "data": {
-        "seat": 1, "card": "7o", "captured": ["8c"], "escoba": True, "fifteen_left": False}}
+    assert redact(played, None) == {
+        "type": "CardPlayed",
+        "data": {
+            "seat": 1,
+            "card": "7o",
+            "captured": ["8c"],
+            "escoba": True,
+            "fifteen_left": False,
+        },
+    }
 
 
 def test_every_event_of_a_game_redacts_to_json_without_hidden_cards():

@@ -158,7 +158,7 @@ def test_load_until(fake_redis):
 
 def test_state_json_round_trips_at_every_version(game_in_memory):
     for preset, players in (("selminha", 4), ("del15", 3), ("cardgames", 2)):
-        for _, state in game_in_memory(11, preset=preset, players=players, games=2):
+        for _, state in game_in_memory(11, preset=preset, players=players):
             text = json.dumps(snapshots.state_to_json(state))
             assert snapshots.state_from_json(json.loads(text)) == state
 

@@ -1,0 +1,121 @@
+"""Benchmark: folding a table's log (``engine.replay``), in events per second per core.
+
+Plays several full two-player games to 21 with random legal moves (a seeded
+``random.Random``, so every run folds the same logs), then times
+``engine.replay`` over them in this one process and prints the rate against the
+target of 100,000 events folded per second per core.
+
+Run from the repository root: ``python bench/fold.py [--games N] [--seconds S]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from engine import PRESETS, State, decide, fold, replay, view  # noqa: E402
+from engine.cards import FULL_DECK  # noqa: E402
+
+TARGET = 100_000  # events folded per second per core
+
+
+def shuffled(rng: random.Random) -> list[str]:
+    deck = list(FULL_DECK)
+    rng.shuffle(deck)
+    return deck
+
+
+def random_move(state: State, rng: random.Random) -> dict | None:
+    """A random legal command, picked from the mover's own view."""
+    if state.status == "round_over":
+        return {"type": "next_round", "by": rng.choice(state.players), "deck": shuffled(rng)}
+    if state.status != "playing":
+        return None
+    seat = state.turn
+    seen = view(state, seat)
+    if seen["fifteen_to_take"] and rng.random() < 0.5:
+        return {
+            "type": "take_fifteen",
+            "by": seat,
+            "cards": rng.choice(seen["fifteen_to_take"]["sets"]),
+        }
+    option = rng.choice(seen["options"])
+    choices = [list(s) for s in option["captures"]] + ([[]] if option["may_leave"] else [])
+    return {"type": "play", "by": seat, "card": option["card"], "capture": rng.choice(choices)}
+
+
+def play_game(preset: str, rng: random.Random) -> list:
+    """One whole two-player game to 21: every event from the table's opening."""
+    commands = [
+        {
+            "type": "open",
+            "name": "bench",
+            "preset": preset,
+            "settings": {"target": 21},
+            "player": "p0",
+            "host_name": "Ana",
+        },
+        {"type": "sit", "player": "p1", "name": "Bea"},
+        {"type": "start", "by": 0, "deck": shuffled(rng), "pick": rng.randrange(2)},
+    ]
+    state, events = State(), []
+    for command in commands:
+        new = decide(state, command)
+        state = fold(state, new)
+        events += new
+    while (command := random_move(state, rng)) is not None:
+        new = decide(state, command)
+        state = fold(state, new)
+        events += new
+    assert state.status == "finished", state.status
+    return events
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--games", type=int, default=30, help="games to generate (default 30)")
+    parser.add_argument(
+        "--seconds", type=float, default=3.0, help="time to spend folding (default 3)"
+    )
+    parser.add_argument("--seed", type=int, default=2026)
+    args = parser.parse_args(argv)
+
+    rng = random.Random(args.seed)
+    presets = ("selminha", "del15", "cardgames")
+    logs = [play_game(presets[i % len(presets)], rng) for i in range(args.games)]
+    per_pass = sum(len(log) for log in logs)
+    finals = [replay(log) for log in logs]  # warm up, and check the fold is deterministic
+    assert all(replay(log) == final for log, final in zip(logs, finals, strict=True))
+
+    passes = 0
+    started = time.perf_counter()
+    cpu_started = time.process_time()
+    while True:
+        for log in logs:
+            replay(log)
+        passes += 1
+        elapsed = time.perf_counter() - started
+        if elapsed >= args.seconds:
+            break
+    cpu = time.process_time() - cpu_started
+    folded = passes * per_pass
+    rate = folded / elapsed
+    cpu_rate = folded / cpu if cpu > 0 else rate
+
+    print(
+        f"games: {len(logs)} two-player games to 21 ({', '.join(PRESETS)}), "
+        f"{per_pass} events, {per_pass / len(logs):.0f} events a game on average"
+    )
+    print(f"folded: {folded} events in {elapsed:.2f} s wall, {cpu:.2f} s CPU ({passes} passes)")
+    print(f"rate: {rate:,.0f} events/s per core (wall; {cpu_rate:,.0f} per CPU second)")
+    print(f"target: {TARGET:,} events/s per core; measured/target = {rate / TARGET:.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,214 @@
+"""On the real Redis: concurrent appends, idempotency across processes, a crash."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import secrets
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+import redis as redis_lib
+
+from events import autoplay
+from events.service import TableService
+from events.store import EventStore, VersionConflict
+
+pytestmark = pytest.mark.integration
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def rec(version: int) -> dict:
+    return {"type": "BotRemoved", "v": 1, "version": version, "at": "2024-01-01T00:00:00.000Z",
+            "actor": "system", "data": {"seat": 1}}
+
+
+def test_many_threads_one_expected_version_exactly_one_wins(real_redis):
+    t = "race-" + secrets.token_urlsafe(6)
+    store = EventStore(real_redis)
+    store.append(t, 0, [rec(1)])
+    threads, n = [], 24
+    barrier = threading.Barrier(n)
+    wins, conflicts, errors = [], [], []
+
+    def worker(i):
+        own = EventStore(redis_lib.Redis(connection_pool=real_redis.connection_pool))
+        batch = [rec(2), rec(3)] if i % 2 else [rec(2)]
+        barrier.wait()
+        try:
+            wins.append(own.append(t, 1, batch))
+        except VersionConflict as exc:
+            conflicts.append(exc.current)
+        except Exception as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    for i in range(n):
+        threads.append(threading.Thread(target=worker, args=(i,)))
+        threads[-1].start()
+    for th in threads:
+        th.join()
+    assert not errors
+    assert len(wins) == 1 and len(conflicts) == n - 1
+    assert set(conflicts) == {wins[0]}
+    versions = [r["version"] for r in store.read(t)]
+    assert versions == list(range(1, wins[0] + 1))
+
+
+def test_many_threads_appending_with_retries_leave_no_gap_or_duplicate(real_redis):
+    t = "race-" + secrets.token_urlsafe(6)
+    store = EventStore(real_redis)
+    n, each = 8, 25
+    barrier = threading.Barrier(n)
+
+    def worker():
+        barrier.wait()
+        done = 0
+        while done < each:
+            v = store.version(t)
+            try:
+                store.append(t, v, [rec(v + 1)])
+                done += 1
+            except VersionConflict:
+                pass
+
+    threads = [threading.Thread(target=worker) for _ in range(n)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert [r["version"] for r in store.read(t)] == list(range(1, n * each + 1))
+
+
+def test_service_threads_on_one_table(real_redis):
+    """Threads sitting players at once through TableService: every append lands, in order."""
+    svc = TableService(real_redis, rng=random.Random(1))
+    tid = autoplay.new_table(svc, players=1)
+    barrier = threading.Barrier(3)
+    results, errors = [], []
+
+    def sit(i):
+        own = TableService(real_redis)
+        barrier.wait()
+        try:
+            results.append(own.execute(tid, {"type": "sit", "player": f"x{i}", "name": "X"},
+                                       actor=f"guest{i}"))
+        except Exception as exc:  # pragma: no cover
+            errors.append(exc)
+
+    threads = [threading.Thread(target=sit, args=(i,)) for i in range(3)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert not errors
+    assert sorted(o.version for o in results) == [2, 3, 4]
+    state = TableService(real_redis, cache_size=0).load(tid)
+    assert sorted(s.player for s in state.seats) == ["p0", "x0", "x1", "x2"]
+    assert [r["version"] for r in svc.records(tid)] == [1, 2, 3, 4]
+
+
+_CHILD = r"""
+import json, os, sys, time
+import redis
+from events.service import TableService
+client = redis.Redis.from_url(os.environ["URL"])
+go = float(os.environ["GO"])
+svc = TableService(client)
+svc.load(os.environ["TID"])          # warm up before the start line
+while time.time() < go:
+    time.sleep(0.0005)
+out = svc.execute(os.environ["TID"], {"type": "sit", "player": "late", "name": "Late"},
+                  actor="guest", idempotency_key="same-key")
+print(json.dumps({"version": out.version, "repeated": out.repeated,
+                  "seats": [s.player if s else None for s in out.state.seats]}))
+"""
+
+
+def test_idempotency_across_processes(real_redis):
+    """Four processes send the same request (same actor and key) at the same instant."""
+    svc = TableService(real_redis, rng=random.Random(2))
+    tid = autoplay.new_table(svc, players=1)
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "URL": _url(real_redis), "TID": tid,
+           "GO": str(time.time() + 2.0)}
+    procs = [subprocess.Popen([sys.executable, "-c", _CHILD], env=env, cwd=ROOT,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for _ in range(4)]
+    answers = []
+    for p in procs:
+        out, err = p.communicate(timeout=60)
+        assert p.returncode == 0, err
+        answers.append(json.loads(out))
+    assert {a["version"] for a in answers} == {2}
+    assert sorted(a["repeated"] for a in answers) == [False, True, True, True]
+    assert all(a["seats"] == ["p0", "late", None, None] for a in answers)
+    assert [r["type"] for r in svc.records(tid)] == ["TableOpened", "PlayerSeated"]
+
+
+def _url(client) -> str:
+    kw = client.connection_pool.connection_kwargs
+    return f"redis://{kw.get('host', '127.0.0.1')}:{kw.get('port', 6379)}/{kw.get('db', 0)}"
+
+
+# --- durability: kill -9 a Redis with AOF, restart it, find every acknowledged append ----
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _start_redis(binary: str, workdir: Path, port: int) -> subprocess.Popen:
+    proc = subprocess.Popen(
+        [binary, "--port", str(port), "--bind", "127.0.0.1", "--dir", str(workdir),
+         "--appendonly", "yes", "--appendfsync", "always", "--save", "",
+         "--daemonize", "no", "--protected-mode", "no"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    client = redis_lib.Redis(port=port, socket_connect_timeout=0.2)
+    deadline = time.time() + 10
+    while time.time() < deadline:
+        try:
+            if client.ping():
+                # wait until the AOF has been loaded (a restart answers LOADING first)
+                return proc
+        except (redis_lib.ConnectionError, redis_lib.BusyLoadingError):
+            time.sleep(0.05)
+    proc.kill()
+    raise RuntimeError("redis-server did not start")
+
+
+def test_acknowledged_appends_survive_kill_9(redis_server_binary, tmp_path):
+    port = _free_port()
+    proc = _start_redis(redis_server_binary, tmp_path, port)
+    try:
+        client = redis_lib.Redis(port=port)
+        svc = TableService(client, rng=random.Random(8))
+        tid = autoplay.new_table(svc)
+        acknowledged = []
+        autoplay.play(svc, tid, random.Random(8), until_version=150,
+                      on_outcome=lambda o: acknowledged.append(o))
+        last = acknowledged[-1]
+        records = svc.records(tid)
+        assert len(records) == last.version >= 150
+        client.close()
+    finally:
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+    proc = _start_redis(redis_server_binary, tmp_path, port)
+    try:
+        client = redis_lib.Redis(port=port)
+        again = TableService(client, cache_size=0, snapshot_every=0)
+        assert again.records(tid) == records
+        assert again.load(tid) == last.state
+        assert again.table_ids() == [tid]
+        client.close()
+    finally:
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
