@@ -30,6 +30,8 @@ def setup_logging(level=logging.INFO) -> None:
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level)
+    # our own request log line carries table, version, seat, command, outcome, latency
+    logging.getLogger("werkzeug").setLevel(logging.WARNING)
 
 
 @dataclass

@@ -38,7 +38,8 @@ def next_command(state, rng: random.Random) -> tuple[dict, str] | None:
         capture: list = []
         if option["captures"] and (not option["may_leave"] or rng.random() < 0.8):
             capture = rng.choice(option["captures"])
-        return {"type": "play", "by": seat, "card": option["card"], "capture": capture}, f"seat:{seat}"
+        command = {"type": "play", "by": seat, "card": option["card"], "capture": capture}
+        return command, f"seat:{seat}"
     if s.status == "finished" and s.rematch_allowed():
         if s.rematch_ready():
             return {"type": "start_rematch"}, ACTOR_SYSTEM

@@ -96,7 +96,9 @@ _FIELD_FOR: dict[str, Callable[..., fields.Field]] = {
     "tuple[dict, ...]": lambda **kw: fields.List(fields.Dict(keys=fields.String()), **kw),
     "tuple[Seats, ...]": lambda **kw: fields.List(_seats(), **kw),
     "tuple[Cards, ...]": lambda **kw: fields.List(_cards(validate=validate.Length(equal=40)), **kw),
-    "tuple[tuple[int, Cards], ...]": lambda **kw: fields.List(fields.Tuple((_seat(), _cards())), **kw),
+    "tuple[tuple[int, Cards], ...]": lambda **kw: fields.List(
+        fields.Tuple((_seat(), _cards())), **kw
+    ),
 }
 
 # Fields that hold a seat number get the 0..3 range check.
@@ -123,7 +125,9 @@ def _field_for(f: dataclasses.Field) -> fields.Field:
     try:
         factory = _FIELD_FOR[base]
     except KeyError:
-        raise TypeError(f"events.records: no schema field for annotation {f.type!r} ({f.name})") from None
+        raise TypeError(
+            f"events.records: no schema field for annotation {f.type!r} ({f.name})"
+        ) from None
     return factory(**kw)
 
 

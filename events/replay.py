@@ -69,8 +69,8 @@ def replay_records(records: Iterable[dict], *, until: int | None = None, on_step
         try:
             evolve(state, event)
         except Exception as exc:  # a fold that fails is a broken log, never a traceback
-            raise LogError(version, f"{record['type']} does not fold: {type(exc).__name__}: {exc}") \
-                from None
+            reason = f"{record['type']} does not fold: {type(exc).__name__}: {exc}"
+            raise LogError(version, reason) from None
         if on_step is not None:
             on_step(record, state)
     return state

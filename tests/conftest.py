@@ -32,7 +32,8 @@ def _real_redis_or_reason() -> tuple[redis_lib.Redis | None, str]:
         client = redis_lib.Redis.from_url(REAL_REDIS_URL, socket_connect_timeout=1)
         client.ping()
     except Exception as exc:  # any failure to reach it means: skip, with the reason
-        return None, f"real Redis not reachable at {REAL_REDIS_URL} ({exc.__class__.__name__}: {exc})"
+        why = f"{exc.__class__.__name__}: {exc}"
+        return None, f"real Redis not reachable at {REAL_REDIS_URL} ({why})"
     return client, ""
 
 

@@ -306,3 +306,9 @@ def test_a_whole_game_then_a_rematch():
         state = apply(state, {"type": "rematch", "by": seat, "accept": True})
     state = apply(state, {"type": "start_rematch", "deck": shuffled(rng), "pick": 1})
     assert state.game == 2 and state.dealer == state.players[1]
+
+
+@pytest.mark.parametrize(("target", "status"), [(10, "finished"), (15, "round_over")])
+def test_the_hosts_target_decides_when_the_game_ends(target, status):
+    state = last_play(end_of_round([7, 0], settings={"target": target}))
+    assert state.scores == [10, 0] and state.status == status

@@ -257,14 +257,14 @@ def test_hybrid_seven_facing_a_seven_must_take_it():
         "del15",
         2,
         {"capture": "hybrid"},
-        deck_with(["7c", "1o", "1c", "10b"], ["7o", "6c", "1e"]),
+        deck_with(["7c", "2o", "2c", "10b"], ["7o", "6c", "1e"]),
     )
     err = refused(state, {"type": "play", "by": 1, "card": "7o", "capture": []})
     assert err.code == "must_capture" and ["7c"] in err.details["captures"]
     state = play(state, "7o", ["7c"])
     assert sorted(state.piles[1]) == ["7c", "7o"]
-    spanish = started("del15", 2, None, deck_with(["7c", "1o", "1c", "10b"], ["7o", "6c", "1e"]))
-    assert play(spanish, "7o").table == ["7c", "1o", "1c", "10b", "7o"]  # 14: no capture
+    spanish = started("del15", 2, None, deck_with(["7c", "2o", "2c", "10b"], ["7o", "6c", "1e"]))
+    assert play(spanish, "7o").table == ["7c", "2o", "2c", "10b", "7o"]  # 14: no capture
 
 
 def test_seed_004_ten_facing_two_and_three_in_play():

@@ -126,7 +126,7 @@ def play_game(rules, players, seed):
     return final
 
 
-@settings(max_examples=12, deadline=None)
+@settings(max_examples=18, deadline=None)
 @given(
     preset=st.sampled_from(sorted(PRESETS)),
     players=st.sampled_from([2, 3, 4]),
@@ -136,7 +136,7 @@ def test_random_games_in_the_presets(preset, players, seed):
     play_game(PRESETS[preset], players, seed)
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=35, deadline=None)
 @given(rules=mixed_settings(), players=st.sampled_from([2, 3, 4]), seed=st.integers(0, 2**32))
 def test_random_games_in_mixed_settings(rules, players, seed):
     final = play_game(rules, players, seed)

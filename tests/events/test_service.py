@@ -173,7 +173,9 @@ def test_snapshots_every_fifty_events_and_loads_from_them(fake_redis):
     fresh = TableService(fake_redis, cache_size=0)
     read = []
     real_read = fresh.store.read
-    fresh.store.read = lambda t, after=0, until=None: read.append(after) or real_read(t, after, until)
+    fresh.store.read = lambda t, after=0, until=None: (
+        read.append(after) or real_read(t, after, until)
+    )
     assert fresh.load(tid) == state
     assert read == [snap["version"]]  # only the tail after the snapshot was read
     # the snapshot is a cache: deleting it changes nothing

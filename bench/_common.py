@@ -1,0 +1,358 @@
+"""Shared by the API benchmarks: servers, Redis, game scripts, tiny HTTP helpers.
+
+A *game script* is a table's whole game worked out in advance with the engine
+itself (the same pure ``decide``/``fold`` the server runs), from operator decks
+and a seeded choice of legal moves. The server deals round r from ``decks[r-1]``
+and seat 0 deals first, so the script and the server stay in step move for
+move; the load generators then only POST pre-serialised bodies and spend no
+CPU on the rules while they measure.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import random
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))  # first: bench/api.py must not shadow the api package
+
+import engine  # noqa: E402
+from engine.cards import FULL_DECK  # noqa: E402
+from engine.play import fifteen_sets, options  # noqa: E402
+
+REDIS_URL = os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/9")
+ADMIN_TOKEN = "bench-admin-token"
+PRESET = "selminha"
+SETTINGS = {"target": 31}  # the longer game: more moves per table before it ends
+ROUNDS = 40  # operator decks per table (a game to 31 never needs that many)
+
+
+# --- servers -------------------------------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def server_env(**extra) -> dict:
+    env = dict(os.environ)
+    env.update(
+        {
+            "PYTHONPATH": str(ROOT),
+            "REDIS_URL": REDIS_URL,
+            "ESCOBA_ADMIN_TOKEN": ADMIN_TOKEN,
+            "ESCOBA_BOT_DELAY": "1",
+        }
+    )
+    env.update(extra)
+    return env
+
+
+@dataclass
+class Server:
+    name: str
+    port: int
+    proc: subprocess.Popen
+    log_path: str
+
+    def pids(self) -> list[int]:
+        """The gunicorn master and its workers."""
+        out = [self.proc.pid]
+        try:
+            for entry in os.listdir("/proc"):
+                if entry.isdigit() and _ppid(int(entry)) == self.proc.pid:
+                    out.append(int(entry))
+        except OSError:
+            pass
+        return out
+
+    def rss_kib(self) -> dict[int, int]:
+        return {pid: rss_kib(pid) for pid in self.pids()}
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+
+def start_server(
+    name: str, argv: list[str], port: int, *, workers: int, env: dict | None = None
+) -> Server:
+    log_path = f"/tmp/bench-{name}-{port}.log"
+    log = open(log_path, "wb")  # noqa: SIM115 - handed to the child
+    proc = subprocess.Popen(
+        [sys.executable, *argv],
+        cwd=ROOT,
+        env=env or server_env(),
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    server = Server(name, port, proc, log_path)
+    wait_healthy(server, workers)
+    return server
+
+
+def escoba_server(port: int, threads: int, workers: int) -> Server:
+    argv = [
+        "-m",
+        "api.cli",
+        "serve",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--threads",
+        str(threads),
+        "--workers",
+        str(workers),
+    ]
+    return start_server("escoba", argv, port, workers=workers)
+
+
+def baseline_server(port: int, threads: int, workers: int) -> Server:
+    argv = [
+        str(ROOT / "bench" / "baseline_app.py"),
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--threads",
+        str(threads),
+        "--workers",
+        str(workers),
+    ]
+    return start_server("baseline", argv, port, workers=workers)
+
+
+def wait_healthy(server: Server, workers: int, timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if server.proc.poll() is not None:
+            raise RuntimeError(f"{server.name} exited; see {server.log_path}")
+        try:
+            conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=2)
+            conn.request("GET", "/healthz")
+            ok = conn.getresponse().status == 200
+            conn.close()
+            if ok and len(server.pids()) >= 1 + workers:
+                return
+        except OSError:
+            pass
+        time.sleep(0.2)
+    raise RuntimeError(
+        f"{server.name} on port {server.port} did not come up; see {server.log_path}"
+    )
+
+
+def _ppid(pid: int) -> int | None:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return int(f.read().rsplit(")", 1)[1].split()[1])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def rss_kib(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+# --- Redis ------------------------------------------------------------------------
+
+
+def flush_bench_db() -> None:
+    """Empty the benchmark's own DB (never DB 0)."""
+    from redis import Redis
+
+    r = Redis.from_url(REDIS_URL)
+    db = r.connection_pool.connection_kwargs.get("db", 0)
+    if db == 0:
+        raise SystemExit("refusing to flush Redis DB 0: point BENCH_REDIS_URL at a spare DB")
+    r.flushdb()
+    r.close()
+
+
+# --- HTTP ---------------------------------------------------------------------------
+
+
+class Http:
+    """One persistent connection; JSON in and out."""
+
+    def __init__(self, port: int, timeout: float = 30.0):
+        self.port = port
+        self.timeout = timeout
+        self.conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+
+    def call(self, method: str, path: str, body=None, token: str | None = None) -> tuple[int, dict]:
+        headers = {"Content-Type": "application/json"}
+        if token:
+            headers["Authorization"] = f"Bearer {token}"
+        data = json.dumps(body).encode() if body is not None else None
+        for attempt in range(2):
+            try:
+                self.conn.request(method, path, body=data, headers=headers)
+                r = self.conn.getresponse()
+                raw = r.read()
+                return r.status, (json.loads(raw) if raw else {})
+            except (http.client.HTTPException, ConnectionError):
+                self.conn.close()
+                self.conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=self.timeout)
+                if attempt:
+                    raise
+        raise AssertionError("unreachable")
+
+    def close(self) -> None:
+        self.conn.close()
+
+
+# --- game scripts ----------------------------------------------------------------------
+
+
+@dataclass
+class Script:
+    """One table's game, worked out in advance: ``moves[i] = (seat, body, version after)``."""
+
+    decks: list[list[str]]
+    moves: list[tuple[int, dict, int]] = field(default_factory=list)
+    start_version: int = 0
+
+
+def game_script(seed, max_moves: int = 10_000) -> Script:
+    rng = random.Random(f"escoba-bench:{seed}")
+    decks = []
+    for _ in range(ROUNDS):
+        deck = list(FULL_DECK)
+        rng.shuffle(deck)
+        decks.append(deck)
+    s = engine.State()
+
+    def apply(command):
+        nonlocal s
+        s = engine.fold(s, engine.decide(s, command))
+
+    apply(
+        {
+            "type": "open",
+            "name": "bench",
+            "preset": PRESET,
+            "settings": SETTINGS,
+            "player": "p0",
+            "host_name": "Ana",
+            "decks": decks,
+            "first_dealer": 0,
+        }
+    )
+    apply({"type": "sit", "player": "p1", "name": "Bea"})
+    apply({"type": "start", "by": 0, "deck": decks[0], "pick": 0})
+    script = Script(decks, start_version=s.version)
+    while s.status in ("playing", "round_over") and len(script.moves) < max_moves:
+        if s.status == "round_over":
+            seat, move = 0, {"type": "next_round"}
+        else:
+            seat = s.turn
+            sets = fifteen_sets(s)
+            if sets and rng.random() < 0.5:
+                move = {"type": "take_fifteen", "cards": [s.fifteen[0], *rng.choice(sets)]}
+            else:
+                option = rng.choice(options(s, seat))
+                take = option["captures"] and (not option["may_leave"] or rng.random() < 0.7)
+                move = {
+                    "type": "play",
+                    "card": option["card"],
+                    "capture": rng.choice(option["captures"]) if take else [],
+                }
+        apply({**move, "by": seat})
+        script.moves.append((seat, move, s.version))
+    return script
+
+
+def open_table(http: Http, script: Script) -> tuple[str, dict[int, str]]:
+    """Open the scripted table on the server, seat the guest, start; its id and seat tokens."""
+    status, host = http.call(
+        "POST",
+        "/tables",
+        {
+            "name": "Ana",
+            "preset": PRESET,
+            "settings": SETTINGS,
+            "decks": script.decks,
+            "first_dealer": 0,
+        },
+        ADMIN_TOKEN,
+    )
+    assert status == 201, host
+    table_id = host["table_id"]
+    status, guest = http.call("POST", f"/tables/{table_id}/seats", {"name": "Bea"})
+    assert status == 201 and guest["seat"] == 1, guest
+    status, started = http.call(
+        "POST", f"/tables/{table_id}/moves", {"type": "start"}, host["token"]
+    )
+    assert status == 200 and started["version"] == script.start_version, (
+        started,
+        script.start_version,
+    )
+    return table_id, {0: host["token"], 1: guest["token"]}
+
+
+def cpu_seconds(pids: list[int]) -> float:
+    """User + system CPU time of these processes so far."""
+    total = 0
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            total += int(fields[11]) + int(fields[12])
+        except (OSError, IndexError, ValueError):
+            pass
+    return total / os.sysconf("SC_CLK_TCK")
+
+
+def redis_cpu_seconds() -> float:
+    from redis import Redis
+
+    r = Redis.from_url(REDIS_URL)
+    info = r.info("cpu")
+    r.close()
+    return float(info["used_cpu_user"]) + float(info["used_cpu_sys"])
+
+
+def percentile(values: list[float], p: float) -> float:
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    k = max(0, min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1))))
+    return ordered[k]
+
+
+def summary_ms(values: list[float]) -> str:
+    if not values:
+        return "n=0"
+    return (
+        f"n={len(values)} mean={statistics.fmean(values) * 1000:.2f} "
+        f"p50={percentile(values, 50) * 1000:.2f} "
+        f"p90={percentile(values, 90) * 1000:.2f} p99={percentile(values, 99) * 1000:.2f} "
+        f"max={max(values) * 1000:.2f} ms"
+    )

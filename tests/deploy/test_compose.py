@@ -1,0 +1,55 @@
+"""docker-compose.yml cannot run here, so it is checked against the code it deploys."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def compose() -> dict:
+    return yaml.safe_load((ROOT / "docker-compose.yml").read_text())
+
+
+def test_three_services_with_redis_durable_and_healthy():
+    services = compose()["services"]
+    assert set(services) == {"redis", "api", "worker"}
+    redis = services["redis"]
+    command = " ".join(redis["command"])
+    assert "--appendonly yes" in command and "--appendfsync always" in command
+    assert "--maxmemory-policy noeviction" in command
+    assert redis["healthcheck"]["test"][-1] == "ping"
+    assert any(v.endswith(":/data") for v in redis["volumes"])
+    assert "redis-data" in compose()["volumes"]
+
+
+def test_api_runs_gunicorn_threads_and_worker_runs_rq():
+    services = compose()["services"]
+    api = services["api"]["command"]
+    assert api[:2] == ["escoba", "serve"] and "--threads" in api and "0.0.0.0" in api
+    assert services["worker"]["command"] == ["escoba", "worker"]
+    for name in ("api", "worker"):
+        assert services[name]["depends_on"]["redis"]["condition"] == "service_healthy"
+    from api.serve import gunicorn_options
+
+    assert gunicorn_options("0.0.0.0", 8000, 256, 1)["worker_class"] == "gthread"
+
+
+def test_environment_is_exactly_what_the_code_reads():
+    read = set(re.findall(r'env\.get\("([A-Z_]+)"', (ROOT / "events/config.py").read_text()))
+    for name in ("api", "worker"):
+        env = compose()["services"][name]["environment"]
+        assert set(env) == read, f"{name}: compose sets {set(env) ^ read} differently from events/config.py"
+        assert env["REDIS_URL"].startswith("redis://redis:")
+
+
+def test_the_image_holds_every_package_and_the_console_script():
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    dockerfile = (ROOT / "Dockerfile").read_text()
+    for package in project["tool"]["setuptools"]["packages"]["find"]["include"]:
+        assert f"COPY {package.rstrip('*')} " in dockerfile
+    assert project["project"]["scripts"]["escoba"] == "api.cli:main"
