@@ -7,6 +7,7 @@ the table once, however many sockets here watch it.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import queue
@@ -76,7 +77,5 @@ class Hub:
         else:
             item = ("state", self.service.load(table_id))
         for q in targets:
-            try:
+            with contextlib.suppress(queue.Full):  # a stuck socket must not hold up the others
                 q.put_nowait(item)
-            except queue.Full:  # a stuck socket must not hold up the others
-                pass

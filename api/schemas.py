@@ -42,7 +42,8 @@ class CreateTable(Strict):
     table_name = _name()
     watch = fields.Boolean(load_default=False, metadata={"description": "the host runs the table without a seat"})
     # operators only (admin token)
-    decks = fields.List(fields.List(Card(), validate=validate.Length(equal=40)), validate=validate.Length(min=1, max=50))
+    decks = fields.List(fields.List(Card(), validate=validate.Length(equal=40)),
+                        validate=validate.Length(min=1, max=50))
     first_dealer = fields.Integer(validate=validate.Range(0, 3))
 
 

@@ -1,9 +1,10 @@
 """Deciding a command: which events it makes, or why it is refused.
 
 A command is a plain dict: ``{"type": "play", "by": 1, "card": "7o", "capture": ["8c"]}``.
-``by`` is the actor's seat, set by the shell after it has checked who is
-asking (or ``player``, the actor's id, which is resolved to their seat here). Chance arrives inside the command (``deck``: a shuffled deck; ``pick``:
-a random number), put there by the shell, and is recorded in the events.
+``by`` is the actor's seat, or ``player`` the actor's id, set by the shell
+after it has checked who is asking. Chance arrives inside the command
+(``deck``: a shuffled deck; ``pick``: a random number), put there by the
+shell, and is recorded in the events.
 System commands (``open_away``, ``expire``, ``start_rematch``,
 ``lapse_rematch``) come from the workers' timers.
 """

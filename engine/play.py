@@ -10,10 +10,10 @@ from __future__ import annotations
 from . import events as ev
 from .capture import captures, check_capture
 from .cards import value
+from .deal import deal_more
 from .decision import Decision
 from .errors import RuleError
 from .flow import end_round
-from .deal import deal_more
 
 
 def options(state, seat: int) -> list[dict]:
