@@ -40,6 +40,11 @@ ROUNDS = 40  # operator decks per table (a game to 31 never needs that many)
 # --- servers -------------------------------------------------------------------
 
 
+def exit_on_sigterm() -> None:
+    """A SIGTERM (timeout, CI) still runs the ``finally`` that stops the servers."""
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -91,9 +96,7 @@ class Server:
                 self.proc.wait()
 
 
-def start_server(
-    name: str, argv: list[str], port: int, *, workers: int, env: dict | None = None
-) -> Server:
+def start_server(name: str, argv: list[str], port: int, *, workers: int, env: dict | None = None) -> Server:
     log_path = f"/tmp/bench-{name}-{port}.log"
     log = open(log_path, "wb")  # noqa: SIM115 - handed to the child
     proc = subprocess.Popen(
@@ -156,9 +159,7 @@ def wait_healthy(server: Server, workers: int, timeout: float = 30.0) -> None:
         except OSError:
             pass
         time.sleep(0.2)
-    raise RuntimeError(
-        f"{server.name} on port {server.port} did not come up; see {server.log_path}"
-    )
+    raise RuntimeError(f"{server.name} on port {server.port} did not come up; see {server.log_path}")
 
 
 def _ppid(pid: int) -> int | None:
@@ -307,9 +308,7 @@ def open_table(http: Http, script: Script) -> tuple[str, dict[int, str]]:
     table_id = host["table_id"]
     status, guest = http.call("POST", f"/tables/{table_id}/seats", {"name": "Bea"})
     assert status == 201 and guest["seat"] == 1, guest
-    status, started = http.call(
-        "POST", f"/tables/{table_id}/moves", {"type": "start"}, host["token"]
-    )
+    status, started = http.call("POST", f"/tables/{table_id}/moves", {"type": "start"}, host["token"])
     assert status == 200 and started["version"] == script.start_version, (
         started,
         script.start_version,

@@ -40,6 +40,7 @@ from bench._common import (  # noqa: E402
     baseline_server,
     cpu_seconds,
     escoba_server,
+    exit_on_sigterm,
     flush_bench_db,
     free_port,
     game_script,
@@ -157,29 +158,18 @@ def describe(name: str, result: dict, server_cpu: float, redis_cpu: float) -> st
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(
-        description="escoba POST /moves vs a bare Flask + XADD baseline"
-    )
+    parser = argparse.ArgumentParser(description="escoba POST /moves vs a bare Flask + XADD baseline")
     parser.add_argument("--tables", type=int, default=100)
     parser.add_argument("--workers", type=int, default=2, help="gunicorn workers, both servers")
-    parser.add_argument(
-        "--threads", type=int, default=16, help="gthread threads per worker, both servers"
-    )
-    parser.add_argument(
-        "--clients", type=int, default=16, help="load threads (persistent connections)"
-    )
+    parser.add_argument("--threads", type=int, default=16, help="gthread threads per worker, both servers")
+    parser.add_argument("--clients", type=int, default=16, help="load threads (persistent connections)")
     parser.add_argument("--duration", type=float, default=10.0, help="seconds per measured run")
-    parser.add_argument(
-        "--warmup", type=float, default=1.0, help="uncounted seconds at the start of each run"
-    )
+    parser.add_argument("--warmup", type=float, default=1.0, help="uncounted seconds at the start of each run")
     parser.add_argument("--rounds", type=int, default=1, help="baseline+escoba pairs, alternating")
-    parser.add_argument(
-        "--warm", type=int, default=8, help="moves per table before measuring (mid-game)"
-    )
-    parser.add_argument(
-        "--moves", type=int, default=150, help="scripted moves per table for the runs"
-    )
+    parser.add_argument("--warm", type=int, default=8, help="moves per table before measuring (mid-game)")
+    parser.add_argument("--moves", type=int, default=150, help="scripted moves per table for the runs")
     args = parser.parse_args(argv)
+    exit_on_sigterm()
 
     print(
         f"escoba vs baseline: {args.tables} tables, gunicorn gthread workers={args.workers} "

@@ -2,8 +2,8 @@
 
 Plays several full two-player games to 21 with random legal moves (a seeded
 ``random.Random``, so every run folds the same logs), then times
-``engine.replay`` over them in this one process and prints the rate against the
-target of 100,000 events folded per second per core.
+``engine.replay`` over them in this one process and prints the rate (events per
+CPU second of the process, i.e. per core) against the target of 100,000.
 
 Run from the repository root: ``python bench/fold.py [--games N] [--seconds S]``.
 """
@@ -80,7 +80,7 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--games", type=int, default=30, help="games to generate (default 30)")
     parser.add_argument(
-        "--seconds", type=float, default=3.0, help="time to spend folding (default 3)"
+        "--seconds", type=float, default=3.0, help="CPU seconds to spend folding (default 3)"
     )
     parser.add_argument("--seed", type=int, default=2026)
     args = parser.parse_args(argv)
@@ -99,9 +99,10 @@ def main(argv=None) -> int:
         for log in logs:
             replay(log)
         passes += 1
-        elapsed = time.perf_counter() - started
-        if elapsed >= args.seconds:
+        # measure for a set amount of CPU time, so a busy machine does not shorten the sample
+        if time.process_time() - cpu_started >= args.seconds:
             break
+    elapsed = time.perf_counter() - started
     cpu = time.process_time() - cpu_started
     folded = passes * per_pass
     rate = folded / elapsed
@@ -112,8 +113,10 @@ def main(argv=None) -> int:
         f"{per_pass} events, {per_pass / len(logs):.0f} events a game on average"
     )
     print(f"folded: {folded} events in {elapsed:.2f} s wall, {cpu:.2f} s CPU ({passes} passes)")
-    print(f"rate: {rate:,.0f} events/s per core (wall; {cpu_rate:,.0f} per CPU second)")
-    print(f"target: {TARGET:,} events/s per core; measured/target = {rate / TARGET:.2f}")
+    # Per core means per CPU second of this one process; the wall-clock rate is lower
+    # whenever other processes share the cores, so it is printed for comparison only.
+    print(f"rate: {cpu_rate:,.0f} events/s per core (per CPU second; wall clock: {rate:,.0f}/s)")
+    print(f"target: {TARGET:,} events/s per core; measured/target = {cpu_rate / TARGET:.2f}")
     return 0
 
 

@@ -22,8 +22,14 @@ import urllib.request
 
 import engine
 from events.config import Config
+from events.service import TableService
 
 from . import scheduling
+
+try:  # imported here, once, so that a forking worker's job processes inherit them
+    from engine.bots import choose as _bots_choose
+except ImportError:  # the bots are not there yet: any legal move
+    _bots_choose = None
 
 log = logging.getLogger("escoba.workers")
 
@@ -56,8 +62,6 @@ def _connection():
 
 def service(redis=None, config: Config | None = None):
     """A TableService for a job: its RQ connection, the scheduler hook, the configured clock."""
-    from events.service import TableService
-
     redis = redis if redis is not None else _connection()
     config = config or get_config()
     kwargs = {"on_change": scheduling.on_change_hook(redis, config), "cache_size": 0}
@@ -90,11 +94,9 @@ def _execute(svc, table_id: str, command: dict, *, actor: str, expected_version:
 # --- bots -------------------------------------------------------------------
 
 def _choose(bot: str, view: dict, rng: random.Random) -> dict:
-    try:
-        from engine.bots import choose
-    except ImportError:  # the bots are not there: any legal move
+    if _bots_choose is None:
         return _any_legal(view, rng)
-    return choose(bot, view, rng, budget_ms=BOT_BUDGET_MS)
+    return _bots_choose(bot, view, rng, budget_ms=BOT_BUDGET_MS)
 
 
 def _any_legal(view: dict, rng: random.Random) -> dict:

@@ -32,6 +32,7 @@ from datetime import UTC, datetime
 from rq import SimpleWorker, Worker
 from rq.job import Job
 from rq.registry import ScheduledJobRegistry
+from rq.timeouts import TimerDeathPenalty
 
 from . import jobs, scheduling
 
@@ -39,6 +40,7 @@ log = logging.getLogger("escoba.workers")
 
 RECONCILE_EVERY = 600  # seconds
 POLL = 0.1  # the in-process runner's loop
+MAINTENANCE_EVERY = 60  # seconds
 
 
 # --- the reconciler --------------------------------------------------------------
@@ -48,6 +50,10 @@ def reconcile(redis, config, table_ids=None, clock=time.time) -> dict:
     from events.service import TableService
 
     svc = TableService(redis, cache_size=0)
+    try:  # jobs of a worker that died mid-job: RQ marks them failed, so they are rescheduled
+        scheduling.queue_for(redis).started_job_registry.cleanup()
+    except Exception:
+        log.exception("reconcile: cleaning RQ's started registry")
     ids = svc.table_ids() if table_ids is None else list(table_ids)
     summary = {"tables": 0, "scheduled": [], "removed": [], "errors": []}
     for table_id in ids:
@@ -114,7 +120,10 @@ def enqueue_due(redis, now: float | None = None) -> list[str]:
 
 
 class ThreadWorker(SimpleWorker):
-    """A SimpleWorker that can run outside the main thread (no signal handlers), and counts."""
+    """A SimpleWorker that can run outside the main thread (no signal handlers, job timeouts
+    by timer rather than SIGALRM), and counts the jobs it ran."""
+
+    death_penalty_class = TimerDeathPenalty
 
     jobs_run = 0
 
@@ -134,7 +143,6 @@ def run_burst(redis, now: float | None = None, max_rounds: int = 100_000) -> int
     """
     queue = scheduling.queue_for(redis)
     worker = ThreadWorker([queue], connection=redis)
-    ran = 0
     for _ in range(max_rounds):
         enqueue_due(redis, now)
         if not queue.count:
@@ -188,7 +196,9 @@ def run_worker(config, *, burst: bool = False, simple: bool = False, redis=None)
     log.info("worker start: reconciled %d tables", summary["tables"])
     schedule_reconcile(redis)
     cls = SimpleWorker if simple else Worker
-    worker = cls([queue], connection=redis)
+    # Maintenance every minute (RQ's default: ten): it cleans up after dead workers and takes
+    # over the scheduler lock a crashed worker left behind (it lapses after about a minute).
+    worker = cls([queue], connection=redis, maintenance_interval=MAINTENANCE_EVERY)
     worker.work(with_scheduler=True, burst=burst, logging_level="INFO")
     return 0
 

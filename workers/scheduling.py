@@ -39,15 +39,18 @@ reconciler, rebuilding it, replaces it rather than doubling it) while the next
 timer of the same kind never collides with a job still running.
 
 Scheduling precision: RQ's scheduled registry has one-second resolution and
-its scheduler polls every second. A due time under ``INLINE_DELAY`` seconds
-away is therefore enqueued at once, and the job waits the remainder itself
-(bots with a short ``bot_delay``); anything later goes through ``enqueue_at``.
+its scheduler polls every second. A timer already due is enqueued at once; a
+bot turn due in under ``INLINE_DELAY`` seconds is enqueued at once too, and
+the job waits the remainder itself (a short ``bot_delay``); anything else goes
+through ``enqueue_at`` at the due time rounded up to the second, so a timer
+fires up to about a second late (the scheduler's poll), never early.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import math
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
@@ -245,16 +248,18 @@ def _enqueue(pipe, queue: Queue, timer: Timer, now: float, retry: Retry | None =
         "pipeline": pipe,
     }
     wait = timer.due - now
-    if wait < INLINE_DELAY:
-        if wait > 0 and timer.func == "workers.jobs.bot_turn":
+    is_bot = timer.func == "workers.jobs.bot_turn"
+    if wait <= 0 or (is_bot and wait < INLINE_DELAY):
+        if wait > 0:
             kwargs["delay"] = round(wait, 3)
         queue.enqueue(timer.func, *timer.args, **kwargs, **options)
     else:
-        when = datetime.fromtimestamp(timer.due, tz=UTC)
+        # the registry keeps whole seconds: round up, so that a timer never fires early
+        when = datetime.fromtimestamp(math.ceil(timer.due), tz=UTC)
         queue.enqueue_at(when, timer.func, *timer.args, **kwargs, **options)
 
 
-LIVE = frozenset({"scheduled", "queued", "started", "deferred"})
+LIVE = frozenset({"scheduled", "queued", "started", "deferred", "rate_limited"})
 
 
 def _status(redis, job_id: str) -> str | None:
@@ -308,17 +313,19 @@ def apply_timers(redis, table_id: str, version: int, wanted: dict[str, Timer], *
                         remove.append(old)
                     schedule.append((timer, retry))
                 # Watch the jobs to be removed: one that starts meanwhile restarts this step.
-                touched = remove + [t.job_id for t, _ in schedule]
+                touched = remove + [t.job_id for t, _ in schedule if verify]
                 if touched:
                     pipe.watch(key, *(Job.key_for(i) for i in touched))
                 running = {i for i in touched if _status(redis, i) == "started"}
                 pipe.multi()
                 for job_id in remove:
                     _remove_job(pipe, queue, job_id, job_id in running)
+                known = set(current.values())
                 for timer, retry in schedule:
                     if timer.job_id in running:
                         continue  # the same timer is running right now: nothing to add
-                    _remove_job(pipe, queue, timer.job_id, False)  # a failed or stale copy
+                    if verify or timer.job_id in known:
+                        _remove_job(pipe, queue, timer.job_id, False)  # a failed or stale copy
                     _enqueue(pipe, queue, timer, now, retry)
                 if drop_fields:
                     pipe.hdel(key, *drop_fields)

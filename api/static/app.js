@@ -54,7 +54,8 @@ const app = {
   chatIds: new Set(),
   lastChatId: null,
   busy: false,
-  escobaSeat: null,
+  dragCard: null,
+  escoba: null, // {seat, at: history length} of the last sweep seen live
 };
 
 const storeKey = (id) => `escoba.table.${id}`;
@@ -182,12 +183,12 @@ function setView(view) {
       if (before && side.escobas > before.escobas) {
         const last = view.history[view.history.length - 1];
         const seat = last && side.seats.includes(last.seat) ? last.seat : side.seats[0];
-        app.escobaSeat = seat;
+        app.escoba = { seat, at: view.history.length };
         say(`ESCOBA! ${seatName(seat)} swept the table.`);
       }
     });
   }
-  if (old && old.round !== view.round) app.escobaSeat = null;
+  if (old && old.round !== view.round) app.escoba = null;
   // keep the pick only while it is still in hand and still our turn
   if (app.picked && (!view.hand.includes(app.picked) || !myTurn())) clearPick();
   else if (app.picked) {
@@ -256,6 +257,13 @@ async function playPicked() {
   if (!app.picked) return;
   if (app.selected.size) return capture();
   const opt = optionFor(app.picked);
+  if (opt && opt.captures.length) {
+    say(opt.may_leave
+      ? "Mark the table cards to capture (↓ marks a 15), or tap LEAVE ON TABLE."
+      : "This card must capture: mark the table cards it makes 15 with.");
+    render();
+    return;
+  }
   if (opt && opt.may_leave) return leave();
   showError("This card must capture: mark the table cards it makes 15 with.");
 }
@@ -343,7 +351,7 @@ function renderWaiting(view, seated) {
   const taken = view.seats.filter((s) => !s.empty);
   // partners: with four, the host picks
   const partner = $("partner");
-  partner.hidden = !(host && taken.length === 4 && view.settings.teams !== false);
+  partner.hidden = !(host && taken.length === 4 && view.settings.teams && view.settings.choose_partner);
   if (!partner.hidden) {
     const pb = $("partner-buttons");
     pb.replaceChildren();
@@ -379,7 +387,8 @@ function renderSeats(view) {
   ul.hidden = !playing;
   if (!playing) return;
   const last = view.history && view.history[view.history.length - 1];
-  const swept = last && last.kind !== "opening" && last.captured && last.captured.length && view.table_cards.length === 0 && view.status === "playing";
+  const swept = last && last.captured && last.captured.length && view.table_cards.length === 0 && view.status === "playing";
+  const live = app.escoba && app.escoba.at === view.history.length && view.status === "playing" ? app.escoba.seat : null;
   for (const s of view.seats) {
     if (s.empty || s.in_game === false) continue;
     const li = document.createElement("li");
@@ -402,7 +411,11 @@ function renderSeats(view) {
     if (s.team !== null && s.team !== undefined) add(`TEAM ${Number(s.team) + 1}`);
     if (s.seat === view.dealer) add("DEALER");
     if (s.seat === view.turn) add("TO PLAY", "go");
-    if ((swept && last.seat === s.seat) || (app.escobaSeat === s.seat && swept)) add("ESCOBA!", "escoba");
+    if ((swept && last.seat === s.seat) || live === s.seat) {
+      const side = (view.captured || []).find((x) => x.seats.includes(s.seat));
+      const double = last && last.kind === "opening" && side && side.escobas >= 2;
+      add(double ? "DOUBLE ESCOBA!" : "ESCOBA!", "escoba");
+    }
     if (view.away && view.away.seat === s.seat) add("AWAY", "warn");
     li.append(tags);
     const info = document.createElement("span");
@@ -486,6 +499,14 @@ function renderHand(view, seated) {
     b.tabIndex = i === app.focusIndex ? 0 : -1;
     b.addEventListener("click", () => { app.focusIndex = i; pick(c); });
     b.addEventListener("focus", () => { app.focusIndex = i; });
+    if (turn) { // dragging the card onto the table plays it too
+      b.draggable = true;
+      b.addEventListener("dragstart", (e) => {
+        app.dragCard = c;
+        e.dataTransfer.setData("text/plain", c);
+        e.dataTransfer.effectAllowed = "move";
+      });
+    }
     hand.append(b);
   });
   if (hadFocus && hand.children[app.focusIndex]) hand.children[app.focusIndex].focus();
@@ -668,6 +689,8 @@ function connect() {
     app.wsTries = 0;
     $("conn").hidden = true;
     document.body.dataset.live = "yes";
+    // a change that landed while the socket was being set up is caught here
+    refresh();
     loadChat();
   };
   ws.onmessage = (ev) => {
@@ -709,8 +732,11 @@ async function refresh() {
 function startPolling() {
   // a slow safety net: if the socket is down, the page still follows the table
   clearInterval(app.pollTimer);
+  let ticks = 0;
   app.pollTimer = setInterval(() => {
-    if (!app.ws || app.ws.readyState !== WebSocket.OPEN) refresh();
+    ticks += 1;
+    const down = !app.ws || app.ws.readyState !== WebSocket.OPEN;
+    if (down || ticks % 6 === 0) refresh();
   }, 5000);
 }
 
@@ -765,7 +791,23 @@ function startGame() {
 }
 
 // ---------------------------------------------------------------- wiring
+function dropOnTable(e) {
+  e.preventDefault();
+  const card = app.dragCard;
+  app.dragCard = null;
+  if (!card || !myTurn()) return;
+  if (app.picked !== card) {
+    clearPick();
+    app.picked = card;
+    const opt = optionFor(card);
+    if (opt && opt.captures.length === 1) app.selected = new Set(opt.captures[0]);
+  }
+  playPicked();
+}
+
 function wire() {
+  $("felt").addEventListener("dragover", (e) => { if (app.dragCard) e.preventDefault(); });
+  $("felt").addEventListener("drop", dropOnTable);
   $("open-table").addEventListener("click", () => {
     $("create-form").hidden = false;
     $("open-table").hidden = true;

@@ -2,13 +2,22 @@
 
 Each iteration deals the cards unseen from her seat (the forty, less her
 hand, the table and every card in this round's history) at random into the
-other hands (by their counts) and the stock, then plays every candidate move
-in that same deal and the rest of the round out with a fast greedy policy
-(``engine.bots.sim``). A move is worth its side's round points minus the best
-other side's, averaged over the deals; moves that fall clearly behind on the
-shared deals are dropped so the rest get more deals.
+other hands (by their counts) and the stock, then plays each candidate move
+(Tito's best few) in that same deal and looks ahead with a fast Tito-like
+policy for everybody (``engine.bots.sim``):
 
-Her only clock is the injected ``clock``, read to keep within ``budget_ms``.
+- early in the round, ``HORIZON`` turns of the table ahead, a move is worth what her side
+  took (card worth and escobas) less the best other side's;
+- in the round's last ``FULL_BELOW`` plays, the round is played out and a move
+  is worth her side's round points (``engine.scoring.score_round``) less the
+  best other side's.
+
+Moves are averaged over the deals; a move that falls clearly behind on the
+shared deals is dropped, so the others get more deals. A 15 left behind is
+always taken (the set chosen as Tito would).
+
+Her only clock is the injected ``clock``, read to keep within ``budget_ms``
+(``max_iterations`` caps the deals as well).
 """
 
 from __future__ import annotations
@@ -19,15 +28,17 @@ from collections.abc import Callable
 
 from . import tito
 from .common import Reading, card_worth
-from .sim import INDEX, Round, worth_table
+from .sim import INDEX, VAL, Round, worth_table
 
 BUDGET_MS = 120.0
 MAX_ITERATIONS = 400
 MIN_ITERATIONS = 12
-# plays looked ahead before judging by the value of what each side took;
-# the last FULL_BELOW plays of a round are played out and scored exactly
-HORIZON = 6
+# turns of the table looked ahead (her move, then everybody, then everybody but
+# her once more) before judging by the value of what each side took; the last
+# FULL_BELOW plays of a round are played out and scored exactly
+HORIZON = 2
 FULL_BELOW = 8
+CANDIDATES = 5
 
 
 def choose(
@@ -39,13 +50,20 @@ def choose(
     max_iterations: int = MAX_ITERATIONS,
     horizon: int | None = HORIZON,
     full_below: int = FULL_BELOW,
+    candidates: int = CANDIDATES,
 ) -> dict:
+    start = clock()
     r = Reading(view)
+    if r.fifteen_sets:  # a 15 left behind is always worth taking: Tito picks the set
+        return tito.choose(view, rng)
     moves = r.moves()
     if len(moves) == 1:
         return moves[0]
+    if len(moves) > candidates:  # look deeper only at Tito's best few
+        worth = card_worth(r.settings)
+        ranked = sorted(range(len(moves)), key=lambda i: -tito.evaluate(r, worth, moves[i]))
+        moves = [moves[i] for i in sorted(ranked[:candidates])]
     budget = (BUDGET_MS if budget_ms is None else budget_ms) / 1000.0
-    start = clock()
     root = _root(r)
     if root is None:  # the view does not add up (never expected): fall back on Tito
         return tito.choose(view, rng)
@@ -55,7 +73,7 @@ def choose(
     mine = r.my_side
 
     exact = horizon is None or r.plays_left() <= full_below
-    plies = 999 if exact else horizon * 1
+    plies = 999 if exact else len(r.players) * horizon - 1
     alive = list(range(len(moves)))
     results: list[list[float]] = [[] for _ in moves]
     iterations = 0
@@ -117,6 +135,8 @@ def _root(r: Reading) -> Round | None:
     sim.table = [INDEX[c] for c in r.table]
     sim.piles = [[INDEX[c] for c in p] for p in r.piles]
     sim.escobas = list(r.escobas)
+    for c in [*r.table, *(x for p in r.piles for x in p)]:
+        sim.public[VAL[INDEX[c]]] += 1
     sim.gain = [0.0] * len(r.sides)
     sim.last = r.last_capturer if r.last_capturer is not None else -1
     sim.turn = r.me
@@ -135,11 +155,5 @@ def _deal_order(r: Reading) -> list[int]:
 
 
 def _apply(sim: Round, me: int, move: dict) -> None:
-    if move["type"] == "take_fifteen":
-        card = sim.pending
-        sim.take_fifteen(me, [INDEX[c] for c in move["cards"] if INDEX[c] != card])
-        card, taken = sim.greedy(me)
-        sim.play(me, card, taken)
-    else:
-        sim.pending = -1
-        sim.play(me, INDEX[move["card"]], [INDEX[c] for c in move["capture"]])
+    sim.pending = -1  # not taken: the chance is gone once she plays
+    sim.play(me, INDEX[move["card"]], [INDEX[c] for c in move["capture"]])

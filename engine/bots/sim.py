@@ -10,6 +10,8 @@ simulator against the engine move by move. Scoring at the end uses
 
 from __future__ import annotations
 
+from math import comb
+
 from ..cards import FULL_DECK
 from ..rules import Settings
 from ..scoring import score_round
@@ -52,8 +54,13 @@ def sums_of(table: list[int]) -> dict[int, list[tuple[int, ...]]]:
     return by_total
 
 
+_WORTH: dict[tuple, list[float]] = {}
+
+
 def worth_table(worth: dict[str, float]) -> list[float]:
-    return [worth[c] for c in FULL_DECK]
+    """The worth of each card by index; one list per distinct table, kept (caches key on it)."""
+    values = tuple(worth[c] for c in FULL_DECK)
+    return _WORTH.setdefault(values, list(values))
 
 
 class Round:
@@ -62,7 +69,7 @@ class Round:
     __slots__ = (
         "hands", "table", "stock", "piles", "escobas", "last", "turn", "pending",
         "nxt", "side_of", "settings", "hybrid", "mandatory", "take15", "last_sweep", "worth",
-        "order", "gain",
+        "order", "gain", "public", "smart",
     )
 
     def __init__(self, settings: Settings, worth: list[float], players, side_of, nxt):
@@ -84,11 +91,13 @@ class Round:
         self.turn = -1
         self.pending = -1
         self.gain: list[float] = []
+        self.public: list[int] = [0] * 11  # cards of each value on the table or in a pile
+        self.smart = True
 
     def copy(self) -> Round:
         new = Round.__new__(Round)
         for name in ("settings", "hybrid", "mandatory", "take15", "last_sweep", "worth", "order",
-                     "side_of", "nxt", "last", "turn", "pending"):
+                     "side_of", "nxt", "last", "turn", "pending", "smart"):
             setattr(new, name, getattr(self, name))
         new.hands = {s: list(h) for s, h in self.hands.items()}
         new.table = list(self.table)
@@ -96,6 +105,7 @@ class Round:
         new.piles = [list(p) for p in self.piles]
         new.escobas = list(self.escobas)
         new.gain = list(self.gain)
+        new.public = list(self.public)
         return new
 
     # --- the rules ----------------------------------------------------------
@@ -132,6 +142,7 @@ class Round:
         table = self.table
         last_card = not self.stock and self.cards_left() == 1
         hand.remove(card)
+        self.public[VAL[card]] += 1
         if taken:
             escoba = len(taken) == len(table) and (self.last_sweep or not last_card)
             for c in taken:
@@ -236,9 +247,118 @@ class Round:
                 taken = self.best_take()
                 if taken:
                     self.take_fifteen(seat, taken)
-            card, taken = self.greedy(seat)
+            card, taken = self.tito(seat) if self.smart else self.greedy(seat)
             self.play(seat, card, taken)
 
     def score(self, sides) -> list[int]:
         piles = [[CODE[c] for c in p] for p in self.piles]
         return [t["round_points"] for t in score_round(sides, piles, self.escobas, self.settings)]
+
+    def tito(self, seat: int) -> tuple[int, tuple[int, ...]]:
+        """Tito's judgement, made fast: what a move takes, less what the next opponent may take after it."""
+        w = self.worth
+        table = self.table
+        hand = self.hands[seat]
+        hybrid = self.hybrid
+        n = len(table)
+        stock = len(self.stock)
+        left = stock + self.cards_left()
+        last_card = left == 1
+        escoba_counts = self.last_sweep or not last_card
+        nxt = self.nxt[seat]
+        threat = self.side_of[nxt] != self.side_of[seat] and not last_card
+        if threat:
+            public = self.public
+            mine = [0] * 11
+            for c in hand:
+                mine[VAL[c]] += 1
+            pool = 40 - sum(public) - len(hand)
+            h = len(self.hands[nxt]) or HAND
+            h = min(h, pool)
+            chance = CHANCE[h][pool]
+            odds = [chance[max(0, 4 - public[v] - mine[v])] for v in range(11)]
+            ends = left <= len(self.order)
+            opp_escoba = self.last_sweep or not ends
+        by_total = sums_of(table)
+        best = -1e9
+        choice = None
+        for card in hand:
+            v = VAL[card]
+            sets = by_total.get(15 - v, [])
+            if hybrid:
+                sets = sets + by_total.get(v, [])
+            moves = [(s, w[card] + sum(w[c] for c in s)) for s in sets]
+            if not sets or not self.mandatory:
+                moves.append(((), 0.0))
+            for s, score in moves:
+                if s:
+                    after = [c for c in table if c not in s]
+                    if not after and escoba_counts:
+                        score += 1.0
+                else:
+                    after = [*table, card]
+                    if sets and self.take15 and not last_card:
+                        score -= max(w[card] + sum(w[c] for c in x) + (len(x) == n) for x in sets)
+                if last_card:
+                    capturer = seat if s else self.last
+                    if capturer >= 0 and after:
+                        lump = sum(w[c] for c in after)
+                        score += lump if self.side_of[capturer] == self.side_of[seat] else -lump
+                elif threat and after:
+                    score -= RISK * _exposure(after, odds, w, hybrid, opp_escoba)
+                if score > best:
+                    best, choice = score, (card, s)
+        return choice
+
+
+RISK = 0.9
+# CHANCE[h][pool][u]: a hand of h cards from pool unseen cards holds one of u
+CHANCE = [
+    [[(1.0 - comb(pool - u, h) / comb(pool, h)) if 0 < u <= pool and h <= pool else 0.0
+      for u in range(5)] for pool in range(41)]
+    for h in range(HAND + 1)
+]
+_RANKED: dict[tuple, list[tuple[float, int]]] = {}
+
+
+def _ranked(table: list[int], w: list[float], hybrid: bool, escoba: bool) -> list[tuple[float, int]]:
+    """For each card value, the most a card of that value can take from ``table``, best first."""
+    key = (escoba, hybrid, id(w), *sorted(table))
+    found = _RANKED.get(key)
+    if found is not None:
+        return found
+    best = [0.0] * 15
+    subs: list[tuple[int, float, int]] = [(0, 0.0, 0)]
+    for c in table:
+        v = VAL[c]
+        wc = w[c]
+        subs += [(t + v, x + wc, k + 1) for t, x, k in subs if t + v <= 14]
+    n = len(table)
+    for t, x, k in subs[1:]:
+        if k == n and escoba:
+            x += 1.0
+        if x > best[t]:
+            best[t] = x
+    ranked = []
+    for v in range(1, 11):
+        g = best[15 - v]
+        if hybrid:
+            g = max(g, best[v])
+        if g > 0:
+            ranked.append((g + 0.12, v))
+    ranked.sort(reverse=True)
+    if len(_RANKED) > 200_000:
+        _RANKED.clear()
+    _RANKED[key] = ranked
+    return ranked
+
+
+def _exposure(table: list[int], odds: list[float], w: list[float], hybrid: bool, escoba: bool) -> float:
+    """What a player holding each value with ``odds`` may expect to take from ``table``."""
+    expected, miss = 0.0, 1.0
+    for g, v in _ranked(table, w, hybrid, escoba):
+        p = odds[v]
+        if p:
+            expected += g * p * miss
+            miss *= 1 - p
+    return expected

@@ -93,5 +93,5 @@ def exposure(r: Reading, worth: dict, table: list, capturer, last_card: bool) ->
 
 
 def _sets_for_value(v: int, table: list, settings) -> list:
-    # a stand-in card of value v: suit does not matter for which sets it may take
-    return captures(f"{v}b", table, settings) if f"{v}b" not in table else captures(f"{v}c", table, settings)
+    # a stand-in card of value v: only its value matters for which sets it may take
+    return captures(f"{v}b", table, settings)

@@ -8,8 +8,7 @@ import time
 import pytest
 
 from events.config import Config
-from events.records import to_record
-from events.service import TableService, iso_utc
+from events.service import TableService
 from workers import jobs, runner, scheduling
 
 
@@ -51,12 +50,8 @@ class Env:
         return self.svc.execute(tid, {"type": "start", "by": 0}, actor="seat:0").state
 
     def bots_only(self, bots=("carmen", "tito")) -> str:
-        """A started game with only bots in it: the host's seat is handed to a bot by an
-        operator's record (the API cannot make one; the timers must still drive it)."""
-        tid = self.open(bots=bots)
-        state = self.start(tid)
-        append_operator_bot(self.svc, tid, state, self.clock())
-        return tid
+        """A started game of bots only, at a table its host opened to watch."""
+        return start_bots_only(self.svc, bots)
 
     def state(self, tid: str):
         return self.svc.load(tid)
@@ -71,17 +66,16 @@ class Env:
         return scheduling.pending_jobs(self.redis, tid)
 
 
-def append_operator_bot(svc: TableService, tid: str, state, now: float, seat: int = 0,
-                        bot: str = "carmen") -> None:
-    """Seat ``seat`` becomes a bot (an operator's BotAdded record), then the scheduler hook."""
-    from engine import fold
-    from engine.events import BotAdded
-
-    event = BotAdded(seat, bot, bot.title())
-    record = to_record(event, version=state.version + 1, at=iso_utc(now), actor="operator")
-    svc.store.append(tid, state.version, [record])
-    new_state = fold(state, [event])
-    svc.on_change(tid, new_state, [record])
+def start_bots_only(svc: TableService, bots=("carmen", "tito"), target: int = 10) -> str:
+    """The host opens a table to watch (no seat), seats ``bots`` and starts their game."""
+    tid, _ = svc.create({"type": "open", "name": "bots", "preset": "del15",
+                         "settings": {"target": target}, "player": "host", "host_name": "Ana",
+                         "host_seated": False})
+    for bot in bots:
+        svc.execute(tid, {"type": "add_bot", "player": "host", "bot": bot}, actor="operator")
+    state = svc.execute(tid, {"type": "start", "player": "host"}, actor="operator").state
+    assert state.status == "playing" and all(state.seats[p].kind == "bot" for p in state.players)
+    return tid
 
 
 @pytest.fixture
