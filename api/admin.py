@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import json
-
 from flask import Blueprint, Response, current_app, jsonify
 
 import engine
 from engine import RuleError
+from events.export import export_text
 
 from . import auth
 
@@ -27,8 +26,8 @@ def _require_admin():
 def table_log(table_id: str):
     ctx = _require_admin()
     ctx.service.load(table_id)  # 404 for no such table
-    lines = (json.dumps(record, separators=(",", ":")) + "\n" for record in ctx.service.records(table_id))
-    return Response("".join(lines), mimetype="application/x-ndjson")
+    # the same JSON-lines format `escoba replay --file` reads
+    return Response(export_text(ctx.service.records(table_id)), mimetype="application/x-ndjson")
 
 
 @bp.get("/admin/tables/<table_id>")

@@ -305,6 +305,7 @@ def main(argv=None) -> int:
         )
         print(f"  POST /moves latency: {summary_ms(http_lat)}")
         print(f"  answer -> all 4 sockets of the table have the version: {summary_ms(delays)}")
+        print(f"  POST sent -> all 4 sockets of the table have the version: {summary_ms(from_sent)}")
         print(
             f"  moves whose sockets did not all hear: {missing}; all heard before the answer: {early}; "
             f"sockets closed by the server: {closed}"

@@ -15,7 +15,7 @@ from .rules import Settings
 FIFTEEN = 15
 
 
-def subsets_summing_to(cards, goal: int) -> list[tuple[str, ...]]:
+def subsets_summing_to(cards, goal: int, limit: int | None = None) -> list[tuple[str, ...]]:
     """Every non-empty set of ``cards`` whose values add up to ``goal``.
 
     >>> sorted(subsets_summing_to(["3o", "5c", "8e"], 8))
@@ -26,6 +26,8 @@ def subsets_summing_to(cards, goal: int) -> list[tuple[str, ...]]:
 
     def walk(start: int, left: int, chosen: list[str]) -> None:
         for i in range(start, len(ordered)):
+            if limit is not None and len(found) >= limit:
+                return
             v = value(ordered[i])
             if v > left:
                 break  # sorted: nothing further fits either
@@ -41,13 +43,29 @@ def subsets_summing_to(cards, goal: int) -> list[tuple[str, ...]]:
     return found
 
 
-def captures(card: str, table, settings: Settings) -> list[tuple[str, ...]]:
-    """Every distinct set of table cards ``card`` may take, in a stable order."""
-    sets = subsets_summing_to(table, FIFTEEN - value(card))
+def captures(card: str, table, settings: Settings, limit: int | None = None) -> list[tuple[str, ...]]:
+    """Every distinct set of table cards ``card`` may take, in a stable order.
+
+    ``limit`` bounds the search: a table that players let grow to thirty
+    cards holds thousands of sets, and listing them all helps nobody.
+    """
+    sets = subsets_summing_to(table, FIFTEEN - value(card), limit)
     if settings.capture == "hybrid":
-        sets += subsets_summing_to(table, value(card))
+        sets += subsets_summing_to(table, value(card), limit)
     unique = sorted({tuple(sorted(s, key=_order)) for s in sets}, key=lambda s: (len(s), [_order(c) for c in s]))
     return unique
+
+
+def is_capture(card: str, chosen, settings: Settings) -> bool:
+    """Whether a set of distinct table cards is one ``card`` may take (checked by sum, not by listing)."""
+    if not chosen:
+        return False
+    made = total(chosen)
+    return made + value(card) == FIFTEEN or (settings.capture == "hybrid" and made == value(card))
+
+
+def can_capture(card: str, table, settings: Settings) -> bool:
+    return bool(captures(card, table, settings, limit=1))
 
 
 def _order(card: str) -> tuple[int, str]:
@@ -65,8 +83,7 @@ def check_capture(card: str, chosen: list[str], table, settings: Settings) -> No
         )
     if len(set(chosen)) != len(chosen):
         raise RuleError("illegal_capture", "A table card can be taken only once.", {"capture": chosen})
-    wanted = frozenset(chosen)
-    if any(frozenset(s) == wanted for s in captures(card, table, settings)):
+    if is_capture(card, chosen, settings):
         return
     sums = " + ".join(str(value(c)) for c in [card, *chosen])
     made = value(card) + total(chosen)

@@ -8,12 +8,16 @@ hybrid's last-card exception), and the 15 left behind.
 from __future__ import annotations
 
 from . import events as ev
-from .capture import captures, check_capture
+from .capture import captures, check_capture, is_capture
 from .cards import value
 from .deal import deal_more
 from .decision import Decision
 from .errors import RuleError
 from .flow import end_round
+
+# A table left to grow to thirty cards holds thousands of sets for one card;
+# views list this many per card and say when there are more (any valid set is still accepted).
+OPTIONS_LIMIT = 64
 
 
 def options(state, seat: int) -> list[dict]:
@@ -21,10 +25,11 @@ def options(state, seat: int) -> list[dict]:
     settings = state.settings
     result = []
     for card in state.hands.get(seat, ()):
-        sets = captures(card, state.table, settings)
+        sets = captures(card, state.table, settings, limit=OPTIONS_LIMIT + 1)
         result.append({
             "card": card,
-            "captures": [list(s) for s in sets],
+            "captures": [list(s) for s in sets[:OPTIONS_LIMIT]],
+            "more_captures": len(sets) > OPTIONS_LIMIT,
             "may_leave": not (sets and settings.mandatory_capture),
         })
     return result
@@ -37,7 +42,7 @@ def fifteen_sets(state) -> list[tuple[str, ...]]:
     card = state.fifteen[0]
     rest = list(state.table)
     rest.remove(card)
-    return captures(card, rest, state.settings)
+    return captures(card, rest, state.settings, limit=OPTIONS_LIMIT)
 
 
 def require_turn(state, seat) -> None:
@@ -52,11 +57,11 @@ def play_card(d: Decision, seat: int, card: str, capture: list[str]) -> None:
     require_turn(s, seat)
     if card not in s.hands.get(seat, ()):
         raise RuleError("card_not_in_hand", f"{card} is not in your hand.", {"card": card})
-    sets = captures(card, s.table, s.settings)
+    sets = captures(card, s.table, s.settings, limit=OPTIONS_LIMIT)
     if capture:
         check_capture(card, capture, s.table, s.settings)
     elif sets and s.settings.mandatory_capture:
-        ways = " or ".join(" + ".join(c for c in st) for st in sets)
+        ways = " or ".join(" + ".join(c for c in st) for st in sets[:4]) + (" or ..." if len(sets) > 4 else "")
         raise RuleError(
             "must_capture",
             f"Your {card} can capture ({ways}), so it must: capture, or play another card.",
@@ -84,7 +89,8 @@ def take_fifteen(d: Decision, seat: int, cards: list[str]) -> None:
             {"card": left, "sets": [list(x) for x in sets]},
         )
     rest = [c for c in cards if c != left]
-    if not any(frozenset(x) == frozenset(rest) and len(x) == len(rest) for x in sets):
+    on_table = [c for c in s.table if c != left]
+    if len(set(rest)) != len(rest) or any(c not in on_table for c in rest) or not is_capture(left, rest, s.settings):
         made = value(left) + sum(value(c) for c in rest if c in s.table)
         raise RuleError(
             "illegal_capture",

@@ -279,7 +279,6 @@ def test_open_play_a_round_and_watch(server, browser, opponent_kind):
     page.wait_for_selector("#round-box:not([hidden])", timeout=15000)
     assert moves >= 10
     assert used_keyboard
-    print("flags", used_drag, tried_bad_pick)
     assert page.locator("#score-table tbody tr").count() >= 6
     assert page.locator("#next-round").is_visible()
     _shot(page, f"{opponent_kind}-05-score-box")

@@ -112,3 +112,18 @@ def test_every_listed_set_makes_fifteen():
     for card in ["1b", "5b", "7b", "10b"]:
         for s in captures(card, table, SPANISH):
             assert sum(int(c[:-1]) for c in s) + int(card[:-1]) == 15
+
+
+def test_a_table_of_thirty_cards_stays_cheap_to_list_and_any_valid_set_is_accepted():
+    from engine.capture import captures, check_capture
+    from engine.cards import FULL_DECK
+    from engine.play import OPTIONS_LIMIT
+    from engine.rules import PRESETS
+
+    table = [c for c in FULL_DECK if c != "1o"][:39]
+    listed = captures("1o", table, PRESETS["selminha"], limit=OPTIONS_LIMIT)
+    assert len(listed) == OPTIONS_LIMIT
+    everything = captures("1o", table, PRESETS["selminha"])
+    assert len(everything) > 1000
+    # a set beyond the listed ones is still a legal capture
+    check_capture("1o", list(everything[-1]), table, PRESETS["selminha"])

@@ -49,8 +49,9 @@ def test_capture_is_optional_in_selminha():
 
 def test_options_say_what_each_card_may_take_and_whether_it_may_stay():
     opts = {o["card"]: o for o in view(game("del15"), 1)["options"]}
-    assert opts["7b"] == {"card": "7b", "captures": [["8e"], ["3o", "5c"]], "may_leave": False}
-    assert opts["6c"] == {"card": "6c", "captures": [], "may_leave": True}
+    assert opts["7b"] == {"card": "7b", "captures": [["8e"], ["3o", "5c"]], "may_leave": False,
+                          "more_captures": False}
+    assert opts["6c"] == {"card": "6c", "captures": [], "may_leave": True, "more_captures": False}
     assert view(game("selminha"), 1)["options"][0]["may_leave"] is True
     assert view(game("del15"), 0)["options"] is None  # not seat 0's turn
 
