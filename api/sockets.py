@@ -3,7 +3,7 @@
 A reconnecting client passes ``after`` (its last version) and first gets the
 events it missed, redacted for it, so it catches up with no gap. Protocol
 pings (flask-sock's ping_interval) find sockets whose client is gone, and the
-handler's thread is then freed.
+handler's thread is then freed. ``deck`` picks the reader's deck design.
 """
 
 from __future__ import annotations
@@ -26,21 +26,26 @@ def install(sock) -> None:
     @sock.route("/tables/<table_id>/ws")
     def table_socket(ws, table_id):
         ctx = current_app.extensions["escoba"]
+        deck = request.args.get("deck")
+        # watch before loading: a change landing in between is then queued, not lost
+        watch = ctx.hub.watch(table_id)
         try:
             player = auth.player_for(ctx.redis, table_id, request.args.get("token"))
             state = ctx.service.load(table_id)
+            if deck is not None and deck not in engine.cards.DECKS:
+                raise engine.RuleError("bad_request", f"Unknown deck design {deck!r}.", {"deck": "unknown"})
         except engine.RuleError as e:
+            ctx.hub.unwatch(table_id, watch)
             ws.send(json.dumps({"type": "error", **e.as_dict()}))
             ws.close()
             return
-        watch = ctx.hub.watch(table_id)
         ctx.metrics.open_sockets.inc()
         try:
             after = request.args.get("after", type=int)
             if after is not None and after < state.version:
                 missed = redacted_events(ctx.service, table_id, player, after)
                 ws.send(json.dumps({"type": "events", "events": missed}))
-            last = _send_state(ws, table_id, state, player, None)
+            last = _send_state(ws, table_id, state, player, deck)
             while ws.connected:
                 try:
                     kind, item = watch.get(timeout=IDLE)
@@ -50,7 +55,7 @@ def install(sock) -> None:
                 if kind == "chat":
                     ws.send(json.dumps({"type": "chat", "line": item}))
                 elif item.version > last:
-                    last = _send_state(ws, table_id, item, player, last)
+                    last = _send_state(ws, table_id, item, player, deck)
         except ConnectionClosed:
             pass
         finally:
@@ -58,9 +63,9 @@ def install(sock) -> None:
             ctx.metrics.open_sockets.dec()
 
 
-def _send_state(ws, table_id: str, state, player, last) -> int:
+def _send_state(ws, table_id: str, state, player, deck) -> int:
     seat = state.seat_of(player) if player else None
-    view = {"table_id": table_id, **engine.view(state, seat),
+    view = {"table_id": table_id, **engine.view(state, seat, deck=deck),
             "you_are_host": player is not None and player == state.host}
     ws.send(json.dumps({"type": "table", "version": state.version, "table": view}))
     if seat is not None and state.status == "playing" and state.turn == seat:
