@@ -5,6 +5,8 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
+import threading
+from collections import OrderedDict
 
 from flask import request
 
@@ -37,14 +39,29 @@ def bearer() -> str | None:
     return request.args.get("token") or None
 
 
+# A token, once issued, names the same player for ever: remember the answers (not the refusals).
+_known: OrderedDict[tuple[str, str], str] = OrderedDict()
+_KNOWN_MAX = 50_000
+_known_lock = threading.Lock()
+
+
 def player_for(redis, table_id: str, token: str | None) -> str | None:
     """The player a token belongs to; RuleError(unauthorized) for a token we never issued."""
     if token is None:
         return None
-    player = redis.hget(_tokens_key(table_id), _hash(token))
+    digest = _hash(token)
+    player = _known.get((table_id, digest))
+    if player is not None:
+        return player
+    player = redis.hget(_tokens_key(table_id), digest)
     if player is None:
         raise RuleError("unauthorized", "That seat token is not valid for this table.")
-    return player.decode() if isinstance(player, bytes) else player
+    player = player.decode() if isinstance(player, bytes) else player
+    with _known_lock:
+        _known[(table_id, digest)] = player
+        while len(_known) > _KNOWN_MAX:
+            _known.popitem(last=False)
+    return player
 
 
 def require_player(redis, table_id: str) -> str:

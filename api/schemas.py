@@ -120,9 +120,17 @@ MOVES: dict[str, type[Schema]] = {
 }
 
 
+# Schemas are built once: building one per request cost more than validating it.
+_MOVE_LOADERS = {kind: schema() for kind, schema in MOVES.items()}
+create_table = CreateTable()
+take_seat = TakeSeat()
+chat = Chat()
+notify = Notify()
+
+
 def load_move(body: dict) -> dict:
     """A move checked against the schema of its type; ValidationError names each bad field."""
     kind = body.get("type") if isinstance(body, dict) else None
     if kind not in MOVES:
         raise ValidationError({"type": [f"one of: {', '.join(MOVES)}"]})
-    return MOVES[kind]().load(body)
+    return _MOVE_LOADERS[kind].load(body)

@@ -28,6 +28,8 @@ def gunicorn_options(host: str, port: int, threads: int, workers: int) -> dict:
         "worker_class": "gthread",
         "workers": workers,
         "threads": threads,
+        # a gthread worker stops accepting at worker_connections: leave room for HTTP beside the sockets
+        "worker_connections": threads + 256,
         # sockets live long: the gthread worker must not kill a busy thread
         "timeout": 120,
         "keepalive": 5,

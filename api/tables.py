@@ -16,8 +16,8 @@ import engine
 from engine import RuleError
 from events.records import from_record
 
-from . import auth
-from .schemas import Chat, CreateTable, Notify, TakeSeat, load_move
+from . import auth, schemas
+from .schemas import load_move
 
 bp = Blueprint("tables", __name__)
 
@@ -49,7 +49,7 @@ def _invite_url(table_id: str) -> str:
 @bp.post("/tables")
 def create_table():
     ctx = _ctx()
-    body = CreateTable().load(_json_body())
+    body = schemas.create_table.load(_json_body())
     operator_only = {"decks", "first_dealer"} & set(body)
     if operator_only and not auth.is_admin(ctx.config.admin_token):
         raise RuleError("forbidden", "Decks and the first dealer are for operators (admin token).",
@@ -82,7 +82,7 @@ def create_table():
 @bp.post("/tables/<table_id>/seats")
 def take_seat(table_id: str):
     ctx = _ctx()
-    body = TakeSeat().load(_json_body())
+    body = schemas.take_seat.load(_json_body())
     player = auth.new_player_id()
     outcome = ctx.service.execute(table_id, {"type": "sit", "player": player, "name": body["name"]},
                                   actor="guest")
@@ -156,7 +156,7 @@ def _public_actor(actor: str, state) -> str:
 def post_chat(table_id: str):
     ctx = _ctx()
     player = auth.require_player(ctx.redis, table_id)
-    body = Chat().load(_json_body())
+    body = schemas.chat.load(_json_body())
     state = ctx.service.load(table_id)
     seat = state.seat_of(player)
     if seat is None:
@@ -177,7 +177,7 @@ def set_notify(table_id: str):
     """Extension: a URL to POST a small notice to when it becomes this seat's turn."""
     ctx = _ctx()
     player = auth.require_player(ctx.redis, table_id)
-    body = Notify().load(_json_body())
+    body = schemas.notify.load(_json_body())
     seat = ctx.service.load(table_id).seat_of(player)
     if seat is None:
         raise RuleError("forbidden", "Only seated players get turn notices.")

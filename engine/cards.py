@@ -7,6 +7,8 @@ the design only changes the label a player reads.
 
 from __future__ import annotations
 
+from functools import cache
+
 SUITS = ("o", "c", "e", "b")
 COINS = "o"
 VALUES = tuple(range(1, 11))
@@ -69,5 +71,10 @@ def label(card: str, deck: str = "french") -> str:
     return f"{rank}{design['suits'][s]}"
 
 
+@cache
+def _labels(deck: str) -> tuple:
+    return tuple((card, label(card, deck)) for card in FULL_DECK)
+
+
 def labels(deck: str) -> dict[str, str]:
-    return {card: label(card, deck) for card in FULL_DECK}
+    return dict(_labels(deck))

@@ -8,14 +8,24 @@ being taken), and this round's plays are public history.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from . import events as ev
-from .cards import FULL_DECK, SEVEN_OF_COINS, is_coin, is_seven, labels
+from .cards import SEVEN_OF_COINS, is_coin, is_seven, labels
 from .events import event_data, event_type
 from .play import fifteen_sets, options
 from .state import State
 
 SPECTATOR = None
-_ALL = frozenset(FULL_DECK)
+
+
+@lru_cache(maxsize=64)
+def _settings_items(settings) -> tuple:
+    return tuple(settings.as_dict().items())
+
+
+def settings_dict(settings) -> dict:
+    return dict(_settings_items(settings))
 
 
 def view(state: State, reader: int | None = SPECTATOR, *, deck: str | None = None, full: bool = False) -> dict:
@@ -32,7 +42,7 @@ def view(state: State, reader: int | None = SPECTATOR, *, deck: str | None = Non
         "status": s.status,
         "name": s.name,
         "preset": s.preset,
-        "settings": s.settings.as_dict(),
+        "settings": settings_dict(s.settings),
         "host": s.seat_of(s.host) if s.host else None,
         "seats": [_seat(s, i) for i in range(4)],
         "you": you,
@@ -63,22 +73,25 @@ def view(state: State, reader: int | None = SPECTATOR, *, deck: str | None = Non
         result["piles"] = [list(p) for p in s.piles]
     # labels only for the cards this view shows, so no field names a card the reader may not see
     names = labels(design)
-    result["labels"] = {c: names[c] for c in _cards_in(result)}
+    result["labels"] = {c: names[c] for c in _shown_cards(result)}
     return result
 
 
-def _cards_in(value) -> set[str]:
-    found: set[str] = set()
-    if isinstance(value, str):
-        if value in _ALL:
-            found.add(value)
-    elif isinstance(value, dict):
-        for v in value.values():
-            found |= _cards_in(v)
-    elif isinstance(value, list | tuple):
-        for v in value:
-            found |= _cards_in(v)
-    return found
+def _shown_cards(v: dict) -> set[str]:
+    """Every card a view names (the fields that hold cards)."""
+    shown = set(v["hand"]) | set(v["table_cards"])
+    for play in v["history"]:
+        if play["card"]:
+            shown.add(play["card"])
+        shown.update(play["captured"])
+    if v["fifteen_to_take"]:
+        shown.add(v["fifteen_to_take"]["card"])
+    for cards in v.get("hands", {}).values():
+        shown.update(cards)
+    shown.update(v.get("stock", ()))
+    for pile in v.get("piles", ()):
+        shown.update(pile)
+    return shown
 
 
 def _seat(s: State, i: int) -> dict:
