@@ -64,10 +64,21 @@ class _RedisCollector:
         for status, n in sorted(counts.items()):
             tables.add_metric([status], n)
         yield tables
-        jobs = GaugeMetricFamily("escoba_jobs", "RQ jobs by state (escoba queue)", labels=["state"])
-        for state, key in (("finished", "rq:finished:escoba"), ("failed", "rq:failed:escoba"),
-                           ("scheduled", "rq:scheduled:escoba")):
+        from rq import Worker
+
+        run = failed = 0
+        for worker in Worker.all(connection=self.redis):
+            run += worker.successful_job_count or 0
+            failed += worker.failed_job_count or 0
+        counts_by_worker = GaugeMetricFamily("escoba_jobs_total", "Jobs run by the live workers, by outcome",
+                                             labels=["outcome"])
+        counts_by_worker.add_metric(["ok"], run)
+        counts_by_worker.add_metric(["failed"], failed)
+        yield counts_by_worker
+        jobs = GaugeMetricFamily("escoba_jobs", "RQ jobs waiting, by registry (escoba queue)", labels=["state"])
+        for state, key in (("failed", "rq:failed:escoba"), ("scheduled", "rq:scheduled:escoba")):
             jobs.add_metric([state], self.redis.zcard(key))
+        jobs.add_metric(["queued"], self.redis.llen("rq:queue:escoba"))
         yield jobs
 
 
