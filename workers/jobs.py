@@ -1,9 +1,10 @@
 """The jobs RQ runs. They decide nothing themselves.
 
 Each loads the table, checks it is still where the job was scheduled for
-(the version, or the turn), asks the engine, and executes at that version
-(``expected_version``) with an idempotency key, so a stale job or a second
-run of the same job appends nothing. Refusals (``engine.RuleError``: the
+(the version; for the lazy ``away`` and ``expire``, whether the timer is due
+by the log, else it reschedules itself later), asks the engine, and executes
+at that version (``expected_version``) with an idempotency key, so a stale
+job or a second run of the same job appends nothing. Refusals (``engine.RuleError``: the
 table moved on, the turn is over) end the job quietly.
 
 The TableService a job uses is built on the job's own RQ connection with
@@ -37,6 +38,7 @@ SYSTEM = "system"
 MAX_INLINE_WAIT = scheduling.INLINE_DELAY
 NOTIFY_TIMEOUT = 5.0
 BOT_BUDGET_MS = 800.0
+LAZY_ATTEMPTS = 5  # a lazy timer looks again this often when moves keep racing it
 
 _settings: dict = {"config": None, "clock": None}
 
@@ -135,32 +137,76 @@ def bot_turn(table_id: str, version: int, delay: float = 0.0) -> str:
 
 # --- system timers ---------------------------------------------------------------
 
-def away(table_id: str, turn_seq: int, version: int | None = None) -> str:
-    """The turn ``turn_seq`` is still open after the away time: open PLAYER AWAY.
+def _lazy_timer(kind: str, table_id: str, act) -> str:
+    """Run the lazy timer ``kind`` (``away``, ``expire``) of ``table_id``, or move it later.
 
-    The engine refuses when the turn moved on. AwayOpened's change notice goes to every
+    Its due time is worked out again from the log (the fresh state, the times of its last
+    records). Due now: ``act(svc, state, times)`` executes at the current version (with an
+    idempotency key); a version conflict (a move meanwhile) means: look again. Not due yet
+    (moves since it was scheduled): the job replaces itself with the timer at the right, later
+    time and does nothing else. Nothing of the kind wanted any more: nothing to do (the hook
+    of the move that ended it dropped it).
+    """
+    from rq import get_current_job
+
+    job = get_current_job()
+    redis = job.connection if job is not None else _connection()
+    own_id = job.id if job is not None else None
+    config = get_config()
+    svc = service(redis, config)
+    for _ in range(LAZY_ATTEMPTS):
+        state = _load(svc, table_id)
+        if state is None or state.version == 0:
+            return "stale"
+        times = scheduling.times_for(redis, table_id, state)
+        wanted = scheduling.due_timers(table_id, state, times, config)
+        timer = wanted.get(kind)
+        if timer is None:
+            return "stale"
+        now = svc.clock()
+        if timer.due <= now:
+            outcome = act(svc, state, times)
+            if outcome != "refused:version_conflict":
+                return outcome
+            continue
+        result = scheduling.reschedule_early(redis, table_id, state.version, wanted, kind, own_id,
+                                             now)
+        if not result["skipped"]:
+            return f"early: due at {timer.due}"
+        # a hook for a newer version got there first: load that version and look again
+    log.warning("table %s: %s timer gave up after %d attempts (the reconciler repairs it)",
+                table_id, kind, LAZY_ATTEMPTS)
+    return "gave up"
+
+
+def away(table_id: str, turn_seq: int | None = None, version: int | None = None) -> str:
+    """The current turn is still open after the away time: open PLAYER AWAY.
+
+    A lazy timer (see ``_lazy_timer``): the arguments say what it was scheduled for; what it
+    does is worked out from the log when it runs. AwayOpened's change notice goes to every
     socket; the after-change hook sends a notice to the others' registered URLs.
     """
-    svc = service()
-    state = _load(svc, table_id)
-    if state is None or state.turn_seq != turn_seq:
-        return "stale"
-    command = {"type": "open_away", "turn": turn_seq, "by": None}
-    return _execute(svc, table_id, command, actor=SYSTEM, expected_version=state.version,
-                    key=f"away:{turn_seq}")
+
+    def act(svc, state, times):
+        command = {"type": "open_away", "turn": state.turn_seq, "by": None}
+        return _execute(svc, table_id, command, actor=SYSTEM, expected_version=state.version,
+                        key=f"away:{state.turn_seq}")
+
+    return _lazy_timer("away", table_id, act)
 
 
-def expire(table_id: str, version: int) -> str:
-    """No move since ``version`` for the expiry time: the table expires."""
-    svc = service()
-    state = _load(svc, table_id)
-    if state is None or state.version < version:
-        return "stale"
-    since = svc.records(table_id, after=version) if state.version > version else []
-    if any(r["type"] not in scheduling.NOT_MOVES for r in since):
-        return "stale"
-    return _execute(svc, table_id, {"type": "expire", "by": None}, actor=SYSTEM,
-                    expected_version=state.version, key=f"expire:{version}")
+def expire(table_id: str, version: int | None = None) -> str:
+    """No move for the expiry time since the last one: the table expires.
+
+    A lazy timer (see ``_lazy_timer``): ``version`` is the last move it was scheduled after;
+    the last move when it runs is what counts.
+    """
+
+    def act(svc, state, times):
+        return _execute(svc, table_id, {"type": "expire", "by": None}, actor=SYSTEM,
+                        expected_version=state.version, key=f"expire:{times.move_version}")
+
+    return _lazy_timer("expire", table_id, act)
 
 
 def start_rematch(table_id: str, version: int) -> str:

@@ -20,18 +20,26 @@ seat that registered a URL in ``table:{ID}:notify``, and a notice to the
 others when PLAYER AWAY opens.
 
 Job ids are deterministic: ``<table>_<kind>_<n>``, where ``n`` is the table
-version the timer belongs to (the turn number for ``away``). (RQ 3 accepts
+version the timer belongs to for ``bot`` and ``rematch``, and the due time in
+seconds, rounded up, for the lazy ``away`` and ``expire``. (RQ 3 accepts
 only letters, digits, ``_`` and ``-`` in a job id, so not ``:``; table ids are
 eight URL-safe characters, so ``<table>_`` is a prefix of that table's jobs
-only.) A table keeps at
-most one pending job per kind; the current id of each kind is kept in the hash
-``table:{ID}:timers``. Rescheduling a kind deletes the job it replaces (from
-the scheduled registry, the queue and its hash) and schedules the new one, in
-one MULTI/EXEC guarded by WATCH on that hash, which also records the version
-it was computed for, so a slow hook for an older version can never undo a
-newer one.
+only.) A table keeps at most one pending job per kind; the current id (and due
+time) of each kind is kept in the hash ``table:{ID}:timers``, with the newest
+version a hook has seen. The hook reads that hash and raises its version in
+one Lua call; a slow hook for an older version finds a newer one and does
+nothing. Only when a job must change does it reschedule: delete the job it
+replaces (from the scheduled registry, the queue and its hash) and schedule
+the new one, in one MULTI/EXEC guarded by WATCH on that hash.
 
-Why the suffix: a bot job's own move reschedules the next bot job from inside
+Lazy timers: the due times of ``away`` (the turn's start + away_after) and
+``expire`` (the last move + expire_after) only move later as a table plays. A
+pending job of those kinds due no later than the wanted time stays (no write);
+when it fires (``workers.jobs``) it works out its timer again from the log and
+acts only if it is really due, otherwise it replaces itself with the timer at
+the later time (``reschedule_early``).
+
+Why the version in a bot's id: a bot job's own move reschedules the next bot job from inside
 that job; with one fixed id per kind, RQ would write the finished job's hash
 over the new job's (or delete it, with ``result_ttl=0``) and the chain would
 stop. With the suffix, the same timer always gets the same id (so the
@@ -48,13 +56,15 @@ fires up to about a second late (the scheduler's poll), never early.
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
 import json
 import logging
 import math
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from redis.exceptions import WatchError
+from redis.exceptions import NoScriptError, WatchError
 from rq import Queue, Retry
 from rq.job import Job
 from rq.registry import ScheduledJobRegistry
@@ -67,6 +77,9 @@ JOB_TIMEOUT = 120
 FAILURE_TTL = 7 * 24 * 3600
 NOTIFY_RETRY = (1, 2, 4, 8, 16)
 TIMER_KINDS = ("bot", "away", "expire", "rematch")
+# Lazy timers: their due time only ever moves later as a table plays, so a pending job due no
+# later than the one wanted stays; when it fires it checks the log and, if early, moves itself.
+LAZY_KINDS = frozenset({"away", "expire"})
 # Records that are not "a move" for expiry: the timers' own facts.
 NOT_MOVES = frozenset({"AwayOpened", "RematchLapsed", "TableExpired"})
 # Records after which a new turn begins (turn_seq moves on).
@@ -184,6 +197,8 @@ def due_timers(table_id: str, state, times: LogTimes, config) -> dict[str, Timer
     status = state.status
 
     def add(kind, n, func, args, due, **kwargs):
+        if kind in LAZY_KINDS:  # lazy timers: named by their due second, not by a version
+            n = math.ceil(due)
         out[kind] = Timer(kind, f"{table_id}_{kind}_{n}", f"workers.jobs.{func}", args, due, kwargs)
 
     if status == "playing" and state.turn is not None:
@@ -267,24 +282,93 @@ def _status(redis, job_id: str) -> str | None:
     return None if status is None else _text(status)
 
 
+def _statuses(redis, job_ids) -> dict[str, str | None]:
+    """RQ's status of each job, in one round trip."""
+    ids = list(dict.fromkeys(job_ids))
+    if not ids:
+        return {}
+    with redis.pipeline(transaction=False) as pipe:
+        for job_id in ids:
+            pipe.hget(Job.key_for(job_id), "status")
+        found = pipe.execute()
+    return {i: None if v is None else _text(v) for i, v in zip(ids, found, strict=True)}
+
+
 def job_alive(redis, job_id: str) -> bool:
     """Whether a job is still waiting or running (not missing, failed, canceled or stopped)."""
     return _status(redis, job_id) in LIVE
 
 
+def _current(stored: dict[str, str]) -> dict[str, dict]:
+    """The ``table:{ID}:timers`` hash (decoded) as kind -> {"id", "due", "func"}."""
+    return {k: json.loads(v) for k, v in stored.items() if k != "version"}
+
+
+def _keeps(kind: str, entry: dict, timer: Timer, replacing: dict[str, str]) -> bool:
+    """Whether the pending job ``entry`` already stands for ``timer``: the same id, or, for a
+    lazy kind, a job due no later (it fires, finds it is early and moves itself) unless it is
+    the very job asking to be replaced."""
+    if entry["id"] == timer.job_id:
+        return True
+    return (kind in LAZY_KINDS and replacing.get(kind) != entry["id"]
+            and float(entry.get("due", math.inf)) <= timer.due)
+
+
+@dataclass
+class _Plan:
+    schedule: list = field(default_factory=list)  # [(Timer, Retry | None)]
+    remove: list = field(default_factory=list)  # job ids
+    drop: list = field(default_factory=list)  # hash fields
+
+    def __bool__(self) -> bool:
+        return bool(self.schedule or self.remove or self.drop)
+
+
+def _plan(current: dict[str, dict], wanted: dict[str, Timer], extra, replacing: dict[str, str],
+          dead: frozenset | set = frozenset()) -> _Plan:
+    """What to remove and schedule so that the pending jobs match ``wanted`` (pure).
+
+    ``dead``: ids (the reconciler's check) whose job is gone, failed or canceled.
+    """
+    plan = _Plan()
+    for kind, entry in current.items():
+        timer = wanted.get(kind)
+        if timer is None:
+            if not kind.startswith("notify:"):
+                plan.remove.append(entry["id"])
+                plan.drop.append(kind)
+        elif not _keeps(kind, entry, timer, replacing) or \
+                (entry["id"] in dead and entry["id"] != timer.job_id):
+            plan.remove.append(entry["id"])
+    for kind, timer in wanted.items():
+        entry = current.get(kind)
+        if entry is None or not _keeps(kind, entry, timer, replacing) or entry["id"] in dead:
+            plan.schedule.append((timer, None))
+    for timer, retry in extra or ():
+        old = current.get(timer.kind)
+        if old and old["id"] != timer.job_id:
+            plan.remove.append(old["id"])
+        plan.schedule.append((timer, retry))
+    return plan
+
+
 def apply_timers(redis, table_id: str, version: int, wanted: dict[str, Timer], *, now: float,
                  verify: bool = False,
-                 extra: list[tuple[Timer, Retry | None]] | None = None) -> dict:
+                 extra: list[tuple[Timer, Retry | None]] | None = None,
+                 replacing: dict[str, str] | None = None) -> dict:
     """Make the table's pending jobs match ``wanted``.
 
     Runs as one transaction, WATCHing ``table:{ID}:timers``; does nothing when that hash
-    already belongs to a newer version. ``verify`` (the reconciler) also reschedules a
-    wanted job whose id is unchanged but which is gone, failed or was canceled.
-    ``extra`` are one-off jobs (notices) to enqueue in the same step.
+    already belongs to a newer version. A pending lazy timer (``away``, ``expire``) due no
+    later than the wanted one stays. ``verify`` (the reconciler) also reschedules a wanted
+    job that is gone, failed or was canceled. ``extra`` are one-off jobs (notices) to
+    enqueue in the same step. ``replacing`` (kind -> job id): a lazy job that fired early
+    and asks to be replaced by the wanted timer (only while the hash still names it).
     Returns ``{"scheduled": [ids], "removed": [ids], "skipped": bool}``.
     """
     key = timers_key(table_id)
     queue = queue_for(redis)
+    replacing = replacing or {}
     with redis.pipeline() as pipe:
         while True:
             try:
@@ -293,56 +377,88 @@ def apply_timers(redis, table_id: str, version: int, wanted: dict[str, Timer], *
                 if int(stored.get("version", 0)) > version:
                     pipe.unwatch()
                     return {"scheduled": [], "removed": [], "skipped": True}
-                current = {k: json.loads(v)["id"] for k, v in stored.items() if k != "version"}
-                schedule, remove, drop_fields = [], [], []
-                for kind, job_id in current.items():
-                    timer = wanted.get(kind)
-                    if timer is None:
-                        if not kind.startswith("notify:"):
-                            remove.append(job_id)
-                            drop_fields.append(kind)
-                    elif timer.job_id != job_id:
-                        remove.append(job_id)
-                for kind, timer in wanted.items():
-                    same = current.get(kind) == timer.job_id
-                    if not same or (verify and not job_alive(redis, timer.job_id)):
-                        schedule.append((timer, None))
-                for timer, retry in extra or ():
-                    old = current.get(timer.kind)
-                    if old and old != timer.job_id:
-                        remove.append(old)
-                    schedule.append((timer, retry))
+                current = _current(stored)
+                dead: set = set()
+                if verify:
+                    ids = [e["id"] for e in current.values()] + [t.job_id for t in wanted.values()]
+                    dead = {i for i, st in _statuses(redis, ids).items() if st not in LIVE}
+                plan = _plan(current, wanted, extra, replacing, dead)
+                if not plan and int(stored.get("version", 0)) == version:
+                    pipe.unwatch()
+                    return {"scheduled": [], "removed": [], "skipped": False}
                 # Watch the jobs to be removed: one that starts meanwhile restarts this step.
-                touched = remove + [t.job_id for t, _ in schedule if verify]
+                touched = plan.remove + [t.job_id for t, _ in plan.schedule if verify]
                 if touched:
                     pipe.watch(key, *(Job.key_for(i) for i in touched))
-                running = {i for i in touched if _status(redis, i) == "started"}
+                running = {i for i, st in _statuses(redis, touched).items() if st == "started"}
                 pipe.multi()
-                for job_id in remove:
+                for job_id in plan.remove:
                     _remove_job(pipe, queue, job_id, job_id in running)
-                known = set(current.values())
-                for timer, retry in schedule:
+                known = {e["id"] for e in current.values()}
+                for timer, retry in plan.schedule:
                     if timer.job_id in running:
                         continue  # the same timer is running right now: nothing to add
                     if verify or timer.job_id in known:
                         _remove_job(pipe, queue, timer.job_id, False)  # a failed or stale copy
                     _enqueue(pipe, queue, timer, now, retry)
-                if drop_fields:
-                    pipe.hdel(key, *drop_fields)
+                if plan.drop:
+                    pipe.hdel(key, *plan.drop)
                 mapping = {"version": str(version)}
-                mapping.update({t.kind: t.to_json() for t, _ in schedule})
+                mapping.update({t.kind: t.to_json() for t, _ in plan.schedule})
                 pipe.hset(key, mapping=mapping)
                 pipe.execute()
-                return {"scheduled": [t.job_id for t, _ in schedule], "removed": remove,
+                return {"scheduled": [t.job_id for t, _ in plan.schedule], "removed": plan.remove,
                         "skipped": False}
             except WatchError:
                 continue
 
 
+# One round trip for the hook's steady state: stamp the version (never lower it) and read the
+# timers hash and, when asked, the seats' notice URLs. Returns {old version, timers, urls}.
+_READ_LUA = """
+local old = tonumber(redis.call('HGET', KEYS[1], 'version') or '0')
+if tonumber(ARGV[1]) > old then redis.call('HSET', KEYS[1], 'version', ARGV[1]) end
+local urls = {}
+if #KEYS > 1 then urls = redis.call('HGETALL', KEYS[2]) end
+return {old, redis.call('HGETALL', KEYS[1]), urls}
+"""
+
+
+def _pairs(flat) -> dict[str, str]:
+    return {_text(flat[i]): _text(flat[i + 1]) for i in range(0, len(flat), 2)}
+
+
+_READ_SHA = hashlib.sha1(_READ_LUA.encode()).hexdigest()
+
+
+def _read_and_stamp(redis, table_id: str, version: int, urls: bool):
+    keys = [timers_key(table_id)] + ([notify_key(table_id)] if urls else [])
+    try:
+        old, stored, found = redis.evalsha(_READ_SHA, len(keys), *keys, version)
+    except NoScriptError:  # the first call on this server (or after SCRIPT FLUSH)
+        old, stored, found = redis.eval(_READ_LUA, len(keys), *keys, version)
+    return int(old), _pairs(stored), _pairs(found)
+
+
+def reschedule_early(redis, table_id: str, version: int, wanted: dict[str, Timer], kind: str,
+                     own_id: str | None, now: float) -> dict:
+    """A lazy job (``own_id``) fired before its timer is due: the wanted timers replace it.
+
+    Its own entry in ``table:{ID}:timers`` goes only while it still names this job. Should
+    the wanted timer get this job's own id (the same due second, read on another clock), it
+    is scheduled as ``<id>_r``: a running job's id must not be reused.
+    """
+    timer = wanted.get(kind)
+    if timer is not None and own_id is not None and timer.job_id == own_id:
+        wanted = {**wanted, kind: dataclasses.replace(timer, job_id=f"{own_id}_r")}
+    replacing = {kind: own_id} if own_id is not None else {}
+    return apply_timers(redis, table_id, version, wanted, now=now, replacing=replacing)
+
+
 # --- notices -----------------------------------------------------------------
 
-def _notices(redis, table_id: str, state, records: list[dict], now: float) -> list:
-    """Turn notices (and PLAYER AWAY notices) the new records call for."""
+def _notice_seats(state, records: list[dict]) -> list[tuple[int, str]]:
+    """The seats the new records call a notice for, and why (pure)."""
     types = {r["type"] for r in records}
     wanted = []
     if state.status == "playing" and state.turn is not None and types & TURN_STARTS \
@@ -350,9 +466,12 @@ def _notices(redis, table_id: str, state, records: list[dict], now: float) -> li
         wanted.append((state.turn, "turn"))
     if "AwayOpened" in types and state.away_open is not None:
         wanted.extend((s, "away") for s in state.humans() if s != state.away_open)
-    if not wanted:
-        return []
-    urls = {_text(k): _text(v) for k, v in redis.hgetall(notify_key(table_id)).items()}
+    return wanted
+
+
+def _notices(table_id: str, state, wanted: list[tuple[int, str]], urls: dict[str, str],
+             now: float) -> list:
+    """Turn notices (and PLAYER AWAY notices) for the seats ``wanted`` that registered a URL."""
     out = []
     for seat, reason in wanted:
         if str(seat) not in urls:
@@ -376,7 +495,14 @@ def after_change(redis, table_id: str, state, records: list[dict], config) -> di
             return None
         times = times_for(redis, table_id, state, records)
         wanted = due_timers(table_id, state, times, config)
-        extra = _notices(redis, table_id, state, records, times.last_at)
+        seats = _notice_seats(state, records)
+        # One round trip: stamp the version, read the timers (and the URLs if a notice is due).
+        old, stored, urls = _read_and_stamp(redis, table_id, state.version, bool(seats))
+        if old > state.version:  # a hook for a newer version got here first
+            return {"scheduled": [], "removed": [], "skipped": True}
+        extra = _notices(table_id, state, seats, urls, times.last_at)
+        if not _plan(_current(stored), wanted, extra, {}):
+            return {"scheduled": [], "removed": [], "skipped": False}  # nothing to change
         return apply_timers(redis, table_id, state.version, wanted, now=times.last_at, extra=extra)
     except Exception:
         log.exception("could not schedule the timers of table %s at version %s",
@@ -407,7 +533,7 @@ def utcnow_iso(ts: float) -> str:
 
 
 __all__ = [
-    "INLINE_DELAY", "QUEUE_NAME", "LogTimes", "Timer", "after_change", "apply_timers", "due_timers",
+    "INLINE_DELAY", "LAZY_KINDS", "QUEUE_NAME", "LogTimes", "Timer", "after_change", "apply_timers", "due_timers",
     "job_alive", "log_times", "notify_key", "on_change_hook", "parse_at", "pending_jobs",
-    "queue_for", "timers_from_log", "timers_key", "utcnow_iso",
+    "queue_for", "reschedule_early", "times_for", "timers_from_log", "timers_key", "utcnow_iso",
 ]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 
 from rq.job import Job
 
@@ -15,6 +16,15 @@ def _to_human_turn(env, tid):
     state = env.state(tid)
     assert state.status == "playing" and state.turn == 0
     return state
+
+
+def _want(env, tid, kind):
+    """The id of the ``kind`` timer the table's log calls for now."""
+    return scheduling.timers_from_log(env.redis, tid, env.state(tid), env.config)[kind].job_id
+
+
+def _registry(env):
+    return scheduling.ScheduledJobRegistry(queue=scheduling.queue_for(env.redis))
 
 
 def _play_first(env, tid, state):
@@ -37,11 +47,16 @@ def test_due_timers_for_a_human_turn_and_a_bot_turn(env):
     if state.turn == 0:
         assert set(wanted) == {"away", "expire"}
         assert wanted["away"].due == 990.0 + env.config.away_after
-        assert wanted["away"].job_id == f"{tid}_away_{state.turn_seq}"
+        assert wanted["away"].job_id == f"{tid}_away_{990 + int(env.config.away_after)}"
     else:
         assert set(wanted) == {"bot", "expire"}
         assert wanted["bot"].job_id == f"{tid}_bot_{state.version}"
     assert wanted["expire"].due == 1000.0 + env.config.expire_after
+    assert wanted["expire"].job_id == f"{tid}_expire_{1000 + int(env.config.expire_after)}"
+    # lazy timers are named by their due second, rounded up
+    later = dataclasses.replace(times, move_at=1000.2)
+    assert scheduling.due_timers(tid, state, later, env.config)["expire"].job_id == \
+        f"{tid}_expire_{1001 + int(env.config.expire_after)}"
 
 
 def test_no_timers_once_expired_and_lapse_once_finished(env):
@@ -60,8 +75,9 @@ def test_no_timers_once_expired_and_lapse_once_finished(env):
 def test_away_fires_once_when_due(env, config):
     tid = env.open(bots=("tito",))
     env.start(tid)
-    state = _to_human_turn(env, tid)
-    assert f"{tid}_away_{state.turn_seq}" in env.pending(tid)
+    _to_human_turn(env, tid)
+    assert _want(env, tid, "away") in env.pending(tid)
+    expire_id = _want(env, tid, "expire")
     env.clock.advance(config.away_after - 2)
     env.drain()
     assert "AwayOpened" not in env.types(tid)
@@ -73,23 +89,25 @@ def test_away_fires_once_when_due(env, config):
     env.drain()
     assert env.types(tid).count("AwayOpened") == 1
     # the other player may now claim it; the expiry timer is still the last move's
-    assert [j for j in env.pending(tid) if "_expire_" in j] == [f"{tid}_expire_{state.version}"]
+    assert [j for j in env.pending(tid) if "_expire_" in j] == [expire_id]
 
 
 def test_away_does_not_fire_once_the_turn_moved_on(env, config):
     tid = env.open(bots=("tito",))
     env.start(tid)
     state = _to_human_turn(env, tid)
-    old = f"{tid}_away_{state.turn_seq}"
+    old = _want(env, tid, "away")
     env.clock.advance(config.away_after / 2)
     _play_first(env, tid, state)
-    assert old not in env.pending(tid)
+    assert old not in env.pending(tid)  # a bot's turn: no away timer
     env.drain()  # the bot answers at once (bot_delay 0): the human's turn again
     state2 = env.state(tid)
     env.clock.advance(config.away_after / 2 + 5)  # past the first turn's due time
     env.drain()
     assert "AwayOpened" not in env.types(tid)
+    assert old not in env.pending(tid)
     if state2.status == "playing" and state2.turn == 0:
+        assert _want(env, tid, "away") in env.pending(tid)
         env.clock.advance(config.away_after)
         env.drain()
         assert env.types(tid).count("AwayOpened") == 1
@@ -118,6 +136,100 @@ def test_expiry_fires_once_after_the_last_move_only(env, config):
     expired = [r for r in env.svc.records(tid) if r["type"] == "TableExpired"][0]
     assert expired["actor"] == "system" and expired["version"] > last_move
     env.clock.advance(config.expire_after * 2)
+    env.drain()
+    assert env.types(tid).count("TableExpired") == 1
+
+
+def test_lazy_timers_stay_put_while_a_table_plays_then_move_themselves(env, config, monkeypatch):
+    """Two humans play many moves: the away and expire jobs scheduled at the start stay (no
+    transaction, no new job). Each fires at its first due time, finds the table moved on,
+    reschedules itself at the right later time, and then fires once."""
+    import random
+
+    from events.autoplay import next_command
+
+    tid = env.open(bots=(), humans=2)
+    env.start(tid)
+    first = {k: _want(env, tid, k) for k in ("away", "expire")}
+    registry = _registry(env)
+    assert sorted(env.pending(tid)) == sorted(first.values())
+    first_due = {k: registry.get_scheduled_time(j).timestamp() for k, j in first.items()}
+    start = env.clock.now
+
+    transactions = []
+    real_apply = scheduling.apply_timers
+    monkeypatch.setattr(scheduling, "apply_timers",
+                        lambda *a, **kw: transactions.append(a[1:3]) or real_apply(*a, **kw))
+    rng = random.Random(3)
+    moves = 0
+    for _ in range(20):
+        state = env.state(tid)
+        if state.status != "playing":
+            break
+        env.clock.advance(2)
+        command, actor = next_command(state, rng)
+        env.svc.execute(tid, command, actor=actor)
+        moves += 1
+    state = env.state(tid)
+    assert moves >= 10 and state.status == "playing"
+    assert transactions == []  # the hook only read (and stamped the version): no MULTI
+    assert sorted(env.pending(tid)) == sorted(first.values())
+    assert sorted(k.decode() for k in env.redis.keys(f"rq:job:{tid}_*")) == \
+        sorted(f"rq:job:{j}" for j in first.values())
+    monkeypatch.setattr(scheduling, "apply_timers", real_apply)
+
+    last_move = env.clock.now
+    away_due = scheduling.timers_from_log(env.redis, tid, state, config)["away"].due
+    assert away_due > first_due["away"] and away_due == last_move + config.away_after
+    # the first away job fires at its own (earlier) time: too early, so it moves itself
+    env.clock.now = first_due["away"] + 1
+    env.drain()
+    assert "AwayOpened" not in env.types(tid)
+    assert first["away"] not in env.pending(tid)
+    moved = _want(env, tid, "away")
+    assert moved == f"{tid}_away_{math.ceil(away_due)}" and moved in env.pending(tid)
+    assert registry.get_scheduled_time(moved).timestamp() == math.ceil(away_due)
+    assert first["expire"] in env.pending(tid)  # not due yet: untouched
+    env.clock.now = away_due - 1
+    env.drain()
+    assert "AwayOpened" not in env.types(tid)
+    env.clock.now = away_due + 1
+    env.drain()
+    assert env.types(tid).count("AwayOpened") == 1
+
+    # the expiry: due at the first move's time + expire_after, but the last move was later
+    assert first_due["expire"] == start + config.expire_after
+    env.clock.now = first_due["expire"] + 1
+    env.drain()
+    assert "TableExpired" not in env.types(tid)
+    moved = _want(env, tid, "expire")
+    assert env.pending(tid) == [moved] and moved == \
+        f"{tid}_expire_{math.ceil(last_move + config.expire_after)}"
+    env.clock.now = last_move + config.expire_after - 1
+    env.drain()
+    assert "TableExpired" not in env.types(tid)
+    env.clock.now = last_move + config.expire_after + 1
+    env.drain()
+    env.clock.advance(config.expire_after * 2)
+    env.drain()
+    assert env.types(tid).count("TableExpired") == 1 and env.types(tid).count("AwayOpened") == 1
+    assert env.pending(tid) == []
+
+
+def test_an_early_lazy_job_under_its_own_id_reschedules_under_another(env, config):
+    """Read on a clock behind the one that scheduled it, a job may find the timer it stands
+    for not due yet: it must not reuse its own (running) id."""
+    tid = env.open(bots=(), humans=2)
+    env.start(tid)
+    expire_id = _want(env, tid, "expire")
+    due = scheduling.timers_from_log(env.redis, tid, env.state(tid), config)["expire"].due
+    queue = scheduling.queue_for(env.redis)
+    queue.enqueue("workers.jobs.expire", tid, 1, job_id=expire_id, result_ttl=0)  # fires now
+    env.clock.now = due - 5  # not due by the job's clock
+    env.drain()
+    assert "TableExpired" not in env.types(tid)
+    assert f"{expire_id}_r" in env.pending(tid)
+    env.clock.now = due + 1
     env.drain()
     assert env.types(tid).count("TableExpired") == 1
 
@@ -258,8 +370,8 @@ def test_reconciler_rebuilds_lost_timers(env, config):
 def test_reconciler_replaces_a_failed_timer(env, config):
     tid = env.open(bots=("tito",))
     env.start(tid)
-    state = _to_human_turn(env, tid)
-    job_id = f"{tid}_away_{state.turn_seq}"
+    _to_human_turn(env, tid)
+    job_id = _want(env, tid, "away")
     job = Job.fetch(job_id, connection=env.redis)
     job.set_status("failed")  # as a worker that died mid-job leaves it, once RQ cleans up
     assert not scheduling.job_alive(env.redis, job_id)
