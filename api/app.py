@@ -31,11 +31,10 @@ class Context:
 
 
 def change_hook(redis, config: Config):
-    """What follows every append, from any process: the status index and the workers' timers."""
+    """What follows every append, from any process: the workers' timers."""
     from workers.scheduling import after_change
 
     def on_change(table_id, state, records):
-        redis.hset(observability.STATUS_INDEX, table_id, state.status)
         after_change(redis, table_id, state, records, config)
 
     return on_change

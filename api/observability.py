@@ -11,7 +11,7 @@ from flask import Response, g, request
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.core import GaugeMetricFamily
 
-STATUS_INDEX = "escoba:status"  # hash: table id -> status, kept by the service's change hook
+from events.service import STATUS_INDEX
 
 
 class JsonFormatter(logging.Formatter):

@@ -39,6 +39,11 @@ from .store import (
 )
 
 CHANCE_COMMANDS = ("start", "next_round", "start_rematch")
+# Tables by status, for metrics, kept by whichever process appends (API or worker).
+STATUS_INDEX = "escoba:status"
+# the events after which a table's status may differ (engine/state.py sets it only in these)
+STATUS_CHANGES = frozenset({"TableOpened", "GameStarted", "RoundDealt", "RoundScored", "GameFinished",
+                            "TableExpired"})
 MAX_ATTEMPTS = 5
 HOST_ACTOR = "seat:0"
 
@@ -167,14 +172,22 @@ class TableService:
         Raises engine.RuleError: the rules' refusals, ``not_found``, ``version_conflict``.
         """
         current = None
-        for _ in range(MAX_ATTEMPTS):
-            state = self.load(table_id)
+        for attempt in range(MAX_ATTEMPTS):
+            # First try this process's latest state without reading the log: the append
+            # is checked against the stream's version, so a stale guess can only conflict.
+            # A guess never answers for the rules: any refusal is confirmed on a fresh load.
+            state = self._cached(table_id) if attempt == 0 else None
+            fresh = state is None
+            if fresh:
+                state = self.load(table_id)
             current = state.version
             if idempotency_key is not None:
                 done = self.store.idempotent_version(table_id, actor, idempotency_key)
                 if done is not None:
                     return self._repeat(table_id, done)
             if expected_version is not None and expected_version != state.version:
+                if not fresh:
+                    continue
                 raise engine.RuleError(
                     "version_conflict",
                     f"The table is at version {state.version}, not {expected_version}.",
@@ -182,6 +195,10 @@ class TableService:
                 )
             try:
                 outcome = self._apply(table_id, state, command, actor, idempotency_key)
+            except engine.RuleError:
+                if not fresh:
+                    continue
+                raise
             except VersionConflict as exc:
                 current = exc.current
                 continue
@@ -235,6 +252,12 @@ class TableService:
         self._remember(table_id, new_state)
         return Outcome(version, new_state, records, False)
 
+    def _cached(self, table_id: str) -> State | None:
+        if self.cache_size <= 0:
+            return None
+        with self._lock:
+            return self._cache.get(table_id)
+
     def _remember(self, table_id: str, state: State) -> None:
         if self.cache_size <= 0:
             return
@@ -252,6 +275,8 @@ class TableService:
         return Outcome(version, self.load(table_id, until=version), [], True)
 
     def _changed(self, table_id: str, outcome: Outcome) -> None:
+        if any(r["type"] in STATUS_CHANGES for r in outcome.records):
+            self.redis.hset(STATUS_INDEX, table_id, outcome.state.status)
         if self.on_change is not None:
             self.on_change(table_id, outcome.state, outcome.records)
 

@@ -30,7 +30,7 @@ from . import tito
 from .common import Reading, card_worth
 from .sim import INDEX, VAL, Round, worth_table
 
-BUDGET_MS = 120.0
+BUDGET_MS = 100.0
 MAX_ITERATIONS = 400
 MIN_ITERATIONS = 12
 # turns of the table looked ahead (her move, then everybody, then everybody but
