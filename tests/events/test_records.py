@@ -80,9 +80,60 @@ def test_missing_field_and_unknown_type():
         from_record("not a dict")
 
 
-def test_to_record_refuses_an_event_that_breaks_its_schema():
+def test_an_event_that_breaks_its_schema_is_refused_by_the_check_and_on_read():
+    record = to_record(ev.CardPlayed(9, "7o", (), False), version=3, at=AT, actor="seat:0")
     with pytest.raises(LogError):
-        to_record(ev.CardPlayed(9, "7o", (), False), version=3, at=AT, actor="seat:0")
+        records.check_record(record)
+    with pytest.raises(LogError):
+        from_record(record)
+
+
+@pytest.mark.parametrize("preset", ["selminha", "del15", "cardgames"])
+def test_every_event_the_engine_makes_fits_its_schema(preset):
+    import random
+
+    import engine
+    from engine.cards import FULL_DECK
+
+    def shuffled(rng):
+        deck = list(FULL_DECK)
+        rng.shuffle(deck)
+        return deck
+
+    seen = set()
+    for seed in range(3):
+        rng = random.Random(seed)
+        state, log = engine.State(), []
+
+        def do(command, log=log):
+            nonlocal state
+            events = engine.decide(state, command)
+            state = engine.fold(state, events)
+            log.extend(events)
+
+        do({"type": "open", "name": "t", "preset": preset, "player": "p0", "host_name": "Ana",
+            "settings": {"target": 10} if preset == "del15" else {}})
+        for i in range(1, 2 + seed):
+            do({"type": "sit", "player": f"p{i}", "name": f"P{i}"})
+        do({"type": "start", "by": 0, "deck": shuffled(rng), "pick": rng.randrange(4)})
+        while state.status != "finished":
+            if state.status == "round_over":
+                do({"type": "next_round", "by": 0, "deck": shuffled(rng)})
+                continue
+            sets = engine.view(state, state.turn)["fifteen_to_take"]
+            if sets:
+                do({"type": "take_fifteen", "by": state.turn, "cards": sets["sets"][0]})
+            option = rng.choice(engine.view(state, state.turn)["options"])
+            capture = option["captures"][0] if option["captures"] and rng.random() < 0.8 else []
+            if not option["may_leave"]:
+                capture = option["captures"][0]
+            do({"type": "play", "by": state.turn, "card": option["card"], "capture": capture})
+        for version, event in enumerate(log, start=1):
+            record = to_record(event, version=version, at=AT, actor="system")
+            records.check_record(record)
+            seen.add(record["type"])
+            assert from_record(record) == engine.event_from(record["type"], record["data"])
+    assert {"TableOpened", "GameStarted", "RoundDealt", "CardPlayed", "RoundScored", "GameFinished"} <= seen
 
 
 # --- upcasting ----------------------------------------------------------------
