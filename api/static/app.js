@@ -39,6 +39,7 @@ const ENDED_BY = {
 
 // ---------------------------------------------------------------- state
 const app = {
+  deck: (() => { try { return localStorage.getItem("escoba.deck") || ""; } catch { return ""; } })(),
   tableId: null,
   token: null,
   spectator: false,
@@ -71,6 +72,8 @@ async function api(method, path, body) {
   const headers = { Accept: "application/json" };
   if (body !== undefined) headers["Content-Type"] = "application/json";
   if (app.token) headers.Authorization = `Bearer ${app.token}`;
+  // each player's deck design changes only the labels of their own view
+  if (app.deck && path.startsWith("/tables")) path += `${path.includes("?") ? "&" : "?"}deck=${app.deck}`;
   const res = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
   let data = null;
   try { data = await res.json(); } catch { data = null; }
@@ -676,6 +679,7 @@ function connect() {
   const proto = location.protocol === "https:" ? "wss:" : "ws:";
   const params = new URLSearchParams();
   if (app.token) params.set("token", app.token);
+  if (app.deck) params.set("deck", app.deck);
   params.set("after", String(app.view ? app.view.version : 0));
   let ws;
   try {
@@ -877,6 +881,12 @@ function wire() {
   };
   $("copy-link").addEventListener("click", copy);
   $("menu-copy").addEventListener("click", copy);
+  $("menu-deck").value = app.deck;
+  $("menu-deck").addEventListener("change", () => {
+    app.deck = $("menu-deck").value;
+    try { localStorage.setItem("escoba.deck", app.deck); } catch { /* private mode */ }
+    if (app.tableId) { refresh(); connect(); }
+  });
   $("start").addEventListener("click", () => move("start"));
   $("capture").addEventListener("click", capture);
   $("leave").addEventListener("click", leave);

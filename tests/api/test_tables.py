@@ -250,3 +250,14 @@ def test_a_watching_host_runs_a_table_of_bots(client):
     assert view["status"] == "playing" and view["you"] is None and view["hand"] == []
     r = client.move(table_id, token, type="play", card=view["table_cards"][0] if view["table_cards"] else "1o")
     assert r.status_code in (409, 422)
+
+
+def test_each_reader_picks_a_deck_design_for_labels_only(client):
+    table_id, host, guest = two_player_table(client, preset="del15")
+    client.ok(table_id, host, type="start")
+    spanish = client.view(table_id, host)
+    french = client.http.get(f"/tables/{table_id}?deck=french", headers={"Authorization": f"Bearer {host}"}).get_json()
+    assert spanish["hand"] == french["hand"] and spanish["deck"] == "spanish" and french["deck"] == "french"
+    card = spanish["hand"][0]
+    assert " de " in spanish["labels"][card] and " de " not in french["labels"][card]
+    assert client.http.get(f"/tables/{table_id}?deck=tarot").status_code == 400
