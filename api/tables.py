@@ -66,7 +66,7 @@ def create_table():
         "first_dealer": body.get("first_dealer"),
         "host_seated": not body["watch"],
     }
-    table_id, outcome = ctx.service.create(command)
+    table_id, outcome = ctx.service.create(command, actor=f"player:{player}")
     token = auth.issue_token(ctx.redis, table_id, player)
     g.log = {"table_id": table_id, "command": "open", "version": outcome.version}
     seat = outcome.state.seat_of(player)
