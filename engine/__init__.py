@@ -9,10 +9,12 @@ Where each rule lives:
 - ``capture``  the capture rule: which sets a card may take (sum to 15, hybrid)
 - ``play``     a turn: play or leave a card, mandatory capture, escobas, TAKE THE 15
 - ``scoring``  a round's points per side and category, the setenta, the target
-- ``flow``     round end, next round, resign, exit, away, expiry, rematch
+- ``flow``     the start of a game, round end, next round, resign, exit, away, expiry, rematch
 - ``view``     what a seat, a spectator or an operator may see
 - ``events``   the facts a table's log is made of; ``state`` folds them
-- ``game``     ``decide``: a command against a state, into events
+- ``game``     ``decide``: a command against a state, into events (``decision``: the
+               events decided so far, folded as they are added)
+- ``errors``   refusals, each with a code of the public contract
 - ``bots``     Carmen, Tito and Luna, who see only their seat's view
 
 Nothing here reads a clock, a random generator, Redis or Flask.
