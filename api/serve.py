@@ -8,9 +8,12 @@ from .app import create_app
 from .observability import setup_logging
 
 
-class _Gunicorn(BaseApplication):
-    def __init__(self, options: dict):
+class Gunicorn(BaseApplication):
+    """gunicorn run from code, on an app factory (the benchmark's baseline uses it too)."""
+
+    def __init__(self, options: dict, app_factory=None):
         self.options = options
+        self.app_factory = app_factory or _escoba_app
         super().__init__()
 
     def load_config(self):
@@ -18,8 +21,12 @@ class _Gunicorn(BaseApplication):
             self.cfg.set(key, value)
 
     def load(self):
-        setup_logging()
-        return create_app()
+        return self.app_factory()
+
+
+def _escoba_app():
+    setup_logging()
+    return create_app()
 
 
 def gunicorn_options(host: str, port: int, threads: int, workers: int) -> dict:
@@ -40,5 +47,5 @@ def gunicorn_options(host: str, port: int, threads: int, workers: int) -> dict:
 
 
 def serve(host: str, port: int, threads: int = 64, workers: int = 1) -> int:
-    _Gunicorn(gunicorn_options(host, port, threads, workers)).run()
+    Gunicorn(gunicorn_options(host, port, threads, workers)).run()
     return 0

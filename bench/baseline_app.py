@@ -18,9 +18,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from flask import Flask, jsonify, request  # noqa: E402
-from gunicorn.app.base import BaseApplication  # noqa: E402
 
-from api.serve import gunicorn_options  # noqa: E402
+from api.serve import Gunicorn, gunicorn_options  # noqa: E402
 
 
 def create_app(redis=None) -> Flask:
@@ -44,19 +43,6 @@ def create_app(redis=None) -> Flask:
     return app
 
 
-class _Gunicorn(BaseApplication):
-    def __init__(self, options: dict):
-        self.options = options
-        super().__init__()
-
-    def load_config(self):
-        for key, value in self.options.items():
-            self.cfg.set(key, value)
-
-    def load(self):
-        return create_app()
-
-
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--host", default="127.0.0.1")
@@ -64,7 +50,7 @@ def main(argv=None) -> int:
     parser.add_argument("--threads", type=int, default=64)
     parser.add_argument("--workers", type=int, default=1)
     args = parser.parse_args(argv)
-    _Gunicorn(gunicorn_options(args.host, args.port, args.threads, args.workers)).run()
+    Gunicorn(gunicorn_options(args.host, args.port, args.threads, args.workers), create_app).run()
     return 0
 
 

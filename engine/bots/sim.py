@@ -121,9 +121,13 @@ class Round:
 
     def take_fifteen(self, seat: int, taken: list[int]) -> None:
         card = self.pending
+        escoba = len(taken) + 1 == len(self.table)
+        self.table.remove(card)
+        self._capture(seat, card, taken, escoba)
+
+    def _capture(self, seat: int, card: int, taken, escoba: bool) -> None:
+        """``card`` takes ``taken`` off the table into the side's pile."""
         table = self.table
-        escoba = len(taken) + 1 == len(table)
-        table.remove(card)
         for c in taken:
             table.remove(c)
         side = self.side_of[seat]
@@ -145,18 +149,7 @@ class Round:
         self.public[VAL[card]] += 1
         if taken:
             escoba = len(taken) == len(table) and (self.last_sweep or not last_card)
-            for c in taken:
-                table.remove(c)
-            side = self.side_of[seat]
-            self.piles[side].extend(taken)
-            self.piles[side].append(card)
-            self.last = seat
-            w = self.worth
-            self.gain[side] += w[card] + sum(w[c] for c in taken)
-            if escoba:
-                self.escobas[side] += 1
-                self.gain[side] += 1.0
-            self.pending = -1
+            self._capture(seat, card, taken, escoba)
         else:
             self.pending = card if self.take15 and self.sets_for(card, table) else -1
             table.append(card)
