@@ -18,35 +18,12 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from engine import PRESETS, State, decide, fold, replay, view  # noqa: E402
-from engine.cards import FULL_DECK  # noqa: E402
+from engine import PRESETS, State, decide, fold, replay  # noqa: E402
+
+# the same random legal player the engine's property tests use
+from tests.engine.helpers import random_command, shuffled  # noqa: E402
 
 TARGET = 100_000  # events folded per second per core
-
-
-def shuffled(rng: random.Random) -> list[str]:
-    deck = list(FULL_DECK)
-    rng.shuffle(deck)
-    return deck
-
-
-def random_move(state: State, rng: random.Random) -> dict | None:
-    """A random legal command, picked from the mover's own view."""
-    if state.status == "round_over":
-        return {"type": "next_round", "by": rng.choice(state.players), "deck": shuffled(rng)}
-    if state.status != "playing":
-        return None
-    seat = state.turn
-    seen = view(state, seat)
-    if seen["fifteen_to_take"] and rng.random() < 0.5:
-        return {
-            "type": "take_fifteen",
-            "by": seat,
-            "cards": rng.choice(seen["fifteen_to_take"]["sets"]),
-        }
-    option = rng.choice(seen["options"])
-    choices = [list(s) for s in option["captures"]] + ([[]] if option["may_leave"] else [])
-    return {"type": "play", "by": seat, "card": option["card"], "capture": rng.choice(choices)}
 
 
 def play_game(preset: str, rng: random.Random) -> list:
@@ -68,7 +45,7 @@ def play_game(preset: str, rng: random.Random) -> list:
         new = decide(state, command)
         state = fold(state, new)
         events += new
-    while (command := random_move(state, rng)) is not None:
+    while (command := random_command(state, rng)) is not None:
         new = decide(state, command)
         state = fold(state, new)
         events += new
