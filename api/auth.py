@@ -11,6 +11,7 @@ from collections import OrderedDict
 from flask import request
 
 from engine import RuleError
+from events.store import table_key
 
 
 def _hash(token: str) -> str:
@@ -18,7 +19,7 @@ def _hash(token: str) -> str:
 
 
 def _tokens_key(table_id: str) -> str:
-    return f"table:{{{table_id}}}:tokens"
+    return table_key(table_id, "tokens")
 
 
 def new_player_id() -> str:

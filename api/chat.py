@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import json
 
+from events.store import table_key
+
 _POST = """
 local n = redis.call('INCR', KEYS[2])
 local line = cjson.decode(ARGV[1])
@@ -26,8 +28,7 @@ class ChatStore:
 
     @staticmethod
     def _keys(table_id: str) -> list[str]:
-        tag = f"table:{{{table_id}}}"
-        return [f"{tag}:chat", f"{tag}:chatseq", f"{tag}:changes"]
+        return [table_key(table_id, "chat"), table_key(table_id, "chatseq"), table_key(table_id, "changes")]
 
     def post(self, table_id: str, seat: int, name: str, text: str, at: str) -> dict:
         line = {"seat": seat, "name": name, "text": text, "at": at}

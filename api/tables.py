@@ -15,6 +15,7 @@ from marshmallow import ValidationError
 import engine
 from engine import RuleError
 from events.records import from_record
+from workers.scheduling import notify_key
 
 from . import auth, schemas
 from .schemas import load_move
@@ -181,7 +182,7 @@ def set_notify(table_id: str):
     seat = ctx.service.load(table_id).seat_of(player)
     if seat is None:
         raise RuleError("forbidden", "Only seated players get turn notices.")
-    ctx.redis.hset(f"table:{{{table_id}}}:notify", str(seat), body["url"])
+    ctx.redis.hset(notify_key(table_id), str(seat), body["url"])
     return jsonify({"seat": seat, "url": body["url"]}), 201
 
 

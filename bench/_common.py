@@ -112,35 +112,18 @@ def start_server(name: str, argv: list[str], port: int, *, workers: int, env: di
     return server
 
 
+def _serve_args(port: int, threads: int, workers: int) -> list[str]:
+    """The same gunicorn settings for both servers."""
+    return ["--host", "127.0.0.1", "--port", str(port), "--threads", str(threads), "--workers", str(workers)]
+
+
 def escoba_server(port: int, threads: int, workers: int) -> Server:
-    argv = [
-        "-m",
-        "api.cli",
-        "serve",
-        "--host",
-        "127.0.0.1",
-        "--port",
-        str(port),
-        "--threads",
-        str(threads),
-        "--workers",
-        str(workers),
-    ]
+    argv = ["-m", "api.cli", "serve", *_serve_args(port, threads, workers)]
     return start_server("escoba", argv, port, workers=workers)
 
 
 def baseline_server(port: int, threads: int, workers: int) -> Server:
-    argv = [
-        str(ROOT / "bench" / "baseline_app.py"),
-        "--host",
-        "127.0.0.1",
-        "--port",
-        str(port),
-        "--threads",
-        str(threads),
-        "--workers",
-        str(workers),
-    ]
+    argv = [str(ROOT / "bench" / "baseline_app.py"), *_serve_args(port, threads, workers)]
     return start_server("baseline", argv, port, workers=workers)
 
 

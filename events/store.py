@@ -25,20 +25,26 @@ IDEMPOTENCY_TTL = 24 * 3600
 READ_CHUNK = 1000
 
 
+def table_key(table_id: str, name: str) -> str:
+    """A key of one table's: hash-tagged by table id, so a table's keys share a cluster slot
+    and one Lua script may touch them all."""
+    return f"table:{{{table_id}}}:{name}"
+
+
 def events_key(table_id: str) -> str:
-    return f"table:{{{table_id}}}:events"
+    return table_key(table_id, "events")
 
 
 def snapshot_key(table_id: str) -> str:
-    return f"table:{{{table_id}}}:snapshot"
+    return table_key(table_id, "snapshot")
 
 
 def changes_channel(table_id: str) -> str:
-    return f"table:{{{table_id}}}:changes"
+    return table_key(table_id, "changes")
 
 
 def idempotency_key(table_id: str, actor: str, key: str) -> str:
-    return f"table:{{{table_id}}}:idem:{actor}:{key}"
+    return table_key(table_id, f"idem:{actor}:{key}")
 
 
 class VersionConflict(Exception):

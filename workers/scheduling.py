@@ -69,6 +69,8 @@ from rq import Queue, Retry
 from rq.job import Job
 from rq.registry import ScheduledJobRegistry
 
+from events.store import table_key
+
 log = logging.getLogger("escoba.workers")
 
 QUEUE_NAME = "escoba"
@@ -88,11 +90,11 @@ TAIL = 32  # records read back from the log to find when the turn began / the la
 
 
 def timers_key(table_id: str) -> str:
-    return f"table:{{{table_id}}}:timers"
+    return table_key(table_id, "timers")
 
 
 def notify_key(table_id: str) -> str:
-    return f"table:{{{table_id}}}:notify"
+    return table_key(table_id, "notify")
 
 
 def job_prefix(table_id: str) -> str:

@@ -6,6 +6,8 @@ from engine import PRESETS, custom_settings
 from engine.cards import FULL_DECK, SUITS
 from engine.scoring import game_winner, score_round, setenta, sole_best
 
+from .helpers import LAST_ROUND_FIELDS
+
 PLAIN = custom_settings()  # most sevens, no bonuses
 SELMINHA = PRESETS["selminha"]
 DEL15 = PRESETS["del15"]
@@ -138,17 +140,7 @@ def test_all_four_sevens_extra_in_del15():
 def test_round_points_add_up_and_the_breakdown_has_the_contracts_fields():
     got = score([LOW, HIGH], SELMINHA, escobas=[2, 0])
     for side in got:
-        assert {
-            "seats",
-            "cards",
-            "coins",
-            "sevens",
-            "seven_of_coins",
-            "setenta",
-            "escobas",
-            "points",
-            "round_points",
-        } <= set(side)
+        assert set(side) >= LAST_ROUND_FIELDS
         assert side["round_points"] == sum(side["points"].values())
     # 20 cards each and 5 coins each: ties; the sevens and the 7 of coins are in HIGH
     assert got[0]["points"] == {

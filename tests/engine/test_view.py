@@ -8,6 +8,7 @@ from engine import events as ev
 from engine.cards import FULL_DECK
 
 from .helpers import (
+    LAST_ROUND_FIELDS,
     apply,
     deck_with,
     open_table,
@@ -128,17 +129,7 @@ def test_the_view_after_a_round_and_at_the_end():
     assert seen["status"] == "round_over" and seen["hand"] == [] and seen["options"] is None
     assert len(seen["last_round"]) == 2
     for side in seen["last_round"]:
-        assert {
-            "seats",
-            "cards",
-            "coins",
-            "sevens",
-            "seven_of_coins",
-            "setenta",
-            "escobas",
-            "points",
-            "round_points",
-        } <= set(side)
+        assert set(side) >= LAST_ROUND_FIELDS
     assert sum(side["cards"] for side in seen["last_round"]) <= 40
     done = apply(state, {"type": "resign", "by": 0})
     assert view(done, 1)["winners"] == [1] and view(done, None)["status"] == "finished"
