@@ -46,12 +46,9 @@ class Context:
 
 def change_hook(redis, config: Config):
     """What follows every append, from any process: the workers' timers."""
-    from workers.scheduling import after_change
+    from workers.scheduling import TimersHook
 
-    def on_change(table_id, state, records):
-        after_change(redis, table_id, state, records, config)
-
-    return on_change
+    return TimersHook(redis, config)
 
 
 def create_app(redis=None, config: Config | None = None) -> Flask:

@@ -33,6 +33,7 @@ from .records import LogError, from_record, to_record
 from .store import (
     IDEMPOTENCY_TTL,
     AlreadyApplied,
+    Appended,
     EventStore,
     VersionConflict,
     idempotency_key,
@@ -54,6 +55,7 @@ class Outcome:
     state: State
     records: list
     repeated: bool = False
+    appended: Appended | None = None  # what the append read back for the hook
 
 
 def iso_utc(ts: float) -> str:
@@ -97,6 +99,9 @@ class TableService:
         self.store = EventStore(redis)
         self.clock = clock
         self.rng = rng if rng is not None else random.SystemRandom()
+        # on_change(table_id, state, records) runs after every append. A hook that also has
+        # read_back(table_id) -> (keys, stamp) gets those hashes of the table, read in the
+        # append's own Lua step (store.append_reading), as a fourth argument: no round trip.
         self.on_change = on_change
         self.snapshot_every = snapshot_every
         self.idempotency_ttl = idempotency_ttl
@@ -245,12 +250,20 @@ class TableService:
                 json.dumps({"version": new_version}),
                 self.idempotency_ttl,
             )
-        version = self.store.append(table_id, state.version, records, idempotency=idempotency)
+        read_back, stamp = self._hook_reads(table_id)
+        appended = self.store.append_reading(table_id, state.version, records, idempotency=idempotency,
+                                             read_back=read_back, stamp=stamp)
+        version = appended.version
         new_state = engine.fold(state, events)
         if self.snapshot_every and snapshots.due(state.version, version, self.snapshot_every):
             snapshots.save_snapshot(self.redis, table_id, new_state)
         self._remember(table_id, new_state)
-        return Outcome(version, new_state, records, False)
+        return Outcome(version, new_state, records, False, appended)
+
+    def _hook_reads(self, table_id: str) -> tuple[tuple[str, ...], bool]:
+        """The hashes the change hook wants read back in the append's own step (see __init__)."""
+        read_back = getattr(self.on_change, "read_back", None)
+        return read_back(table_id) if read_back is not None else ((), False)
 
     def _cached(self, table_id: str) -> State | None:
         if self.cache_size <= 0:
@@ -277,7 +290,11 @@ class TableService:
     def _changed(self, table_id: str, outcome: Outcome) -> None:
         if any(r["type"] in STATUS_CHANGES for r in outcome.records):
             self.redis.hset(STATUS_INDEX, table_id, outcome.state.status)
-        if self.on_change is not None:
+        if self.on_change is None:
+            return
+        if outcome.appended is not None and hasattr(self.on_change, "read_back"):
+            self.on_change(table_id, outcome.state, outcome.records, outcome.appended)
+        else:
             self.on_change(table_id, outcome.state, outcome.records)
 
 

@@ -17,6 +17,7 @@ The same code runs on real Redis and on fakeredis[lua].
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 
 from .records import dumps, loads
 
@@ -63,14 +64,19 @@ class AlreadyApplied(Exception):
         self.version = version
 
 
-# KEYS[1] the stream; KEYS[2] the idempotency key (optional)
+# KEYS[1] the stream; KEYS[2] the idempotency key if ARGV[8] is '1'; then the hashes to read back
 # ARGV[1] expected version, ARGV[2] number of records, ARGV[3] channel ('' = no notice),
-# ARGV[4] notice message, ARGV[5] idempotency value, ARGV[6] its ttl (seconds), ARGV[7..] records
-# Returns {1, new_version} | {0, current_version} (conflict) | {2, applied_version} (repeat)
+# ARGV[4] notice message, ARGV[5] idempotency value, ARGV[6] its ttl (seconds),
+# ARGV[7] '1' = stamp the new version in the first hash to read back, ARGV[8] see KEYS[2],
+# ARGV[9..] records
+# Returns {1, new_version, old_stamp, hash, ...} | {0, current_version} (conflict)
+#       | {2, applied_version} (repeat)
 _APPEND = """
 local expected = tonumber(ARGV[1])
 local n = tonumber(ARGV[2])
-if KEYS[2] then
+local idem = ARGV[8] == '1'
+local first = idem and 3 or 2
+if idem then
   local seen = redis.call('GET', KEYS[2])
   if seen then
     local v = string.match(seen, '"version"%s*:%s*(%d+)')
@@ -86,15 +92,23 @@ if current ~= expected then
   return {0, current}
 end
 for i = 1, n do
-  redis.call('XADD', KEYS[1], tostring(expected + i) .. '-0', 'e', ARGV[6 + i])
+  redis.call('XADD', KEYS[1], tostring(expected + i) .. '-0', 'e', ARGV[8 + i])
 end
-if KEYS[2] then
+if idem then
   redis.call('SET', KEYS[2], ARGV[5], 'EX', tonumber(ARGV[6]))
 end
 if ARGV[3] ~= '' then
   redis.call('PUBLISH', ARGV[3], ARGV[4])
 end
-return {1, expected + n}
+local out = {1, expected + n, 0}
+if ARGV[7] == '1' then
+  out[3] = tonumber(redis.call('HGET', KEYS[first], 'version') or '0')
+  if expected + n > out[3] then redis.call('HSET', KEYS[first], 'version', expected + n) end
+end
+for i = first, #KEYS do
+  out[#out + 1] = redis.call('HGETALL', KEYS[i])
+end
+return out
 """
 
 
@@ -102,8 +116,22 @@ def _text(value) -> str:
     return value.decode() if isinstance(value, bytes) else value
 
 
+def flat_hash(flat) -> dict[str, str]:
+    """A flat HGETALL reply from Lua as a dict of strings."""
+    return {_text(flat[i]): _text(flat[i + 1]) for i in range(0, len(flat), 2)}
+
+
 def _entry_version(entry_id) -> int:
     return int(_text(entry_id).split("-", 1)[0])
+
+
+@dataclass(frozen=True)
+class Appended:
+    """What one append did: the new version, and the side hashes it read back in its step."""
+
+    version: int
+    stamped_over: int = 0  # the stamp hash's ``version`` before this append
+    hashes: tuple = ()  # one dict per key of ``read_back``, as it was after the append
 
 
 class EventStore:
@@ -122,6 +150,19 @@ class EventStore:
         set in the same step. Raises VersionConflict when the table is at
         another version (nothing appended), AlreadyApplied when the key exists.
         """
+        return self.append_reading(table_id, expected_version, records, idempotency=idempotency,
+                                   notice=notice).version
+
+    def append_reading(self, table_id: str, expected_version: int, records: list[dict], *,
+                       idempotency: tuple | None = None, notice: bool = True,
+                       read_back: tuple[str, ...] = (), stamp: bool = False) -> Appended:
+        """``append``, also reading back hashes of the same table in the same step.
+
+        ``read_back``: keys of the table's own (``table_key``), so a hook that follows
+        every append (the workers' timers) needs no round trip of its own. With
+        ``stamp`` the first of them gets field ``version`` = the new version first
+        (never lowered): a later writer of that hash can tell it is out of date.
+        """
         if not records:
             raise ValueError("append needs at least one record")
         for i, record in enumerate(records):
@@ -130,26 +171,32 @@ class EventStore:
                     f"record {i} carries version {record.get('version')}, "
                     f"expected {expected_version + i + 1}"
                 )
+        if stamp and not read_back:
+            raise ValueError("stamp needs a hash to stamp (read_back[0])")
+        prefix = table_key(table_id, "")
+        if any(not key.startswith(prefix) for key in read_back):
+            raise ValueError("read_back takes only the table's own keys (one cluster slot)")
         new_version = expected_version + len(records)
         keys = [events_key(table_id)]
         idem_value, ttl = "", 0
         if idempotency is not None:
-            key, idem_value, *rest = idempotency
+            idem_key, idem_value, *rest = idempotency
+            keys.append(idem_key)
             ttl = int(rest[0]) if rest else IDEMPOTENCY_TTL
-            keys.append(key)
             if not isinstance(idem_value, str):
                 idem_value = json.dumps(idem_value, separators=(",", ":"))
         channel = changes_channel(table_id) if notice else ""
         message = json.dumps({"table_id": table_id, "version": new_version}) if notice else ""
-        args = [expected_version, len(records), channel, message, idem_value, ttl]
+        args = [expected_version, len(records), channel, message, idem_value, ttl,
+                "1" if stamp else "0", "1" if idempotency is not None else "0"]
         args.extend(dumps(r) for r in records)
-        status, version = self._append(keys=keys, args=args)
-        status, version = int(status), int(version)
+        reply = self._append(keys=[*keys, *read_back], args=args)
+        status, version = int(reply[0]), int(reply[1])
         if status == 0:
             raise VersionConflict(version)
         if status == 2:
             raise AlreadyApplied(version)
-        return version
+        return Appended(version, int(reply[2]), tuple(flat_hash(flat) for flat in reply[3:]))
 
     def add_to_index(self, table_id: str, score: float) -> None:
         self.redis.zadd(TABLE_INDEX, {table_id: score}, nx=True)

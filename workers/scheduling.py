@@ -69,7 +69,7 @@ from rq import Queue, Retry
 from rq.job import Job
 from rq.registry import ScheduledJobRegistry
 
-from events.store import table_key
+from events.store import flat_hash, table_key
 
 log = logging.getLogger("escoba.workers")
 
@@ -426,10 +426,6 @@ return {old, redis.call('HGETALL', KEYS[1]), urls}
 """
 
 
-def _pairs(flat) -> dict[str, str]:
-    return {_text(flat[i]): _text(flat[i + 1]) for i in range(0, len(flat), 2)}
-
-
 _READ_SHA = hashlib.sha1(_READ_LUA.encode()).hexdigest()
 
 
@@ -439,7 +435,7 @@ def _read_and_stamp(redis, table_id: str, version: int, urls: bool):
         old, stored, found = redis.evalsha(_READ_SHA, len(keys), *keys, version)
     except NoScriptError:  # the first call on this server (or after SCRIPT FLUSH)
         old, stored, found = redis.eval(_READ_LUA, len(keys), *keys, version)
-    return int(old), _pairs(stored), _pairs(found)
+    return int(old), flat_hash(stored), flat_hash(found)
 
 
 def reschedule_early(redis, table_id: str, version: int, wanted: dict[str, Timer], kind: str,
@@ -487,10 +483,14 @@ def _notices(table_id: str, state, wanted: list[tuple[int, str]], urls: dict[str
 
 # --- the hook ------------------------------------------------------------------
 
-def after_change(redis, table_id: str, state, records: list[dict], config) -> dict | None:
+def after_change(redis, table_id: str, state, records: list[dict], config,
+                 appended=None) -> dict | None:
     """Reschedule ``table_id``'s timers after an append (``records``: the new records).
 
-    Never raises: a failure here must not fail the move; the reconciler repairs it.
+    ``appended`` (events.store.Appended): the timers and notice URLs as the append itself
+    read them back, the version already stamped (``TimersHook``); without it, one Lua
+    call here stamps and reads them. Never raises: a failure here must not fail the move;
+    the reconciler repairs it.
     """
     try:
         if not records:
@@ -498,8 +498,10 @@ def after_change(redis, table_id: str, state, records: list[dict], config) -> di
         times = times_for(redis, table_id, state, records)
         wanted = due_timers(table_id, state, times, config)
         seats = _notice_seats(state, records)
-        # One round trip: stamp the version, read the timers (and the URLs if a notice is due).
-        old, stored, urls = _read_and_stamp(redis, table_id, state.version, bool(seats))
+        if appended is not None:
+            old, (stored, urls) = appended.stamped_over, appended.hashes
+        else:
+            old, stored, urls = _read_and_stamp(redis, table_id, state.version, bool(seats))
         if old > state.version:  # a hook for a newer version got here first
             return {"scheduled": [], "removed": [], "skipped": True}
         extra = _notices(table_id, state, seats, urls, times.last_at)
@@ -512,13 +514,27 @@ def after_change(redis, table_id: str, state, records: list[dict], config) -> di
         return None
 
 
-def on_change_hook(redis, config):
+class TimersHook:
+    """``TableService(on_change=...)`` in the API and the workers: the timers after each append.
+
+    ``read_back`` has the append's own Lua step stamp the version in ``table:{ID}:timers``
+    and read it and ``table:{ID}:notify`` back, so a move costs one round trip, not two.
+    """
+
+    def __init__(self, redis, config):
+        self.redis = redis
+        self.config = config
+
+    def read_back(self, table_id: str) -> tuple[tuple[str, str], bool]:
+        return (timers_key(table_id), notify_key(table_id)), True
+
+    def __call__(self, table_id: str, state, records: list[dict], appended=None) -> None:
+        after_change(self.redis, table_id, state, records, self.config, appended)
+
+
+def on_change_hook(redis, config) -> TimersHook:
     """``TableService(on_change=...)`` for a process that only needs the timers."""
-
-    def on_change(table_id, state, records):
-        after_change(redis, table_id, state, records, config)
-
-    return on_change
+    return TimersHook(redis, config)
 
 
 def pending_jobs(redis, table_id: str) -> list[str]:
@@ -535,7 +551,8 @@ def utcnow_iso(ts: float) -> str:
 
 
 __all__ = [
-    "INLINE_DELAY", "LAZY_KINDS", "QUEUE_NAME", "LogTimes", "Timer", "after_change", "apply_timers", "due_timers",
+    "INLINE_DELAY", "LAZY_KINDS", "QUEUE_NAME", "LogTimes", "Timer", "TimersHook", "after_change",
+    "apply_timers", "due_timers",
     "job_alive", "log_times", "notify_key", "on_change_hook", "parse_at", "pending_jobs",
     "queue_for", "reschedule_early", "times_for", "timers_from_log", "timers_key", "utcnow_iso",
 ]

@@ -112,7 +112,7 @@ def test_idempotent_repeat(fake_redis):
 def test_retries_after_a_conflict(fake_redis):
     svc, rival = new_service(fake_redis), new_service(fake_redis)
     tid = autoplay.new_table(svc, players=1)
-    real_append = svc.store.append
+    real_append = svc.store.append_reading
     raced = []
 
     def append_after_a_rival(*args, **kw):
@@ -121,7 +121,7 @@ def test_retries_after_a_conflict(fake_redis):
                                        actor="seat:1"))
         return real_append(*args, **kw)
 
-    svc.store.append = append_after_a_rival
+    svc.store.append_reading = append_after_a_rival
     out = svc.execute(tid, {"type": "sit", "player": "me", "name": "Me"}, actor="seat:2")
     assert out.version == 3
     assert [s.player if s else None for s in out.state.seats] == ["p0", "r", "me", None]
@@ -137,7 +137,7 @@ def test_gives_up_after_a_few_conflicts(fake_redis):
         tries.append(1)
         raise VersionConflict(99)
 
-    svc.store.append = always_conflict
+    svc.store.append_reading = always_conflict
     with pytest.raises(engine.RuleError) as exc:
         svc.execute(tid, {"type": "start", "by": 0}, actor="seat:0")
     assert exc.value.code == "version_conflict" and len(tries) == MAX_ATTEMPTS

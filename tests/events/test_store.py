@@ -17,6 +17,7 @@ from events.store import (
     changes_channel,
     events_key,
     idempotency_key,
+    table_key,
 )
 
 
@@ -53,6 +54,40 @@ def test_read_in_chunks(any_redis, monkeypatch):
     store.append(t, 0, [rec(i) for i in range(1, 11)])
     assert [r["version"] for r in store.read(t)] == list(range(1, 11))
     assert [r["version"] for r in store.read(t, after=4, until=9)] == [5, 6, 7, 8, 9]
+
+
+def test_append_reads_back_the_tables_hashes_and_stamps_the_first(any_redis):
+    store, t = EventStore(any_redis), tid()
+    stamp, other = table_key(t, "timers"), table_key(t, "notify")
+    any_redis.hset(stamp, mapping={"version": "0", "bot": "job-1"})
+    any_redis.hset(other, "1", "https://example.test/hook")
+    key = idempotency_key(t, "seat:0", "k")
+    done = store.append_reading(t, 0, [rec(1), rec(2)], idempotency=(key, {"version": 2}, 60),
+                                read_back=(stamp, other), stamp=True)
+    assert done.version == 2 and done.stamped_over == 0
+    assert done.hashes == ({"version": "2", "bot": "job-1"}, {"1": "https://example.test/hook"})
+    # without an idempotency key too; a hash that is not there reads back empty
+    done = store.append_reading(t, 2, [rec(3)], read_back=(stamp, table_key(t, "none")), stamp=True)
+    assert (done.version, done.stamped_over) == (3, 2)
+    assert done.hashes == ({"version": "3", "bot": "job-1"}, {})
+    # a stamp is never lowered, and read_back alone stamps nothing
+    any_redis.hset(stamp, "version", "9")
+    done = store.append_reading(t, 3, [rec(4)], read_back=(stamp,), stamp=True)
+    assert done.stamped_over == 9 and done.hashes[0]["version"] == "9"
+    assert store.append_reading(t, 4, [rec(5)], read_back=(other,)).hashes == ({"1": "https://example.test/hook"},)
+    # a conflict reads and stamps nothing
+    with pytest.raises(VersionConflict):
+        store.append_reading(t, 1, [rec(2)], read_back=(other,), stamp=True)
+    assert "version" not in {k.decode() if isinstance(k, bytes) else k for k in any_redis.hkeys(other)}
+
+
+def test_read_back_takes_only_the_tables_own_keys(any_redis):
+    store, t = EventStore(any_redis), tid()
+    with pytest.raises(ValueError, match="own keys"):
+        store.append_reading(t, 0, [rec(1)], read_back=("escoba:elsewhere",))
+    with pytest.raises(ValueError, match="stamp"):
+        store.append_reading(t, 0, [rec(1)], stamp=True)
+    assert store.version(t) == 0
 
 
 def test_conflict_appends_nothing(any_redis):

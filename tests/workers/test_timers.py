@@ -323,6 +323,22 @@ def test_rematch_offer_lapses_once(env, config):
 
 # --- ordering and repair -------------------------------------------------------------
 
+def test_the_hook_reads_its_timers_in_the_appends_own_step(env, monkeypatch):
+    def no_round_trip(*args, **kwargs):
+        raise AssertionError("the hook made a round trip of its own")
+
+    monkeypatch.setattr(scheduling, "_read_and_stamp", no_round_trip)
+    tid = env.open(bots=("tito",))
+    state = env.start(tid)
+    if state.turn == 0:
+        state = _play_first(env, tid, state)
+    stamped = env.redis.hget(scheduling.timers_key(tid), "version")
+    assert int(stamped) == state.version
+    assert env.pending(tid)  # and the timers were scheduled from what the append read back
+    env.drain()
+    assert int(env.redis.hget(scheduling.timers_key(tid), "version")) == env.state(tid).version
+
+
 def test_a_late_hook_for_an_older_version_changes_nothing(env):
     tid = env.open(bots=("tito",))
     old = env.start(tid)
