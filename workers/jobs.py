@@ -145,8 +145,8 @@ def _lazy_timer(kind: str, table_id: str, act) -> str:
     records). Due now: ``act(svc, state, times)`` executes at the current version (with an
     idempotency key); a version conflict (a move meanwhile) means: look again. Not due yet
     (moves since it was scheduled): the job replaces itself with the timer at the right, later
-    time and does nothing else. Nothing of the kind wanted any more: nothing to do (the hook
-    of the move that ended it dropped it).
+    time and does nothing else. Nothing of the kind wanted now (between rounds; the hook keeps
+    a lazy job while the game goes on): it drops its own entry and does nothing.
     """
     from rq import get_current_job
 
@@ -162,9 +162,13 @@ def _lazy_timer(kind: str, table_id: str, act) -> str:
         times = scheduling.times_for(redis, table_id, state)
         wanted = scheduling.due_timers(table_id, state, times, config)
         timer = wanted.get(kind)
-        if timer is None:
-            return "stale"
         now = svc.clock()
+        if timer is None:
+            result = scheduling.reschedule_early(redis, table_id, state.version, wanted, kind,
+                                                 own_id, now)
+            if not result["skipped"]:
+                return "stale"
+            continue
         if timer.due <= now:
             outcome = act(svc, state, times)
             if outcome != "refused:version_conflict":

@@ -26,8 +26,8 @@ only letters, digits, ``_`` and ``-`` in a job id, so not ``:``; table ids are
 eight URL-safe characters, so ``<table>_`` is a prefix of that table's jobs
 only.) A table keeps at most one pending job per kind; the current id (and due
 time) of each kind is kept in the hash ``table:{ID}:timers``, with the newest
-version a hook has seen. The hook reads that hash and raises its version in
-one Lua call; a slow hook for an older version finds a newer one and does
+version a hook has seen. The append's own Lua step raises that version and
+reads the hash back for the hook (``TimersHook``); a slow hook for an older version finds a newer one and does
 nothing. Only when a job must change does it reschedule: delete the job it
 replaces (from the scheduled registry, the queue and its hash) and schedule
 the new one, in one MULTI/EXEC guarded by WATCH on that hash.
@@ -301,6 +301,14 @@ def job_alive(redis, job_id: str) -> bool:
     return _status(redis, job_id) in LIVE
 
 
+def keep_lazy(state) -> frozenset:
+    """The kinds whose pending job the hook leaves alone even while not wanted: the lazy ones,
+    while the game goes on. Between rounds no turn is open, so no ``away`` is wanted; keeping
+    its job spares every round two reschedules (it fires 48 hours on at the soonest, finds
+    itself early or unwanted and moves or drops itself). A finished table drops them."""
+    return LAZY_KINDS if state.status in ("playing", "round_over") else frozenset()
+
+
 def _current(stored: dict[str, str]) -> dict[str, dict]:
     """The ``table:{ID}:timers`` hash (decoded) as kind -> {"id", "due", "func"}."""
     return {k: json.loads(v) for k, v in stored.items() if k != "version"}
@@ -327,16 +335,18 @@ class _Plan:
 
 
 def _plan(current: dict[str, dict], wanted: dict[str, Timer], extra, replacing: dict[str, str],
-          dead: frozenset | set = frozenset()) -> _Plan:
+          dead: frozenset | set = frozenset(), keep: frozenset = frozenset()) -> _Plan:
     """What to remove and schedule so that the pending jobs match ``wanted`` (pure).
 
     ``dead``: ids (the reconciler's check) whose job is gone, failed or canceled.
+    ``keep``: kinds whose pending job stays even while not wanted (``keep_lazy``).
     """
     plan = _Plan()
     for kind, entry in current.items():
         timer = wanted.get(kind)
         if timer is None:
-            if not kind.startswith("notify:"):
+            kept = kind in keep and replacing.get(kind) != entry["id"] and entry["id"] not in dead
+            if not kind.startswith("notify:") and not kept:
                 plan.remove.append(entry["id"])
                 plan.drop.append(kind)
         elif not _keeps(kind, entry, timer, replacing) or \
@@ -355,7 +365,7 @@ def _plan(current: dict[str, dict], wanted: dict[str, Timer], extra, replacing: 
 
 
 def apply_timers(redis, table_id: str, version: int, wanted: dict[str, Timer], *, now: float,
-                 verify: bool = False,
+                 verify: bool = False, keep: frozenset = frozenset(),
                  extra: list[tuple[Timer, Retry | None]] | None = None,
                  replacing: dict[str, str] | None = None) -> dict:
     """Make the table's pending jobs match ``wanted``.
@@ -384,7 +394,7 @@ def apply_timers(redis, table_id: str, version: int, wanted: dict[str, Timer], *
                 if verify:
                     ids = [e["id"] for e in current.values()] + [t.job_id for t in wanted.values()]
                     dead = {i for i, st in _statuses(redis, ids).items() if st not in LIVE}
-                plan = _plan(current, wanted, extra, replacing, dead)
+                plan = _plan(current, wanted, extra, replacing, dead, keep)
                 if not plan and int(stored.get("version", 0)) == version:
                     pipe.unwatch()
                     return {"scheduled": [], "removed": [], "skipped": False}
@@ -505,9 +515,11 @@ def after_change(redis, table_id: str, state, records: list[dict], config,
         if old > state.version:  # a hook for a newer version got here first
             return {"scheduled": [], "removed": [], "skipped": True}
         extra = _notices(table_id, state, seats, urls, times.last_at)
-        if not _plan(_current(stored), wanted, extra, {}):
+        keep = keep_lazy(state)
+        if not _plan(_current(stored), wanted, extra, {}, keep=keep):
             return {"scheduled": [], "removed": [], "skipped": False}  # nothing to change
-        return apply_timers(redis, table_id, state.version, wanted, now=times.last_at, extra=extra)
+        return apply_timers(redis, table_id, state.version, wanted, now=times.last_at, extra=extra,
+                            keep=keep)
     except Exception:
         log.exception("could not schedule the timers of table %s at version %s",
                       table_id, getattr(state, "version", "?"))

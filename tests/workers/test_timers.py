@@ -99,11 +99,12 @@ def test_away_does_not_fire_once_the_turn_moved_on(env, config):
     old = _want(env, tid, "away")
     env.clock.advance(config.away_after / 2)
     _play_first(env, tid, state)
-    assert old not in env.pending(tid)  # a bot's turn: no away timer
+    # a bot's turn wants no away timer, but the lazy job stays (no reschedule per turn)
+    assert old in env.pending(tid)
     env.drain()  # the bot answers at once (bot_delay 0): the human's turn again
     state2 = env.state(tid)
     env.clock.advance(config.away_after / 2 + 5)  # past the first turn's due time
-    env.drain()
+    env.drain()  # it fires, finds itself early and moves to the new turn's due time
     assert "AwayOpened" not in env.types(tid)
     assert old not in env.pending(tid)
     if state2.status == "playing" and state2.turn == 0:
@@ -288,6 +289,55 @@ def test_a_stale_bot_job_does_nothing(env):
     types = env.types(tid)
     assert "TableExpired" not in types and "AwayOpened" not in types
     assert env.state(tid).version >= versions
+
+
+def _play_to_round_end(env, tid):
+    """Two humans play the engine's first legal move until the round is over."""
+    from engine import view
+
+    state = env.state(tid)
+    while state.status == "playing":
+        option = view(state, state.turn)["options"][0]
+        capture = option["captures"][0] if option["captures"] and not option["may_leave"] else []
+        state = env.svc.execute(tid, {"type": "play", "by": state.turn, "card": option["card"],
+                                      "capture": capture}, actor=f"seat:{state.turn}").state
+    return state
+
+
+def test_between_rounds_the_away_job_stays_and_drops_itself_if_it_fires(env, config, monkeypatch):
+    tid = env.open(bots=(), humans=2, preset="del15")
+    env.start(tid)
+    away_before = env.redis.hget(scheduling.timers_key(tid), "away")
+    assert away_before is not None
+    rescheduled = []
+    real_apply = scheduling.apply_timers
+    monkeypatch.setattr(scheduling, "apply_timers", lambda *a, **k: rescheduled.append(a) or real_apply(*a, **k))
+    state = _play_to_round_end(env, tid)
+    assert state.status == "round_over" and "away" not in scheduling.due_timers(
+        tid, state, scheduling.times_for(env.redis, tid, state), config)
+    # no turn is open, yet the away job stays: ending a round rescheduled nothing
+    assert rescheduled == [] and any("_away_" in j for j in env.pending(tid))
+    # nobody starts the next round for the away time: the job fires, finds nothing to do, goes
+    env.clock.advance(config.away_after + 5)
+    env.drain()
+    assert "AwayOpened" not in env.types(tid)
+    assert env.redis.hget(scheduling.timers_key(tid), "away") is None
+    assert not any("_away_" in j for j in env.pending(tid))
+    # the next round's first turn gets its own away timer again
+    state = env.svc.execute(tid, {"type": "next_round", "by": 0}, actor="seat:0").state
+    assert state.status == "playing"
+    assert any("_away_" in j for j in env.pending(tid))
+    env.clock.advance(config.away_after + 5)
+    env.drain()
+    assert env.types(tid).count("AwayOpened") == 1
+
+
+def test_a_finished_game_drops_its_lazy_timers(env):
+    tid = env.open(bots=(), humans=2)
+    env.start(tid)
+    assert any("_away_" in j for j in env.pending(tid))
+    env.svc.execute(tid, {"type": "resign", "by": 0}, actor="seat:0")
+    assert not any("_away_" in j or "_expire_" in j for j in env.pending(tid))
 
 
 # --- the rematch -----------------------------------------------------------------
