@@ -29,6 +29,9 @@ class FastJSON(DefaultJSONProvider):
     def dumps(self, obj, **kwargs) -> str:
         return orjson.dumps(obj).decode()
 
+    def loads(self, s, **kwargs):
+        return orjson.loads(s)
+
     def response(self, *args, **kwargs):
         obj = self._prepare_response_obj(args, kwargs)
         return self._app.response_class(orjson.dumps(obj), mimetype="application/json")

@@ -15,7 +15,8 @@ the folded one exactly: lists are JSON arrays, and every JSON object is a tag:
 from __future__ import annotations
 
 import dataclasses
-import json
+
+import orjson
 
 import engine
 from engine.rules import Settings
@@ -33,19 +34,25 @@ class SnapshotError(ValueError):
     pass
 
 
+_PLAIN = frozenset({type(None), bool, int, float, str})
+_FIELDS = {name: tuple(f.name for f in dataclasses.fields(cls)) for name, cls in _DATACLASSES.items()}
+
+
 def _enc(v):
-    if v is None or isinstance(v, bool | int | float | str):
+    # the hot path of a snapshot: lists of card codes, so plain values are tested first
+    kind = type(v)
+    if kind in _PLAIN:
         return v
-    if isinstance(v, list):
-        return [_enc(x) for x in v]
-    if isinstance(v, tuple):
+    if kind is list:
+        return [x if type(x) in _PLAIN else _enc(x) for x in v]
+    if kind is tuple:
         return {"t": [_enc(x) for x in v]}
-    if isinstance(v, dict):
+    if kind is dict:
         return {"m": [[_enc(k), _enc(x)] for k, x in v.items()]}
-    name = type(v).__name__
-    if name in _DATACLASSES and type(v) is _DATACLASSES[name]:
-        return {"dc": name, "f": {f.name: _enc(getattr(v, f.name)) for f in dataclasses.fields(v)}}
-    raise SnapshotError(f"cannot encode {type(v).__name__} in a snapshot")
+    name = kind.__name__
+    if name in _DATACLASSES and kind is _DATACLASSES[name]:
+        return {"dc": name, "f": {f: _enc(getattr(v, f)) for f in _FIELDS[name]}}
+    raise SnapshotError(f"cannot encode {kind.__name__} in a snapshot")
 
 
 def _dec(v):
@@ -78,11 +85,11 @@ def state_from_json(data: dict) -> State:
         raise SnapshotError(str(exc)) from None
 
 
-def dumps_snapshot(state: State) -> str:
-    return json.dumps(
-        {"engine": engine.ENGINE_VERSION, "version": state.version, "state": state_to_json(state)},
-        separators=(",", ":"),
-    )
+def dumps_snapshot(state: State) -> bytes:
+    # orjson: a snapshot holds a whole table (operator decks: 1,600 card codes), a C encoder
+    # writes it in a tenth of the stdlib's time; it reads back with any JSON reader
+    return orjson.dumps(
+        {"engine": engine.ENGINE_VERSION, "version": state.version, "state": state_to_json(state)})
 
 
 def loads_snapshot(raw) -> State | None:
@@ -90,7 +97,7 @@ def loads_snapshot(raw) -> State | None:
     if raw is None:
         return None
     try:
-        data = json.loads(raw)
+        data = orjson.loads(raw)
         if data.get("engine") != engine.ENGINE_VERSION:
             return None
         state = state_from_json(data["state"])

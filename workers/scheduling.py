@@ -64,6 +64,7 @@ import math
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
+import orjson
 from redis.exceptions import NoScriptError, WatchError
 from rq import Queue, Retry
 from rq.job import Job
@@ -159,10 +160,15 @@ def read_tail(redis, table_id: str, version: int, count: int = TAIL) -> list[dic
     return EventStore(redis).read(table_id, after=max(0, version - count))
 
 
-def times_for(redis, table_id: str, state, records: list[dict] | None = None) -> LogTimes:
+def times_for(redis, table_id: str, state, records: list[dict] | None = None, *,
+              turn_bound: bool = False) -> LogTimes:
     """Log times for ``state``: from ``records`` (the newest ones) when they say enough,
-    otherwise from the log's tail, and failing that the whole log."""
-    need_turn = _needs_turn_start(state)
+    otherwise from the log's tail, and failing that the whole log.
+
+    ``turn_bound``: when the turn's start is not in ``records``, leave ``turn_at`` unknown
+    (``due_timers`` then counts from the last record, a later bound) rather than read the log.
+    """
+    need_turn = _needs_turn_start(state) and not turn_bound
     times = log_times(records) if records else None
     if times is None or times.move_at is None or (need_turn and times.turn_at is None):
         tail = read_tail(redis, table_id, state.version)
@@ -311,7 +317,7 @@ def keep_lazy(state) -> frozenset:
 
 def _current(stored: dict[str, str]) -> dict[str, dict]:
     """The ``table:{ID}:timers`` hash (decoded) as kind -> {"id", "due", "func"}."""
-    return {k: json.loads(v) for k, v in stored.items() if k != "version"}
+    return {k: orjson.loads(v) for k, v in stored.items() if k != "version"}
 
 
 def _keeps(kind: str, entry: dict, timer: Timer, replacing: dict[str, str]) -> bool:
@@ -505,8 +511,6 @@ def after_change(redis, table_id: str, state, records: list[dict], config,
     try:
         if not records:
             return None
-        times = times_for(redis, table_id, state, records)
-        wanted = due_timers(table_id, state, times, config)
         seats = _notice_seats(state, records)
         if appended is not None:
             old, (stored, urls) = appended.stamped_over, appended.hashes
@@ -514,9 +518,14 @@ def after_change(redis, table_id: str, state, records: list[dict], config,
             old, stored, urls = _read_and_stamp(redis, table_id, state.version, bool(seats))
         if old > state.version:  # a hook for a newer version got here first
             return {"scheduled": [], "removed": [], "skipped": True}
+        current = _current(stored)
+        # A pending away job is due no later than this turn's (lazy): the newest records'
+        # time is bound enough to keep it, and spares reading the log back for the turn's start.
+        times = times_for(redis, table_id, state, records, turn_bound="away" in current)
+        wanted = due_timers(table_id, state, times, config)
         extra = _notices(table_id, state, seats, urls, times.last_at)
         keep = keep_lazy(state)
-        if not _plan(_current(stored), wanted, extra, {}, keep=keep):
+        if not _plan(current, wanted, extra, {}, keep=keep):
             return {"scheduled": [], "removed": [], "skipped": False}  # nothing to change
         return apply_timers(redis, table_id, state.version, wanted, now=times.last_at, extra=extra,
                             keep=keep)

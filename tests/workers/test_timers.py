@@ -389,6 +389,29 @@ def test_the_hook_reads_its_timers_in_the_appends_own_step(env, monkeypatch):
     assert int(env.redis.hget(scheduling.timers_key(tid), "version")) == env.state(tid).version
 
 
+def test_a_move_that_starts_no_turn_needs_no_log_read_while_away_is_pending(env, config, monkeypatch):
+    tid = env.open(bots=(), humans=2)
+    state = env.start(tid)
+    due = _want(env, tid, "away")
+    env.clock.advance(30)
+    # a move within the turn (as TAKE THE 15 is): its record starts no turn
+    within = [{"type": "FifteenTaken", "version": state.version, "at": scheduling.utcnow_iso(env.clock.now)}]
+    real_tail = scheduling.read_tail
+
+    def no_log_read(*args, **kwargs):
+        raise AssertionError("read the log back")
+
+    monkeypatch.setattr(scheduling, "read_tail", no_log_read)
+    assert scheduling.after_change(env.redis, tid, state, within, config) == {
+        "scheduled": [], "removed": [], "skipped": False}
+    assert due in env.pending(tid)
+    # with no away job pending, the turn's start is read back from the log: the same due time
+    monkeypatch.setattr(scheduling, "read_tail", real_tail)
+    env.redis.hdel(scheduling.timers_key(tid), "away")
+    result = scheduling.after_change(env.redis, tid, state, within, config)
+    assert result["scheduled"] == [due]
+
+
 def test_a_late_hook_for_an_older_version_changes_nothing(env):
     tid = env.open(bots=("tito",))
     old = env.start(tid)
