@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import atexit
 import logging
+import queue
 import time
 from dataclasses import dataclass, field
+from logging.handlers import QueueHandler, QueueListener
 
 import orjson
 from flask import Response, g, request
@@ -25,14 +28,42 @@ class JsonFormatter(logging.Formatter):
         return orjson.dumps(line, default=str).decode()
 
 
-def setup_logging(level=logging.INFO) -> None:
-    handler = logging.StreamHandler()
+_writer: QueueListener | None = None
+
+
+def stop_logging() -> None:
+    """Write out the queued lines and stop the writer thread (at exit, or for a new setup)."""
+    global _writer
+    writer, _writer = _writer, None
+    if writer is not None:
+        writer.stop()
+
+
+atexit.register(stop_logging)
+
+
+def setup_logging(level=logging.INFO, stream=None) -> None:
+    """JSON lines on stderr (or ``stream``), written by one thread of their own.
+
+    A request thread formats its line and queues it; it never waits on a write. With a
+    handler writing in the request thread, a writer holding the handler's lock while it
+    waited for the GIL held up every other request (a quarter of a busy worker's threads
+    were seen waiting there). ``stop_logging`` writes out what is queued.
+    """
+    global _writer
+    stop_logging()
+    write = logging.StreamHandler(stream)
+    write.setFormatter(logging.Formatter("%(message)s"))  # the line is formatted already
+    lines: queue.SimpleQueue = queue.SimpleQueue()
+    handler = QueueHandler(lines)
     handler.setFormatter(JsonFormatter())
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level)
     # our own request log line carries table, version, seat, command, outcome, latency
     logging.getLogger("werkzeug").setLevel(logging.WARNING)
+    _writer = QueueListener(lines, write)
+    _writer.start()
 
 
 @dataclass

@@ -12,7 +12,9 @@ mid-game, then a separate load process with a pool of threads (each owning a
 disjoint set of tables, each with one persistent http.client connection) POSTs
 the next legal move of its tables with the right seat's token, for a fixed
 time. The baseline gets the very same requests (paths, tokens, bodies).
-Measured runs alternate: baseline, escoba, baseline, escoba, ...
+Measured runs alternate: baseline, escoba, baseline, escoba, ...; each round
+(a baseline run and an escoba run) has its own 100 mid-game tables, so a run
+never finds its tables played out.
 
 Prints the raw numbers of each run, then escoba / baseline for throughput
 (target >= 0.5) and p99 latency (target <= 2). No bots, no RQ worker: the
@@ -139,9 +141,10 @@ def run_load(
 
 
 def prepare(args) -> list:
+    """Every round gets tables of its own: ``rounds * tables`` game scripts."""
     n = args.warm + args.moves
     with multiprocessing.get_context("fork").Pool(2) as pool:
-        return pool.starmap(game_script, [(f"api:{i}", n) for i in range(args.tables)])
+        return pool.starmap(game_script, [(f"api:{i}", n) for i in range(args.tables * args.rounds)])
 
 
 def describe(name: str, result: dict, server_cpu: float, redis_cpu: float) -> str:
@@ -167,8 +170,8 @@ def main(argv=None) -> int:
     parser.add_argument("--warmup", type=float, default=1.0, help="uncounted seconds at the start of each run")
     parser.add_argument("--rounds", type=int, default=1, help="baseline+escoba pairs, alternating")
     parser.add_argument("--warm", type=int, default=8, help="moves per table before measuring (mid-game)")
-    # a selminha game to 31 lasts 390 to 600 moves: escoba never runs out of scripted moves in
-    # the default runs (its offsets carry on from run to run; the baseline's start again)
+    # a selminha game to 31 lasts 390 to 600 moves: enough that no run (each round has its own
+    # tables) runs out of scripted moves at up to 3,400 moves/s
     parser.add_argument("--moves", type=int, default=380, help="scripted moves per table for the runs")
     args = parser.parse_args(argv)
     exit_on_sigterm()
@@ -210,22 +213,23 @@ def main(argv=None) -> int:
             ]
             jobs.append((f"/tables/{table_id}/moves", moves))
         http.close()
-        print(f"opened {len(tables)} tables and played {args.warm} moves at each", flush=True)
+        print(f"opened {len(tables)} tables ({args.tables} per round) and played {args.warm} moves at each",
+              flush=True)
 
         ctx = multiprocessing.get_context("fork")
         results = {"baseline": [], "escoba": []}
-        escoba_offsets = [0] * len(jobs)
-        for _ in range(args.rounds):
+        for r in range(args.rounds):
+            # this round's own mid-game tables, so no run finds its tables played out
+            round_jobs = jobs[r * args.tables : (r + 1) * args.tables]
             for name, server in (("baseline", baseline), ("escoba", escoba)):
-                offsets = escoba_offsets if name == "escoba" else [0] * len(jobs)
                 cpu0, rcpu0 = cpu_seconds(server.pids()), redis_cpu_seconds()
                 with ctx.Pool(1) as pool:
                     result = pool.apply(
                         run_load,
                         (
                             server.port,
-                            jobs,
-                            offsets,
+                            round_jobs,
+                            [0] * len(round_jobs),
                             args.clients,
                             args.duration,
                             args.warmup,
@@ -234,8 +238,6 @@ def main(argv=None) -> int:
                     )
                 server_cpu = cpu_seconds(server.pids()) - cpu0
                 redis_cpu = redis_cpu_seconds() - rcpu0
-                if name == "escoba":
-                    escoba_offsets = result["offsets"]
                 results[name].append(result)
                 print(describe(name, result, server_cpu, redis_cpu), flush=True)
                 for e in result["errors"][:5]:

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import json
 import logging
+from logging.handlers import QueueHandler
 
-from api.observability import JsonFormatter
+from api.observability import JsonFormatter, setup_logging, stop_logging
 
 from .conftest import two_player_table
 
@@ -20,6 +21,27 @@ def test_a_move_is_logged_as_one_json_line_with_table_version_seat_command_outco
     assert ok["table_id"] == table_id and ok["seat"] == 0 and ok["outcome"] == "ok" and ok["version"] >= 3
     assert refused["outcome"] == "host_only" and refused["status"] == 403
     assert all(isinstance(line["latency_ms"], float) for line in (ok, refused))
+
+
+def test_log_lines_are_written_by_their_own_thread_as_json(tmp_path):
+    out = (tmp_path / "log").open("w")
+    setup_logging(stream=out)
+    # a request thread only queues its line
+    assert [type(h) for h in logging.getLogger().handlers] == [QueueHandler]
+    try:
+        try:
+            raise ValueError("boom")
+        except ValueError:
+            logging.getLogger("escoba.api").exception("request", extra={"fields": {"table_id": "t1", "seat": 0}})
+        logging.getLogger("escoba.api").info("request", extra={"fields": {"table_id": "t1", "status": 200}})
+        logging.getLogger("escoba.api").debug("not at INFO")
+    finally:
+        stop_logging()  # writes out what is queued
+        logging.getLogger().handlers.clear()
+        out.close()
+    first, second = [json.loads(line) for line in (tmp_path / "log").read_text().splitlines()]
+    assert first["table_id"] == "t1" and first["level"] == "ERROR" and "ValueError: boom" in first["exc"]
+    assert second == {**second, "table_id": "t1", "status": 200, "message": "request", "logger": "escoba.api"}
 
 
 def test_metrics_count_moves_by_outcome_and_tables_by_status(client):
