@@ -163,21 +163,16 @@ def _lazy_timer(kind: str, table_id: str, act) -> str:
         wanted = scheduling.due_timers(table_id, state, times, config)
         timer = wanted.get(kind)
         now = svc.clock()
-        if timer is None:
-            result = scheduling.reschedule_early(redis, table_id, state.version, wanted, kind,
-                                                 own_id, now)
-            if not result["skipped"]:
-                return "stale"
-            continue
-        if timer.due <= now:
+        if timer is not None and timer.due <= now:
             outcome = act(svc, state, times)
             if outcome != "refused:version_conflict":
                 return outcome
             continue
+        # early, or not wanted now: the wanted timers replace this job (none of its kind: it goes)
         result = scheduling.reschedule_early(redis, table_id, state.version, wanted, kind, own_id,
                                              now)
         if not result["skipped"]:
-            return f"early: due at {timer.due}"
+            return "stale" if timer is None else f"early: due at {timer.due}"
         # a hook for a newer version got there first: load that version and look again
     log.warning("table %s: %s timer gave up after %d attempts (the reconciler repairs it)",
                 table_id, kind, LAZY_ATTEMPTS)

@@ -27,13 +27,14 @@ def _registry(env):
     return scheduling.ScheduledJobRegistry(queue=scheduling.queue_for(env.redis))
 
 
-def _play_first(env, tid, state):
+def _play_first(env, tid, state, seat=0):
+    """``seat`` plays the first legal move of its view."""
     from engine import view
 
-    option = view(state, 0)["options"][0]
+    option = view(state, seat)["options"][0]
     capture = option["captures"][0] if option["captures"] and not option["may_leave"] else []
-    return env.svc.execute(tid, {"type": "play", "by": 0, "card": option["card"],
-                                 "capture": capture}, actor="seat:0").state
+    return env.svc.execute(tid, {"type": "play", "by": seat, "card": option["card"],
+                                 "capture": capture}, actor=f"seat:{seat}").state
 
 
 # --- which timers, from state and log times (pure) --------------------------------
@@ -293,14 +294,9 @@ def test_a_stale_bot_job_does_nothing(env):
 
 def _play_to_round_end(env, tid):
     """Two humans play the engine's first legal move until the round is over."""
-    from engine import view
-
     state = env.state(tid)
     while state.status == "playing":
-        option = view(state, state.turn)["options"][0]
-        capture = option["captures"][0] if option["captures"] and not option["may_leave"] else []
-        state = env.svc.execute(tid, {"type": "play", "by": state.turn, "card": option["card"],
-                                      "capture": capture}, actor=f"seat:{state.turn}").state
+        state = _play_first(env, tid, state, state.turn)
     return state
 
 
