@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 import logging
-from logging.handlers import QueueHandler
+import time
 
-from api.observability import JsonFormatter, setup_logging, stop_logging
+from api.observability import BatchedLines, JsonFormatter, setup_logging, stop_logging
 
 from .conftest import two_player_table
 
@@ -26,8 +26,8 @@ def test_a_move_is_logged_as_one_json_line_with_table_version_seat_command_outco
 def test_log_lines_are_written_by_their_own_thread_as_json(tmp_path):
     out = (tmp_path / "log").open("w")
     setup_logging(stream=out)
-    # a request thread only queues its line
-    assert [type(h) for h in logging.getLogger().handlers] == [QueueHandler]
+    # a request thread only formats its line and leaves it for the writer
+    assert [type(h) for h in logging.getLogger().handlers] == [BatchedLines]
     try:
         try:
             raise ValueError("boom")
@@ -36,12 +36,33 @@ def test_log_lines_are_written_by_their_own_thread_as_json(tmp_path):
         logging.getLogger("escoba.api").info("request", extra={"fields": {"table_id": "t1", "status": 200}})
         logging.getLogger("escoba.api").debug("not at INFO")
     finally:
-        stop_logging()  # writes out what is queued
-        logging.getLogger().handlers.clear()
+        stop_logging()  # writes out what has gathered
         out.close()
+    assert logging.getLogger().handlers == []
     first, second = [json.loads(line) for line in (tmp_path / "log").read_text().splitlines()]
     assert first["table_id"] == "t1" and first["level"] == "ERROR" and "ValueError: boom" in first["exc"]
     assert second == {**second, "table_id": "t1", "status": 200, "message": "request", "logger": "escoba.api"}
+
+
+def test_the_writer_thread_writes_lines_without_waiting_for_the_stop(tmp_path):
+    path = tmp_path / "log"
+    handler = BatchedLines(path.open("w"), interval=0.02)
+    handler.setFormatter(JsonFormatter())
+    log = logging.getLogger("escoba.test.batched")
+    log.addHandler(handler)
+    log.setLevel(logging.INFO)
+    try:
+        for n in range(3):
+            log.info("line", extra={"fields": {"n": n}})
+        deadline = time.monotonic() + 5
+        while path.read_text().count("\n") < 3 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert [json.loads(line)["n"] for line in path.read_text().splitlines()] == [0, 1, 2]
+        assert handler._thread.is_alive()
+    finally:
+        log.removeHandler(handler)
+        handler.close()
+    assert not handler._thread.is_alive()
 
 
 def test_metrics_count_moves_by_outcome_and_tables_by_status(client):
