@@ -22,7 +22,7 @@ Nothing here reads a clock, a random generator, Redis or Flask.
 
 from .errors import RuleError
 from .events import EVENT_TYPES, event_data, event_from, event_type
-from .game import PLAYER_MOVES, SYSTEM_COMMANDS, decide
+from .game import PLAYER_MOVES, SYSTEM_COMMANDS, decide, decide_and_fold
 from .rules import PRESETS, Settings, custom_settings, settings_for
 from .state import State, fold, replay
 from .view import redact, view
@@ -33,6 +33,6 @@ ENGINE_VERSION = 1
 
 __all__ = [
     "ENGINE_VERSION", "EVENT_TYPES", "PLAYER_MOVES", "PRESETS", "SYSTEM_COMMANDS",
-    "RuleError", "Settings", "State", "custom_settings", "decide", "event_data",
+    "RuleError", "Settings", "State", "custom_settings", "decide", "decide_and_fold", "event_data",
     "event_from", "event_type", "fold", "redact", "replay", "settings_for", "view",
 ]

@@ -19,6 +19,15 @@ from .state import State
 
 def decide(state: State, command: dict) -> list:
     """The events ``command`` makes at ``state``; raises RuleError if refused."""
+    return decide_and_fold(state, command)[0]
+
+
+def decide_and_fold(state: State, command: dict) -> tuple[list, State]:
+    """The events ``command`` makes at ``state``, and the state they lead to.
+
+    The decision folds each event as it adds it, so its state is ``fold(state, events)``
+    already: a shell that needs both gets them without folding twice.
+    """
     kind = command.get("type")
     handler = _COMMANDS.get(kind)
     if handler is None:
@@ -29,7 +38,7 @@ def decide(state: State, command: dict) -> list:
         raise RuleError("table_expired", "This table has expired; it can be read but not played.")
     d = Decision(state)
     handler(d, command)
-    return d.events
+    return d.events, d.state
 
 
 def _with_actor(state: State, command: dict) -> dict:

@@ -6,7 +6,7 @@ returns it, so a replay of thousands of events copies once, not per event.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields
 
 from . import events as ev
 from .rules import Settings, settings_from_dict
@@ -58,19 +58,25 @@ class State:
     history: list = field(default_factory=list)  # this round's public plays
 
     def copy(self) -> State:
-        return replace(
-            self,
-            seats=list(self.seats),
-            side_of=dict(self.side_of),
-            hands={s: list(h) for s, h in self.hands.items()},
-            table=list(self.table),
-            stock=list(self.stock),
-            piles=[list(p) for p in self.piles],
-            escobas=list(self.escobas),
-            scores=list(self.scores),
-            rematch=dict(self.rematch),
-            history=list(self.history),
-        )
+        """A state whose lists and dicts are its own (the fold changes those in place).
+
+        Built field by field rather than with ``dataclasses.replace``, which runs
+        ``__init__`` over every field: a move copies a state, so this is hot.
+        """
+        new = object.__new__(State)
+        for name in _SHARED_FIELDS:
+            setattr(new, name, getattr(self, name))
+        new.seats = list(self.seats)
+        new.side_of = dict(self.side_of)
+        new.hands = {s: list(h) for s, h in self.hands.items()}
+        new.table = list(self.table)
+        new.stock = list(self.stock)
+        new.piles = [list(p) for p in self.piles]
+        new.escobas = list(self.escobas)
+        new.scores = list(self.scores)
+        new.rematch = dict(self.rematch)
+        new.history = list(self.history)
+        return new
 
     # --- questions the rules ask of a table -----------------------------
     def seat_of(self, player: str) -> int | None:
@@ -102,6 +108,11 @@ class State:
     def rematch_ready(self) -> bool:
         humans = self.humans()
         return self.rematch_allowed() and bool(humans) and all(self.rematch.get(s) for s in humans)
+
+
+# the fields a copy may share with its original: values that are never changed in place
+_OWN_FIELDS = ("seats", "side_of", "hands", "table", "stock", "piles", "escobas", "scores", "rematch", "history")
+_SHARED_FIELDS = tuple(f.name for f in fields(State) if f.name not in _OWN_FIELDS)
 
 
 def fold(state: State, events) -> State:

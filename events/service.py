@@ -108,6 +108,8 @@ class TableService:
         # The latest state of recently used tables, in this process. The log is
         # append-only, so a state at version V stays right: only the tail after
         # it is read. cache_size=0 turns it off (every load: snapshot + tail).
+        # States are shared, not copied: nothing outside the engine changes a state,
+        # and the engine changes only its own copies (fold, Decision).
         self.cache_size = cache_size
         self._cache: OrderedDict[str, State] = OrderedDict()
         self._lock = threading.Lock()
@@ -133,7 +135,7 @@ class TableService:
         records = self.store.read(table_id, after=base.version, until=until)
         if base.version == 0 and not records:
             raise engine.RuleError("not_found", "No such table.")
-        state = fold_records(base, records) if records else base.copy()
+        state = fold_records(base, records) if records else base
         if until is None:
             if not from_cache and self.snapshot_every and len(records) >= self.snapshot_every:
                 snapshots.save_snapshot(self.redis, table_id, state)
@@ -234,7 +236,7 @@ class TableService:
 
     def _apply(self, table_id: str, state: State, command: dict, actor: str,
                idem: str | None) -> Outcome:
-        events = engine.decide(state, self.with_chance(command))
+        events, new_state = engine.decide_and_fold(state, self.with_chance(command))
         if not events:
             return Outcome(state.version, state, [], False)
         at = iso_utc(self.clock())
@@ -254,7 +256,6 @@ class TableService:
         appended = self.store.append_reading(table_id, state.version, records, idempotency=idempotency,
                                              read_back=read_back, stamp=stamp)
         version = appended.version
-        new_state = engine.fold(state, events)
         if self.snapshot_every and snapshots.due(state.version, version, self.snapshot_every):
             snapshots.save_snapshot(self.redis, table_id, new_state)
         self._remember(table_id, new_state)
@@ -279,7 +280,7 @@ class TableService:
             if cached is not None and cached.version >= state.version:
                 self._cache.move_to_end(table_id)
                 return
-            self._cache[table_id] = state.copy()
+            self._cache[table_id] = state
             self._cache.move_to_end(table_id)
             while len(self._cache) > self.cache_size:
                 self._cache.popitem(last=False)

@@ -19,6 +19,8 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
+import orjson
+
 from .records import dumps, loads
 
 TABLE_INDEX = "escoba:tables"
@@ -186,7 +188,7 @@ class EventStore:
             if not isinstance(idem_value, str):
                 idem_value = json.dumps(idem_value, separators=(",", ":"))
         channel = changes_channel(table_id) if notice else ""
-        message = json.dumps({"table_id": table_id, "version": new_version}) if notice else ""
+        message = orjson.dumps({"table_id": table_id, "version": new_version}).decode() if notice else ""
         args = [expected_version, len(records), channel, message, idem_value, ttl,
                 "1" if stamp else "0", "1" if idempotency is not None else "0"]
         args.extend(dumps(r) for r in records)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import random
 from dataclasses import replace
 
-from engine import State, decide, fold, replay, view
+from engine import State, decide, decide_and_fold, fold, replay, view
 from engine import events as ev
 from engine.cards import FULL_DECK
 from engine.rules import PRESETS, Settings
@@ -138,8 +138,9 @@ def random_game(
     state = replay(events)
     command = {"type": "start", "by": 0, "deck": shuffled(rng), "pick": rng.randrange(1000)}
     while command is not None:
-        new = decide(state, command)
-        after = fold(state, new)
+        new, after = decide_and_fold(state, command)
+        # the decision's own state is the fold of its events, which the service relies on
+        assert after == fold(state, new) and after is not state
         if on_events is not None:
             on_events(state, command, new, after)
         events += new

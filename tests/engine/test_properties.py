@@ -150,3 +150,16 @@ def test_every_preset_and_player_count_once():
     for preset in sorted(PRESETS):
         for players in (2, 3, 4):
             play_game(PRESETS[preset], players, seed=players)
+
+
+def test_a_copy_owns_its_lists_and_dicts_and_equals_its_original():
+    state, _ = random_game(PRESETS["selminha"], 2, random.Random(7), MAX_ROUNDS)
+    copy = state.copy()
+    assert copy == state and copy is not state
+    for name in ("seats", "side_of", "hands", "table", "stock", "piles", "escobas", "scores", "rematch",
+                 "history"):
+        assert getattr(copy, name) is not getattr(state, name), name
+    for seat, hand in state.hands.items():
+        assert copy.hands[seat] is not hand
+    for mine, theirs in zip(copy.piles, state.piles, strict=True):
+        assert mine is not theirs

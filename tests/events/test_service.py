@@ -76,6 +76,21 @@ def test_refused_command_appends_nothing(fake_redis):
     assert svc.version(tid) == 2 and calls == []
 
 
+def test_a_state_handed_out_stays_as_it_was_after_later_moves(fake_redis):
+    # the process cache shares states instead of copying them: nothing may change one in place
+    svc = new_service(fake_redis)
+    tid = autoplay.new_table(svc)
+    started = svc.execute(tid, {"type": "start", "by": 0}, actor="seat:0")
+    before = engine.replay([engine.event_from(r["type"], r["data"]) for r in svc.records(tid)])
+    assert started.state == before and svc.load(tid) is started.state
+    seat = started.state.turn
+    card = started.state.hands[seat][0]
+    with pytest.raises(engine.RuleError):
+        svc.execute(tid, {"type": "play", "by": 1 - seat, "card": card}, actor=f"seat:{1 - seat}")
+    svc.execute(tid, {"type": "play", "by": seat, "card": card, "capture": []}, actor=f"seat:{seat}")
+    assert started.state == before and svc.load(tid).version > before.version
+
+
 def test_stale_expected_version(service):
     tid = autoplay.new_table(service)
     with pytest.raises(engine.RuleError) as exc:
