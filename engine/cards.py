@@ -78,3 +78,9 @@ def _labels(deck: str) -> tuple:
 
 def labels(deck: str) -> dict[str, str]:
     return dict(_labels(deck))
+
+
+@cache
+def label_map(deck: str) -> dict[str, str]:
+    """``labels(deck)`` shared, for readers that only look up (every view)."""
+    return labels(deck)

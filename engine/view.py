@@ -11,7 +11,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 from . import events as ev
-from .cards import SEVEN_OF_COINS, is_coin, is_seven, labels
+from .cards import FULL_DECK, SEVEN_OF_COINS, is_coin, is_seven, label_map
 from .events import event_data, event_type
 from .play import fifteen_sets, options
 from .state import State
@@ -60,7 +60,8 @@ def view(state: State, reader: int | None = SPECTATOR, *, deck: str | None = Non
         "fifteen_to_take": _fifteen(s),
         "options": options(s, you) if in_round and you is not None and you == s.turn else None,
         "last_deal": bool(in_round and s.last_deal),
-        "history": [_play(h) for h in s.history],
+        "history": [{"kind": kind, "seat": seat, "card": card, "captured": list(captured)}
+                    for kind, seat, card, captured in s.history],
         "winners": list(s.winners) if s.winners is not None else None,
         "ended_by": s.ended_by,
         "away": {"seat": s.away_open} if s.away_open is not None else None,
@@ -72,18 +73,18 @@ def view(state: State, reader: int | None = SPECTATOR, *, deck: str | None = Non
         result["stock"] = list(s.stock)
         result["piles"] = [list(p) for p in s.piles]
     # labels only for the cards this view shows, so no field names a card the reader may not see
-    names = labels(design)
+    names = label_map(design)
     result["labels"] = {c: names[c] for c in _shown_cards(result)}
     return result
 
 
 def _shown_cards(v: dict) -> set[str]:
     """Every card a view names (the fields that hold cards)."""
-    shown = set(v["hand"]) | set(v["table_cards"])
+    shown = {*v["hand"], *v["table_cards"]}
     for play in v["history"]:
-        if play["card"]:
-            shown.add(play["card"])
+        shown.add(play["card"])
         shown.update(play["captured"])
+    shown.discard(None)  # a history entry without a card
     if v["fifteen_to_take"]:
         shown.add(v["fifteen_to_take"]["card"])
     for cards in v.get("hands", {}).values():
@@ -110,13 +111,18 @@ def _seat(s: State, i: int) -> dict:
     }
 
 
+_COINS = frozenset(filter(is_coin, FULL_DECK))
+_SEVENS = frozenset(filter(is_seven, FULL_DECK))
+
+
 def _captured(s: State) -> list[dict]:
+    # a pile holds each card at most once (every deck is the forty cards)
     return [
         {
             "seats": list(side),
             "cards": len(pile),
-            "coins": sum(1 for c in pile if is_coin(c)),
-            "sevens": sum(1 for c in pile if is_seven(c)),
+            "coins": len(_COINS.intersection(pile)),
+            "sevens": len(_SEVENS.intersection(pile)),
             "seven_of_coins": SEVEN_OF_COINS in pile,
             "escobas": n,
         }
@@ -130,11 +136,6 @@ def _fifteen(s: State) -> dict | None:
         return None
     card, by = s.fifteen
     return {"card": card, "left_by": by, "sets": [[card, *x] for x in sets]}
-
-
-def _play(h) -> dict:
-    kind, seat, card, captured = h
-    return {"kind": kind, "seat": seat, "card": card, "captured": list(captured)}
 
 
 def _rematch(s: State) -> dict | None:
