@@ -104,7 +104,7 @@ def run_load(
                     continue
                 t1 = time.perf_counter()
                 offsets[i] += 1
-                if r.status != 200 or (check and json.loads(raw)["version"] != version):
+                if r.status != 200 or (check and not _at_version(raw, version)):
                     errors.append(f"{path}: {r.status} {raw[:300]!r} (expected version {version})")
                     mine.remove(i)  # out of step: leave this table alone
                     continue
@@ -135,6 +135,18 @@ def run_load(
         "client_cpu": (cpu1.ru_utime + cpu1.ru_stime) - (cpu0.ru_utime + cpu0.ru_stime),
         "exhausted": finished < times["end"] - 0.5,
     }
+
+
+def _at_version(raw: bytes, version: int) -> bool:
+    """Whether an answer says ``version``: its first key (orjson keeps the handler's order), and
+    parsing the whole view only when that does not match. The load client shares the cores with
+    the servers, and parsing every 3 KB view cost it a third more CPU per move than the baseline's."""
+    if raw.startswith(b'{"version":%d,' % version):
+        return True
+    try:
+        return json.loads(raw)["version"] == version
+    except (ValueError, KeyError, TypeError):
+        return False
 
 
 # --- main ----------------------------------------------------------------------------
