@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import multiprocessing
 import os
 import random
 import signal
@@ -43,6 +44,34 @@ ROUNDS = 40  # operator decks per table (a game to 31 never needs that many)
 def exit_on_sigterm() -> None:
     """A SIGTERM (timeout, CI) still runs the ``finally`` that stops the servers."""
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+
+
+def pool_starmap(func, argsets, processes: int, *, unordered: bool = False) -> list:
+    """``func(*args)`` for each of ``argsets`` in a pool of forked processes; the results.
+
+    The pool is closed and joined, never terminated (what ``with Pool()`` does on the way
+    out): terminate() can kill an idle worker while it holds the task queue's lock, and the
+    other then waits on that lock for ever (seen here, twice, in bench/api.py's scripting).
+    ``unordered``: results in the order they finish.
+    """
+    pool = multiprocessing.get_context("fork").Pool(processes)
+    try:
+        if unordered:
+            results = list(pool.imap_unordered(_star, [(func, a) for a in argsets], chunksize=1))
+        else:
+            results = pool.starmap(func, argsets)
+        pool.close()
+    except BaseException:
+        pool.terminate()
+        raise
+    finally:
+        pool.join()
+    return results
+
+
+def _star(job):
+    func, args = job
+    return func(*args)
 
 
 def free_port() -> int:

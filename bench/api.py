@@ -27,7 +27,6 @@ from __future__ import annotations
 import argparse
 import http.client
 import json
-import multiprocessing
 import resource
 import sys
 import threading
@@ -48,6 +47,7 @@ from bench._common import (  # noqa: E402
     game_script,
     open_table,
     percentile,
+    pool_starmap,
     redis_cpu_seconds,
     summary_ms,
 )
@@ -155,8 +155,7 @@ def _at_version(raw: bytes, version: int) -> bool:
 def prepare(args) -> list:
     """Every round gets tables of its own: ``rounds * tables`` game scripts."""
     n = args.warm + args.moves
-    with multiprocessing.get_context("fork").Pool(2) as pool:
-        return pool.starmap(game_script, [(f"api:{i}", n) for i in range(args.tables * args.rounds)])
+    return pool_starmap(game_script, [(f"api:{i}", n) for i in range(args.tables * args.rounds)], 2)
 
 
 def describe(name: str, result: dict, server_cpu: float, redis_cpu: float) -> str:
@@ -228,26 +227,15 @@ def main(argv=None) -> int:
         print(f"opened {len(tables)} tables ({args.tables} per round) and played {args.warm} moves at each",
               flush=True)
 
-        ctx = multiprocessing.get_context("fork")
         results = {"baseline": [], "escoba": []}
         for r in range(args.rounds):
             # this round's own mid-game tables, so no run finds its tables played out
             round_jobs = jobs[r * args.tables : (r + 1) * args.tables]
             for name, server in (("baseline", baseline), ("escoba", escoba)):
                 cpu0, rcpu0 = cpu_seconds(server.pids()), redis_cpu_seconds()
-                with ctx.Pool(1) as pool:
-                    result = pool.apply(
-                        run_load,
-                        (
-                            server.port,
-                            round_jobs,
-                            [0] * len(round_jobs),
-                            args.clients,
-                            args.duration,
-                            args.warmup,
-                            name == "escoba",
-                        ),
-                    )
+                load = (server.port, round_jobs, [0] * len(round_jobs), args.clients, args.duration,
+                        args.warmup, name == "escoba")
+                [result] = pool_starmap(run_load, [load], 1)
                 server_cpu = cpu_seconds(server.pids()) - cpu0
                 redis_cpu = redis_cpu_seconds() - rcpu0
                 results[name].append(result)

@@ -15,11 +15,11 @@ import math
 import random
 import sys
 import time
-from multiprocessing import Pool
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench._common import pool_starmap  # noqa: E402
 from engine.bots import choose  # noqa: E402
 from engine.bots.match import play_game  # noqa: E402
 
@@ -87,8 +87,7 @@ def main(argv=None) -> int:
     # the slowest games first, so the two workers finish together
     jobs.sort(key=lambda j: ("luna" not in j[1:3]))
     started = time.time()
-    with Pool(args.workers) as pool:
-        results = list(pool.imap_unordered(one_game, jobs, chunksize=1))
+    results = pool_starmap(one_game, [(job,) for job in jobs], args.workers, unordered=True)
     times: dict[str, list[float]] = {}
     for preset in presets:
         print(f"== {preset}")

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import base64
-import multiprocessing
 import os
 import random
 import re
@@ -49,6 +48,7 @@ from bench._common import (  # noqa: E402
     game_script,
     open_table,
     percentile,
+    pool_starmap,
     summary_ms,
 )
 
@@ -214,8 +214,7 @@ def main(argv=None) -> int:
 
     per_table = max(8, 3 * args.moves // args.tables + 8)
     flush_bench_db()
-    with multiprocessing.get_context("fork").Pool(2) as pool:
-        scripts = pool.starmap(game_script, [(f"ws:{i}", per_table) for i in range(args.tables)])
+    scripts = pool_starmap(game_script, [(f"ws:{i}", per_table) for i in range(args.tables)], 2)
 
     server = None
     sockets: list[Socket] = []
