@@ -22,9 +22,13 @@ def is_card(code: object) -> bool:
     return isinstance(code, str) and code in _DECK_SET
 
 
+_VALUES = {card: int(card[:-1]) for card in FULL_DECK}
+
+
 def value(card: str) -> int:
     """What a card is worth when adding to 15 (1..10)."""
-    return int(card[:-1])
+    # looked up: the capture search asks this of every table card, every play
+    return _VALUES.get(card) or int(card[:-1])
 
 
 def suit(card: str) -> str:
@@ -40,7 +44,7 @@ def is_seven(card: str) -> bool:
 
 
 def total(cards) -> int:
-    return sum(int(c[:-1]) for c in cards)
+    return sum(map(value, cards))
 
 
 # --- deck designs: labels only, never rules -------------------------------

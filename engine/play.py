@@ -57,20 +57,23 @@ def play_card(d: Decision, seat: int, card: str, capture: list[str]) -> None:
     require_turn(s, seat)
     if card not in s.hands.get(seat, ()):
         raise RuleError("card_not_in_hand", f"{card} is not in your hand.", {"card": card})
-    sets = captures(card, s.table, s.settings, limit=OPTIONS_LIMIT)
+    fifteen_left = False
     if capture:
         check_capture(card, capture, s.table, s.settings)
-    elif sets and s.settings.mandatory_capture:
-        ways = " or ".join(" + ".join(c for c in st) for st in sets[:4]) + (" or ..." if len(sets) > 4 else "")
-        raise RuleError(
-            "must_capture",
-            f"Your {card} can capture ({ways}), so it must: capture, or play another card.",
-            {"card": card, "captures": [list(st) for st in sets]},
-        )
+    else:
+        # the sets it leaves behind: for the mandatory capture, and for TAKE THE 15
+        sets = captures(card, s.table, s.settings, limit=OPTIONS_LIMIT)
+        if sets and s.settings.mandatory_capture:
+            ways = " or ".join(" + ".join(c for c in st) for st in sets[:4]) + (" or ..." if len(sets) > 4 else "")
+            raise RuleError(
+                "must_capture",
+                f"Your {card} can capture ({ways}), so it must: capture, or play another card.",
+                {"card": card, "captures": [list(st) for st in sets]},
+            )
+        fifteen_left = bool(sets) and s.settings.take_the_fifteen
     escoba = bool(capture) and len(capture) == len(s.table)
     if escoba and _last_card_of_round(s) and not s.settings.last_sweep_escoba:
         escoba = False
-    fifteen_left = not capture and bool(sets) and s.settings.take_the_fifteen
     d.add(ev.CardPlayed(seat, card, tuple(capture), escoba, fifteen_left))
     _after_play(d)
 
