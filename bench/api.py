@@ -1,6 +1,6 @@
 """Moves per second and their latency: escoba's POST /moves against a bare Flask + XADD baseline.
 
-    python bench/api.py [--tables 100] [--workers 2] [--threads 16] [--clients 16] [--duration 10]
+    python bench/api.py [--tables 100] [--workers 2] [--threads 16] [--clients 16] [--duration 10] [--rounds 3]
 
 Both servers run under the same gunicorn settings (``api.serve.gunicorn_options``:
 gthread, the same workers and threads) on the same real Redis, in a DB of their
@@ -179,7 +179,8 @@ def main(argv=None) -> int:
     parser.add_argument("--clients", type=int, default=16, help="load threads (persistent connections)")
     parser.add_argument("--duration", type=float, default=10.0, help="seconds per measured run")
     parser.add_argument("--warmup", type=float, default=1.0, help="uncounted seconds at the start of each run")
-    parser.add_argument("--rounds", type=int, default=1, help="baseline+escoba pairs, alternating")
+    # the machine's speed drifts by a fifth over minutes: three alternating pairs pool it out
+    parser.add_argument("--rounds", type=int, default=3, help="baseline+escoba pairs, alternating")
     parser.add_argument("--warm", type=int, default=8, help="moves per table before measuring (mid-game)")
     # a selminha game to 31 lasts 390 to 600 moves: enough that no run (each round has its own
     # tables) runs out of scripted moves at up to 3,400 moves/s
