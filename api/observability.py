@@ -37,7 +37,7 @@ class BatchedLines(logging.Handler):
     gathered in one write. Two designs were measured and dropped: a handler writing
     in the request thread held its lock while it waited for the GIL (a quarter of a
     busy worker's threads were seen waiting there), and a QueueListener woke its
-    thread for every line, which cost a fifth of a move's CPU in thread switches.
+    thread for every line: about 100 µs of a move's 800 in one process, in thread switches.
     """
 
     def __init__(self, stream=None, interval: float = 0.1):
