@@ -1,21 +1,18 @@
-"""Shared fixtures: an in-memory Redis (fakeredis with Lua) and the real Redis.
+"""Shared fixtures: an in-memory Redis (fakeredis with Lua) and a real Redis of the suite's own.
 
-``real_redis`` connects to ``ESCOBA_TEST_REDIS_URL`` (default
-``redis://127.0.0.1:6379/0``) and skips the test, saying why, when no Redis
-answers there. Tests on the real Redis use fresh random table ids, so they
-never flush the database and can run beside other tests.
+``redis_server`` is a ``redis-server`` this suite starts on a free port for the
+whole session (``tests/redis_servers.py``) and stops at the end; the suite never
+connects to a Redis it did not start, so it may flush its own databases. Tests
+that need it are skipped, saying why, only when the ``redis-server`` binary is
+missing.
 """
 
 from __future__ import annotations
 
-import os
-import shutil
-
 import fakeredis
 import pytest
-import redis as redis_lib
 
-REAL_REDIS_URL = os.environ.get("ESCOBA_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
+from .redis_servers import RedisServer, redis_binary, start_plain
 
 
 @pytest.fixture
@@ -27,30 +24,28 @@ def fake_redis():
     client.close()
 
 
-def _real_redis_or_reason() -> tuple[redis_lib.Redis | None, str]:
-    try:
-        client = redis_lib.Redis.from_url(REAL_REDIS_URL, socket_connect_timeout=1)
-        client.ping()
-    except Exception as exc:  # any failure to reach it means: skip, with the reason
-        why = f"{exc.__class__.__name__}: {exc}"
-        return None, f"real Redis not reachable at {REAL_REDIS_URL} ({why})"
-    return client, ""
-
-
-@pytest.fixture
-def real_redis():
-    """A client of the real Redis; the test is skipped with a clear reason when it is absent."""
-    client, reason = _real_redis_or_reason()
-    if client is None:
-        pytest.skip(reason)
-    yield client
-    client.close()
-
-
 @pytest.fixture
 def redis_server_binary():
     """Path of the ``redis-server`` binary, or skip when it is not installed."""
-    path = shutil.which("redis-server")
+    path = redis_binary()
     if path is None:
         pytest.skip("redis-server binary not installed (needed to start a private Redis)")
     return path
+
+
+@pytest.fixture(scope="session")
+def redis_server(tmp_path_factory) -> RedisServer:
+    """The suite's own plain Redis, one for the session (AOF with appendfsync always, as in production)."""
+    if redis_binary() is None:
+        pytest.skip("redis-server binary not installed (needed to start a private Redis)")
+    server = start_plain(tmp_path_factory.mktemp("redis"), durable=True)
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def real_redis(redis_server):
+    """A client of the suite's own Redis (db 0); tests use fresh random table ids."""
+    client = redis_server.client()
+    yield client
+    client.close()

@@ -126,10 +126,8 @@ def _post(port, path, body, token=None):
 
 
 @pytest.mark.integration
-def test_fan_out_between_two_api_processes(real_redis):
-    from tests.conftest import REAL_REDIS_URL
-
-    env = {**os.environ, "REDIS_URL": REAL_REDIS_URL, "PYTHONPATH": str(ROOT)}
+def test_fan_out_between_two_api_processes(redis_server):
+    env = {**os.environ, "REDIS_URL": redis_server.url, "PYTHONPATH": str(ROOT)}
     ports = [_free_port(), _free_port()]
     procs = [_start_api(p, env) for p in ports]
     try:

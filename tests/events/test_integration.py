@@ -6,8 +6,6 @@ import json
 import os
 import random
 import secrets
-import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -20,6 +18,8 @@ import redis as redis_lib
 from events import autoplay
 from events.service import TableService
 from events.store import EventStore, VersionConflict
+
+from ..redis_servers import start_plain
 
 pytestmark = pytest.mark.integration
 ROOT = Path(__file__).resolve().parents[2]
@@ -158,37 +158,10 @@ def _url(client) -> str:
 
 # --- durability: kill -9 a Redis with AOF, restart it, find every acknowledged append ----
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _start_redis(binary: str, workdir: Path, port: int) -> subprocess.Popen:
-    proc = subprocess.Popen(
-        [binary, "--port", str(port), "--bind", "127.0.0.1", "--dir", str(workdir),
-         "--appendonly", "yes", "--appendfsync", "always", "--save", "",
-         "--daemonize", "no", "--protected-mode", "no"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )
-    client = redis_lib.Redis(port=port, socket_connect_timeout=0.2)
-    deadline = time.time() + 10
-    while time.time() < deadline:
-        try:
-            if client.ping():
-                # wait until the AOF has been loaded (a restart answers LOADING first)
-                return proc
-        except (redis_lib.ConnectionError, redis_lib.BusyLoadingError):
-            time.sleep(0.05)
-    proc.kill()
-    raise RuntimeError("redis-server did not start")
-
-
 def test_acknowledged_appends_survive_kill_9(redis_server_binary, tmp_path):
-    port = _free_port()
-    proc = _start_redis(redis_server_binary, tmp_path, port)
+    server = start_plain(tmp_path, durable=True)
     try:
-        client = redis_lib.Redis(port=port)
+        client = server.client()
         svc = TableService(client, rng=random.Random(8))
         tid = autoplay.new_table(svc)
         acknowledged = []
@@ -199,16 +172,14 @@ def test_acknowledged_appends_survive_kill_9(redis_server_binary, tmp_path):
         assert len(records) == last.version >= 150
         client.close()
     finally:
-        os.kill(proc.pid, signal.SIGKILL)
-        proc.wait()
-    proc = _start_redis(redis_server_binary, tmp_path, port)
+        server.kill()
+    server.start()  # same port, same directory: it reads its AOF back
     try:
-        client = redis_lib.Redis(port=port)
+        client = server.client()
         again = TableService(client, cache_size=0, snapshot_every=0)
         assert again.records(tid) == records
         assert again.load(tid) == last.state
         assert again.table_ids() == [tid]
         client.close()
     finally:
-        os.kill(proc.pid, signal.SIGKILL)
-        proc.wait()
+        server.kill()

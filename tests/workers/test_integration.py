@@ -1,8 +1,7 @@
 """A real ``python -m workers.cli worker`` on the real Redis, with timers of a second or two.
 
-Runs in its own Redis database (``ESCOBA_TEST_WORKER_REDIS_URL``, default db 13), emptied
-before and after, since the RQ queue and the table index are per database. Skipped, with
-the reason, when no Redis answers there.
+Runs in database 13 of the suite's own Redis (``redis_server``), emptied before and
+after, since the RQ queue and the table index are per database.
 """
 
 from __future__ import annotations
@@ -29,17 +28,17 @@ from .receiver import Receiver
 pytestmark = pytest.mark.integration
 
 ROOT = Path(__file__).resolve().parents[2]
-URL = os.environ.get("ESCOBA_TEST_WORKER_REDIS_URL", "redis://127.0.0.1:6379/13")
 FAST = {"ESCOBA_BOT_DELAY": "0.05", "ESCOBA_AWAY_AFTER": "1", "ESCOBA_EXPIRE_AFTER": "2"}
 
 
 @pytest.fixture
-def rdb():
-    client = redis_lib.Redis.from_url(URL, socket_connect_timeout=1)
-    try:
-        client.ping()
-    except Exception as exc:
-        pytest.skip(f"real Redis not reachable at {URL} ({type(exc).__name__}: {exc})")
+def url(redis_server):
+    return redis_server.url_db(13)
+
+
+@pytest.fixture
+def rdb(url):
+    client = redis_lib.Redis.from_url(url)
     client.flushdb()
     yield client
     client.flushdb()
@@ -49,8 +48,8 @@ def rdb():
 class WorkerProcess:
     """``python -m workers.cli worker`` in its own session, so its scheduler child goes too."""
 
-    def __init__(self, tmp_path: Path, settings: dict, name: str = "worker"):
-        env = {**os.environ, "REDIS_URL": URL, "PYTHONPATH": str(ROOT), **settings}
+    def __init__(self, tmp_path: Path, url: str, settings: dict, name: str = "worker"):
+        env = {**os.environ, "REDIS_URL": url, "PYTHONPATH": str(ROOT), **settings}
         self.log = tmp_path / f"{name}.log"
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "workers.cli", "worker"], cwd=ROOT, env=env,
@@ -71,11 +70,11 @@ class WorkerProcess:
 
 
 @pytest.fixture
-def start_worker(tmp_path):
+def start_worker(tmp_path, url):
     started = []
 
     def start(settings=FAST, name="worker"):
-        w = WorkerProcess(tmp_path, settings, f"{name}{len(started)}")
+        w = WorkerProcess(tmp_path, url, settings, f"{name}{len(started)}")
         started.append(w)
         return w
 
@@ -84,8 +83,13 @@ def start_worker(tmp_path):
         w.stop()
 
 
+def _url_of(rdb) -> str:
+    kw = rdb.connection_pool.connection_kwargs
+    return f"redis://{kw['host']}:{kw['port']}/{kw['db']}"
+
+
 def _service(rdb, settings=FAST) -> tuple[TableService, Config]:
-    config = Config.from_env({"REDIS_URL": URL, **settings})
+    config = Config.from_env({"REDIS_URL": _url_of(rdb), **settings})
     return TableService(rdb, on_change=scheduling.on_change_hook(rdb, config)), config
 
 
@@ -158,7 +162,7 @@ def test_reconciler_recovers_every_timer_after_the_worker_is_killed(rdb, start_w
         rdb.delete(key)
     assert scheduling.pending_jobs(rdb, bots) == [] and scheduling.pending_jobs(rdb, human) == []
 
-    env = {**os.environ, "REDIS_URL": URL, "PYTHONPATH": str(ROOT), **FAST}
+    env = {**os.environ, "REDIS_URL": _url_of(rdb), "PYTHONPATH": str(ROOT), **FAST}
     out = subprocess.run([sys.executable, "-m", "workers.cli", "reconcile"], cwd=ROOT, env=env,
                          capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr

@@ -1,0 +1,102 @@
+"""Redis servers the suite starts for itself, on free ports, and stops when done.
+
+The suite never connects to a Redis it did not start (it never touches
+the default port or whatever else runs on the machine), so it may flush its own
+servers freely and can run beside anything.
+"""
+
+from __future__ import annotations
+
+import shutil
+import socket
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import redis as redis_lib
+
+# the production settings that matter for behaviour (docker-compose.yml): AOF fsynced per write,
+# no eviction; RDB off. Tests that want a throw-away server pass durable=False.
+DURABLE = ("--appendonly", "yes", "--appendfsync", "always")
+VOLATILE = ("--appendonly", "no")
+
+
+def redis_binary() -> str | None:
+    return shutil.which("redis-server")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@dataclass
+class RedisServer:
+    """One ``redis-server`` process of the suite's own."""
+
+    port: int
+    workdir: Path
+    proc: subprocess.Popen | None = None
+    durable: bool = False
+    extra: tuple = ()
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def url_db(self, db: int) -> str:
+        return f"redis://127.0.0.1:{self.port}/{db}"
+
+    def start(self) -> RedisServer:
+        binary = redis_binary()
+        if binary is None:
+            raise RuntimeError("redis-server is not installed")
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        args = [binary, "--port", str(self.port), "--bind", "127.0.0.1", "--dir", str(self.workdir),
+                "--save", "", "--daemonize", "no", "--protected-mode", "no",
+                "--maxmemory-policy", "noeviction", "--logfile", str(self.workdir / "redis.log"),
+                *(DURABLE if self.durable else VOLATILE), *self.extra]
+        self.proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.wait_ready()
+        return self
+
+    def wait_ready(self, timeout: float = 10.0) -> None:
+        client = redis_lib.Redis(port=self.port, socket_connect_timeout=0.2)
+        deadline = time.time() + timeout
+        try:
+            while time.time() < deadline:
+                if self.proc is not None and self.proc.poll() is not None:
+                    raise RuntimeError(f"redis-server on port {self.port} exited: see {self.workdir}/redis.log")
+                try:
+                    if client.ping():  # a restart answers LOADING until its AOF is read
+                        return
+                except (redis_lib.ConnectionError, redis_lib.BusyLoadingError):
+                    time.sleep(0.05)
+        finally:
+            client.close()
+        self.stop()
+        raise RuntimeError(f"redis-server on port {self.port} did not start")
+
+    def client(self, db: int = 0, **kwargs) -> redis_lib.Redis:
+        return redis_lib.Redis(port=self.port, db=db, **kwargs)
+
+    def kill(self) -> None:
+        """``kill -9``: what a crash does."""
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+
+def start_plain(workdir: Path, *, durable: bool = False, port: int | None = None) -> RedisServer:
+    return RedisServer(port or free_port(), workdir, durable=durable).start()
