@@ -18,7 +18,9 @@ For each preset and pairing it prints:
   and the wall-time maximum.
 
 Luna is handed ``clock=time.process_time`` and ``wall_clock=time.monotonic``, as the
-worker does. The machine may be loaded: CPU time is what her budget counts.
+worker does. The machine may be loaded: CPU time is what her budget counts, and her
+wall-time bound here (``--wall-ms``, 2 s) is wider than the worker's (5 budgets), so that
+a starved bench process measures her strength at her CPU budget, not the machine's load.
 """
 
 from __future__ import annotations
@@ -88,7 +90,7 @@ def one_game(job: tuple, out: str | None = None) -> dict:
 
 
 def _one_game(job: tuple) -> dict:
-    preset, a, b, g, seed, budget = job
+    preset, a, b, g, seed, budget, wall_ms = job
     pair, swapped = divmod(g, 2)
     deck_rng = random.Random(f"{seed}:{preset}:{a}:{b}:pair{pair}")
     rng = random.Random(f"{seed}:{preset}:{a}:{b}:{g}:bots")
@@ -102,7 +104,8 @@ def _one_game(job: tuple) -> dict:
     def chooser(bot, view, r):
         w, t = time.monotonic(), time.process_time()
         if bot == "luna":
-            command = choose(bot, view, r, budget_ms=budget, clock=time.process_time, wall_clock=time.monotonic)
+            command = choose(bot, view, r, budget_ms=budget, clock=time.process_time, wall_clock=time.monotonic,
+                             wall_ms=wall_ms)
         else:
             command = choose(bot, view, r)
         cpu[bot].append(round((time.process_time() - t) * 1000, 3))
@@ -175,6 +178,9 @@ def main(argv=None) -> int:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--seed", default="bench")
     parser.add_argument("--budget", type=float, default=None, help="Luna's budget in CPU ms (default hers)")
+    parser.add_argument("--wall-ms", type=float, default=2000.0,
+                        help="Luna's wall-time bound (default 2000: on a loaded machine the bench measures her "
+                             "strength at her CPU budget; the worker keeps her own, 5 budgets)")
     parser.add_argument("--out", help="append each finished game here (JSON lines), to report on a run cut short")
     parser.add_argument("--report", help="print the tables from a --out file and stop (whole pairs only)")
     parser.add_argument("--luna", action="append", default=[], metavar="NAME=VALUE",
@@ -204,13 +210,15 @@ def main(argv=None) -> int:
     presets = args.preset or list(PRESETS)
     specs = [parse_pairing(p, args.games) for p in args.pairing] if args.pairing else [
         (a, b, args.games + args.games % 2) for a, b in PAIRINGS]
-    jobs = [(preset, a, b, g, args.seed, args.budget)
+    jobs = [(preset, a, b, g, args.seed, args.budget, args.wall_ms)
             for a, b, n in specs for preset in presets for g in range(n)]
-    # the slowest games first, so the workers finish together; a pair's two games side by side
-    jobs.sort(key=lambda j: ("luna" not in j[1:3], j[3] // 2, j[0]))
+    # the quick games (no Luna) first, then Luna's pair by pair across the presets and pairings:
+    # a run cut short (see --out, --report) still has whole pairs of every preset
+    jobs.sort(key=lambda j: ("luna" in j[1:3], j[3] // 2, j[0]))
     started = time.time()
     print(f"== {len(jobs)} games on {args.workers} workers, Luna's budget "
-          f"{args.budget if args.budget is not None else 'default'} ms CPU, seed {args.seed!r}", flush=True)
+          f"{args.budget if args.budget is not None else 'default'} ms CPU (wall bound {args.wall_ms:.0f} ms), "
+          f"seed {args.seed!r}", flush=True)
     results = pool_starmap(one_game, [(job, args.out) for job in jobs], args.workers, unordered=True)
     report(results, presets, specs)
     print(f"== {len(jobs)} games in {time.time() - started:.0f} s")

@@ -20,7 +20,8 @@ BOTS = ("carmen", "tito", "luna")
 
 
 def choose(bot: str, view: dict, rng: random.Random, *, budget_ms: float | None = None,
-           clock: Callable[[], float] | None = None, wall_clock: Callable[[], float] | None = None) -> dict:
+           clock: Callable[[], float] | None = None, wall_clock: Callable[[], float] | None = None,
+           wall_ms: float | None = None) -> dict:
     """The bot's command for its seat at this view (the clocks are read by Luna alone)."""
     if not isinstance(view, dict):
         raise TypeError("a bot is handed a view dict")
@@ -29,7 +30,7 @@ def choose(bot: str, view: dict, rng: random.Random, *, budget_ms: float | None 
     if bot == "tito":
         return tito.choose(view, rng)
     if bot == "luna":
-        return luna.choose(view, rng, budget_ms, clock=clock, wall_clock=wall_clock)
+        return luna.choose(view, rng, budget_ms, clock=clock, wall_clock=wall_clock, wall_ms=wall_ms)
     raise ValueError(f"unknown bot {bot!r}: choose carmen, tito or luna")
 
 

@@ -20,7 +20,8 @@ Her budget is CPU time, read from the ``clock`` the caller passes in (the
 engine reads no clock itself): it is checked before every rollout and every
 few plays inside one (``CHECK_EVERY``), so a decision ends within a few plays
 of the budget. ``wall_clock``, if passed, bounds the wall time as well
-(``WALL_FACTOR`` times the budget: a starved process still answers). With no
+(``wall_ms``, by default ``WALL_FACTOR`` times the budget: a starved process still
+answers). With no
 clock at all the budget is counted in simulated plays (``PLAYS_PER_MS``), so
 the search is deterministic for a given ``rng``. An iteration cut short is
 dropped for every candidate, to keep the samples paired.
@@ -44,7 +45,9 @@ MAX_ITERATIONS = 600
 MIN_ITERATIONS = 12
 CANDIDATES = 4
 CHECK_EVERY = 3
-WALL_FACTOR = 2.5
+# the wall-time bound, in budgets, when the caller passes a wall clock but no bound of its own:
+# a process starved of CPU (a loaded server) still answers within half a second
+WALL_FACTOR = 5.0
 # the budget's size in simulated plays when no clock is passed (about this machine's speed)
 PLAYS_PER_MS = 40
 # a move is dropped when it trails the leader by this many paired standard errors
@@ -53,18 +56,23 @@ PRUNE_Z = 2.5
 # best): the search's deals are noisy (a paired difference has a spread of about 2.7
 # points), so with few deals she stays near Tito, and the deals take over as they add up
 PRIOR_WEIGHT = 8.0
+# inference from what opponents chose: a card left on the table (no capture) while some card
+# value could have captured says the player held no card of that value (Tito-like players
+# nearly always take); their deals are drawn from the other cards. Off unless measured to pay.
+INFER = 0
 
 
 class Budget:
     """When the search must stop: CPU budget, wall budget, or a count of simulated plays."""
 
     def __init__(self, budget_ms: float, clock: Callable[[], float] | None,
-                 wall_clock: Callable[[], float] | None):
+                 wall_clock: Callable[[], float] | None, wall_ms: float | None = None):
         seconds = budget_ms / 1000.0
+        wall = seconds * WALL_FACTOR if wall_ms is None else wall_ms / 1000.0
         self.clock = clock
         self.wall_clock = wall_clock
         self.cpu_end = clock() + seconds * MARGIN if clock is not None else None
-        self.wall_end = wall_clock() + seconds * WALL_FACTOR if wall_clock is not None else None
+        self.wall_end = wall_clock() + wall if wall_clock is not None else None
         # without a clock: this many checks (each about CHECK_EVERY plays)
         self.checks_left = None if (clock or wall_clock) else max(1, int(budget_ms * PLAYS_PER_MS / CHECK_EVERY))
         self.spent = False
@@ -88,12 +96,17 @@ def choose(
     *,
     clock: Callable[[], float] | None = None,
     wall_clock: Callable[[], float] | None = None,
+    wall_ms: float | None = None,
     max_iterations: int | None = None,
     candidates: int | None = None,
     stats: dict | None = None,
 ) -> dict:
-    """Luna's command for her seat. ``clock``: CPU seconds (``time.process_time``); ``wall_clock``: seconds."""
-    budget = Budget(BUDGET_MS if budget_ms is None else budget_ms, clock, wall_clock)
+    """Luna's command for her seat.
+
+    ``clock``: CPU seconds (``time.process_time``), read for ``budget_ms``; ``wall_clock``:
+    seconds (``time.monotonic``), read for ``wall_ms`` (default ``WALL_FACTOR`` budgets).
+    """
+    budget = Budget(BUDGET_MS if budget_ms is None else budget_ms, clock, wall_clock, wall_ms)
     max_iterations = MAX_ITERATIONS if max_iterations is None else max_iterations
     candidates = CANDIDATES if candidates is None else candidates
     r = Reading(view)
@@ -125,6 +138,8 @@ def search(root: Round, r: Reading, moves: list[tuple[int, list[int]]], rng: ran
     prior = prior or [0.0] * len(moves)
     unseen = [INDEX[c] for c in r.unseen]
     others = [(s, r.hand_count[s]) for s in r.players if s != r.me]
+    lacks = inferred_lacks(r, root) if INFER else {}
+    others.sort(key=lambda x: x[0] not in lacks)  # the constrained hands are drawn first
     sides = len(r.sides)
     mine = r.my_side
     stop = budget.over
@@ -136,11 +151,14 @@ def search(root: Round, r: Reading, moves: list[tuple[int, list[int]]], rng: ran
         deal = root.copy()
         pool = list(unseen)
         rng.shuffle(pool)
-        at = 0
-        for seat, n in others:
-            deal.hands[seat] = pool[at : at + n]
-            at += n
-        deal.stock = pool[at:]
+        if lacks:
+            _deal_inferred(deal, pool, others, lacks)
+        else:
+            at = 0
+            for seat, n in others:
+                deal.hands[seat] = pool[at : at + n]
+                at += n
+            deal.stock = pool[at:]
         got = []
         for i in alive:
             sim = deal.copy()
@@ -190,6 +208,62 @@ def _prune(alive: list[int], results: list[list[int]], totals: list[float], n: i
         if mean <= PRUNE_Z * (var / n) ** 0.5 + 1e-9:
             keep.append(i)
     return keep
+
+
+def inferred_lacks(r: Reading, root: Round) -> dict[int, set[int]]:
+    """Per opponent, the card values their hand is read not to hold, from this deal's plays.
+
+    The history is walked back from the table as it is now, to see the table each play
+    was made on; a play that took nothing, by an opponent, in the current deal (the cards
+    they hold now were all dealt at its start), rules out every value that could have
+    taken something from that table.
+    """
+    history = r.view["history"]
+    per_deal = 3 * len(r.players)
+    plays = sum(1 for h in history if h["kind"] == "play")
+    first = plays - plays % per_deal  # the number of plays before this deal
+    table = list(root.table)
+    lacks: dict[int, set[int]] = {}
+    count = plays
+    for h in reversed(history):
+        kind, card, taken = h["kind"], h["card"], [INDEX[c] for c in h["captured"]]
+        if kind == "opening":
+            break
+        if kind == "fifteen":
+            table += [*taken, INDEX[card]]
+            continue
+        count -= 1
+        if taken:
+            table += taken
+        else:
+            table.remove(INDEX[card])
+            seat = h["seat"]
+            if count >= first and seat != r.me and r.side_of[seat] != r.my_side:
+                could = {v for v in range(1, 11) if root.sets_for(v - 1, table)}
+                # leaving a card that could itself have taken is a choice not to take: no reading
+                if could and VAL[INDEX[card]] not in could:
+                    lacks.setdefault(seat, set()).update(could)
+        if count < first:
+            break
+    return lacks
+
+
+def _deal_inferred(deal: Round, pool: list[int], others: list[tuple[int, int]],
+                   lacks: dict[int, set[int]]) -> None:
+    """Deal ``pool`` (shuffled) so each constrained hand holds none of its ruled-out values, if it can."""
+    rest = pool
+    for seat, n in others:
+        ruled = lacks.get(seat)
+        if ruled:
+            fits = [c for c in rest if VAL[c] not in ruled]
+            if len(fits) >= n:
+                hand = fits[:n]
+                deal.hands[seat] = hand
+                rest = [c for c in rest if c not in hand]
+                continue
+        deal.hands[seat] = rest[:n]
+        rest = rest[n:]
+    deal.stock = rest
 
 
 def _as_ints(move: dict) -> tuple[int, list[int]]:

@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from engine import decide, fold, view
-from engine.bots import luna, sim
+from engine.bots import luna, sim, tito
 from engine.bots.common import Reading
 from engine.bots.match import table
 from engine.bots.sim import CODE, INDEX, round_points
@@ -307,3 +307,54 @@ def test_the_engine_reads_no_clock():
             elif isinstance(node, ast.ImportFrom) and node.module:
                 names = [node.module]
             assert not {n.split(".")[0] for n in names} & {"time", "datetime"}, path
+
+
+# --- inference from what an opponent chose to leave ---------------------------------
+
+@pytest.mark.parametrize("preset,overrides", TABLES)
+def test_what_an_opponent_left_is_read_from_the_tables_the_engine_had(preset, overrides):
+    """Luna's reading (walked back from the table now) against the tables the engine really had:
+    a value is ruled out for an opponent only if it could have taken from the table one of their
+    plays of this deal left a card on, and every such value is ruled out."""
+    from engine.capture import captures
+
+    checked = 0
+    for seed in range(8):
+        rng = random.Random(seed)
+        s = table(preset, ["tito", "tito"], rng, settings=overrides)
+        plays = []  # (seat, table before, card, captured) this round, from the engine's states
+        while s.status == "playing":
+            v = view(s, s.turn)
+            r = Reading(v)
+            if not r.fifteen_sets and plays:
+                per_deal = 6
+                this_deal = plays[len(plays) - len(plays) % per_deal:]
+                expect: dict = {}
+                for seat, before, card, taken in this_deal:
+                    if seat == s.turn or taken:
+                        continue
+                    could = {x for x in range(1, 11) if captures(f"{x}o", before, r.settings)}
+                    if could and int(card[:-1]) not in could:
+                        expect.setdefault(seat, set()).update(could)
+                assert luna.inferred_lacks(r, luna._root(r)) == expect
+                checked += bool(expect)
+            command = dict(tito.choose(v, rng))
+            command["by"] = s.turn
+            if command["type"] == "play":
+                plays.append((s.turn, list(s.table), command["card"], command["capture"]))
+            s = fold(s, decide(s, command))
+    assert checked > 20
+
+
+def test_inferred_deals_hold_none_of_the_ruled_out_values():
+    rng = random.Random(4)
+    s = random_position("del15", None, 2, 3, 2)
+    root = luna._root(Reading(view(s, s.turn)))
+    other = next(p for p in s.players if p != s.turn)
+    pool = [c for c in range(40) if c not in root.hands[s.turn] and c not in root.table][:33]
+    for _ in range(50):
+        rng.shuffle(pool)
+        deal = root.copy()
+        luna._deal_inferred(deal, list(pool), [(other, 3)], {other: {1, 5, 9}})
+        assert len(deal.hands[other]) == 3 and not {VAL_ % 10 + 1 for VAL_ in deal.hands[other]} & {1, 5, 9}
+        assert sorted(deal.hands[other] + deal.stock) == sorted(pool)
