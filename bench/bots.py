@@ -182,7 +182,9 @@ def main(argv=None) -> int:
                         help="Luna's wall-time bound (default 2000: on a loaded machine the bench measures her "
                              "strength at her CPU budget; the worker keeps her own, 5 budgets)")
     parser.add_argument("--out", help="append each finished game here (JSON lines), to report on a run cut short")
-    parser.add_argument("--report", help="print the tables from a --out file and stop (whole pairs only)")
+    parser.add_argument("--report", action="append",
+                        help="print the tables from --out files (repeatable: runs on other seeds) and stop; "
+                             "whole pairs only")
     parser.add_argument("--luna", action="append", default=[], metavar="NAME=VALUE",
                         help="set one of engine.bots.luna's constants for this run (tuning), e.g. PRIOR_WEIGHT=8")
     args = parser.parse_args(argv)
@@ -195,8 +197,14 @@ def main(argv=None) -> int:
     if args.luna:
         print(f"== Luna's settings changed: {', '.join(args.luna)}")
     if args.report:
-        with open(args.report) as f:
-            rows = [json.loads(line) for line in f if line.strip()]
+        rows = []
+        for k, path in enumerate(args.report):
+            with open(path) as f:
+                for line in f:
+                    if line.strip():
+                        r = json.loads(line)
+                        r["pair"] = (k, r["pair"])  # pairs of different runs are different decks
+                        rows.append(r)
         games: dict = {}
         for r in rows:
             games.setdefault((r["preset"], r["a"], r["b"], r["pair"]), []).append(r)
@@ -204,7 +212,7 @@ def main(argv=None) -> int:
         presets = [p for p in PRESETS if any(r["preset"] == p for r in whole)]
         specs = sorted({(r["a"], r["b"], 0) for r in whole}, key=lambda x: PAIRINGS.index(x[:2])
                        if x[:2] in PAIRINGS else 9)
-        print(f"== from {args.report}: {len(whole)} games in whole pairs ({len(rows)} saved)")
+        print(f"== from {', '.join(args.report)}: {len(whole)} games in whole pairs ({len(rows)} saved)")
         report(whole, presets, specs)
         return 0
     presets = args.preset or list(PRESETS)

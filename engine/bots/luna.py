@@ -34,6 +34,7 @@ from __future__ import annotations
 import random
 from collections.abc import Callable
 
+from ..cards import SEVEN_OF_COINS as SEVEN
 from . import tito
 from .common import Reading, card_worth
 from .sim import INDEX, VAL, Round, worth_table
@@ -112,7 +113,7 @@ def choose(
     r = Reading(view)
     if r.fifteen_sets:  # a 15 left behind is always worth taking: Tito picks the set
         return tito.choose(view, rng)
-    moves = r.moves()
+    moves = seven_of_coins_first(r.moves())
     if len(moves) == 1:
         return moves[0]
     worth = card_worth(r.settings)
@@ -264,6 +265,23 @@ def _deal_inferred(deal: Round, pool: list[int], others: list[tuple[int, int]],
         deal.hands[seat] = rest[:n]
         rest = rest[n:]
     deal.stock = rest
+
+
+def seven_of_coins_first(moves: list[dict]) -> list[dict]:
+    """The moves a strong player weighs where the 7 of coins is at stake.
+
+    When a move takes the 7 of coins (played with a capture, or taken off the table),
+    only such moves are kept: its point is certain now, and holding it risks having to
+    lay it later. Laying the 7 of coins on the table is kept only when every move does.
+    (Searched freely, in short duplicate runs of bench/bots.py she held it or laid it as
+    bait several times as often as Tito: a round point at risk, judged on few, noisy deals.)
+    """
+    plays = [m for m in moves if m["type"] == "play"]
+    takes = [m for m in plays if m["capture"] and (m["card"] == SEVEN or SEVEN in m["capture"])]
+    if takes:
+        return takes
+    keeps = [m for m in moves if not (m["type"] == "play" and m["card"] == SEVEN and not m["capture"])]
+    return keeps or moves
 
 
 def _as_ints(move: dict) -> tuple[int, list[int]]:
