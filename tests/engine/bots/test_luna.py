@@ -358,3 +358,31 @@ def test_inferred_deals_hold_none_of_the_ruled_out_values():
         luna._deal_inferred(deal, list(pool), [(other, 3)], {other: {1, 5, 9}})
         assert len(deal.hands[other]) == 3 and not {VAL_ % 10 + 1 for VAL_ in deal.hands[other]} & {1, 5, 9}
         assert sorted(deal.hands[other] + deal.stock) == sorted(pool)
+
+
+def test_the_seven_of_coins_is_taken_when_it_can_be_and_laid_only_when_it_must():
+    take = {"type": "play", "card": "8b", "capture": ["7o"]}
+    other = {"type": "play", "card": "3c", "capture": ["2e", "10b"]}
+    lay = {"type": "play", "card": "7o", "capture": []}
+    leave = {"type": "play", "card": "3c", "capture": []}
+    assert luna.seven_of_coins_first([other, take, leave]) == [take]
+    assert luna.seven_of_coins_first([lay, leave, other]) == [leave, other]
+    assert luna.seven_of_coins_first([lay]) == [lay]
+    assert luna.seven_of_coins_first([other, leave]) == [other, leave]
+
+
+@pytest.mark.parametrize("preset,overrides", TABLES)
+def test_luna_takes_the_seven_of_coins_whenever_a_move_does(preset, overrides):
+    seen = 0
+    for seed in range(120):
+        s = random_position(preset, overrides, 2, seed, seed % 30)
+        if s.status != "playing":
+            continue
+        v = view(s, s.turn)
+        moves = legal(v)
+        if v["fifteen_to_take"] or not any(m["capture"] and "7o" in [m["card"], *m["capture"]] for m in moves):
+            continue
+        command = luna.choose(v, random.Random(seed), 2)
+        assert command in moves and command["capture"] and "7o" in [command["card"], *command["capture"]]
+        seen += 1
+    assert seen >= 3
