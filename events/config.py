@@ -5,6 +5,9 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
+# the --redis-url flag of every command
+REDIS_URL_HELP = "the Redis to use (default: $REDIS_URL, else redis://127.0.0.1:6379/0)"
+
 
 @dataclass(frozen=True)
 class Config:
