@@ -124,6 +124,17 @@ def check_endpoint(endpoint: str, config: Config) -> None:
         raise RefusedURL("a push endpoint is https")
 
 
+# KEYS[1] the push hash, KEYS[2] the notify hash; ARGV[1] the field, ARGV[2] the subscription,
+# ARGV[3] the marker, ARGV[4..] the player's oldest subscriptions to let go. One step, one slot
+# (both keys carry the table's hash tag), so it runs the same on a Redis Cluster.
+_KEEP = """
+for i = 4, #ARGV do redis.call('HDEL', KEYS[1], ARGV[i]) end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+redis.call('HSET', KEYS[2], ARGV[3], '1')
+return 1
+"""
+
+
 def subscribe(redis, table_id: str, player: str, subscription: dict, now: float | None = None) -> None:
     """Keep ``subscription`` (endpoint and keys, already checked) for ``player``.
 
@@ -134,12 +145,8 @@ def subscribe(redis, table_id: str, player: str, subscription: dict, now: float 
     field = _field(player, entry["endpoint"])
     mine = {f: s for f, s in subscriptions(redis, table_id, player).items() if f != field}
     stale = sorted(mine, key=lambda f: mine[f].get("at", 0))[: max(0, len(mine) + 1 - MAX_PER_PLAYER)]
-    with redis.pipeline() as pipe:  # MULTI: the subscription and its marker together
-        if stale:
-            pipe.hdel(push_key(table_id), *stale)
-        pipe.hset(push_key(table_id), field, json.dumps(entry))
-        pipe.hset(_notify_key(table_id), marker(player), "1")
-        pipe.execute()
+    redis.eval(_KEEP, 2, push_key(table_id), _notify_key(table_id), field, json.dumps(entry),
+               marker(player), *stale)
 
 
 def subscriptions(redis, table_id: str, player: str) -> dict[str, dict]:
