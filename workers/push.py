@@ -265,12 +265,13 @@ def turn_push(table_id: str, seat: int, version: int, reason: str = "turn") -> s
     from . import jobs
 
     job = get_current_job()
-    redis = job.connection
     config = jobs.get_config()
     if not config.vapid_private_key:
         return "push is off"
+    svc = jobs.service(config=config)
+    redis = svc.redis  # the tables' client, whichever the jobs use (the subscriptions are table keys)
     try:
-        state = jobs.service(redis, config).load(table_id)
+        state = svc.load(table_id)
     except Exception:
         return "stale"
     if reason == "turn" and (state.status != "playing" or state.turn != seat):

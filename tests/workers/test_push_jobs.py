@@ -107,3 +107,20 @@ def test_vapid_keys():
         push.check_keys(browser["p256dh"], browser["p256dh"])
     with pytest.raises(ValueError):
         push.check_keys("AAAA", browser["auth"])
+
+
+def test_subscriptions_keep_to_one_slot_on_a_cluster_as_on_one_redis(backends):
+    """The Lua steps touch the push hash and the notify hash: one table, one slot."""
+    import secrets
+
+    tid = secrets.token_urlsafe(6)
+    redis = backends.tables
+    push.subscribe(redis, tid, "p_a", Subscriber().subscription("https://push.example/1"))
+    push.subscribe(redis, tid, "p_a", Subscriber().subscription("https://push.example/2"))
+    assert len(push.subscriptions(redis, tid, "p_a")) == 2
+    assert redis.hexists(scheduling.notify_key(tid), push.marker("p_a"))
+    assert push.unsubscribe(redis, tid, "p_a", "https://push.example/1")
+    assert redis.hexists(scheduling.notify_key(tid), push.marker("p_a"))
+    assert push.unsubscribe(redis, tid, "p_a", "https://push.example/2")
+    assert not redis.hexists(scheduling.notify_key(tid), push.marker("p_a"))
+    assert redis.hlen(push.push_key(tid)) == 0
