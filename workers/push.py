@@ -30,6 +30,7 @@ import json
 import logging
 import time
 
+from engine import RuleError
 from events.config import Config
 from events.store import table_key
 
@@ -272,7 +273,7 @@ def turn_push(table_id: str, seat: int, version: int, reason: str = "turn") -> s
     redis = svc.redis  # the tables' client, whichever the jobs use (the subscriptions are table keys)
     try:
         state = svc.load(table_id)
-    except Exception:
+    except RuleError:  # no such table (any other failure: RQ retries)
         return "stale"
     if reason == "turn" and (state.status != "playing" or state.turn != seat):
         return "stale"
