@@ -124,3 +124,24 @@ def test_subscriptions_keep_to_one_slot_on_a_cluster_as_on_one_redis(backends):
     assert push.unsubscribe(redis, tid, "p_a", "https://push.example/2")
     assert not redis.hexists(scheduling.notify_key(tid), push.marker("p_a"))
     assert redis.hlen(push.push_key(tid)) == 0
+
+
+def test_player_away_is_pushed_to_the_other_player_and_a_webhook_alongside(env, config, monkeypatch):
+    from .receiver import Receiver
+
+    tid = env.open(bots=(), humans=2)
+    with PushService(Subscriber()) as service, Receiver() as rx:
+        # seat 0 (the host) waits for seat 1, who leads and does not play; seat 0 has both
+        push.subscribe(env.redis, tid, "p0", service.subscriber.subscription(service.endpoint))
+        env.redis.hset(scheduling.notify_key(tid), "0", rx.url)
+        state = env.start(tid)
+        assert state.turn == 1
+        env.drain()
+        assert service.messages == [] and rx.delivered == []  # not seat 0's turn
+        env.clock.advance(config.away_after + 1)
+        monkeypatch.setattr("time.time", lambda: env.clock.now)
+        env.drain()
+        assert env.state(tid).away_open == 1
+        assert len(service.messages) == 1 and service.messages[0]["reason"] == "away"
+        assert "PLAYER AWAY" in service.messages[0]["body"]
+        assert len(rx.delivered) == 1 and rx.delivered[0]["away"] == 1  # the webhook is its own job
