@@ -145,3 +145,17 @@ def test_player_away_is_pushed_to_the_other_player_and_a_webhook_alongside(env, 
         assert len(service.messages) == 1 and service.messages[0]["reason"] == "away"
         assert "PLAYER AWAY" in service.messages[0]["body"]
         assert len(rx.delivered) == 1 and rx.delivered[0]["away"] == 1  # the webhook is its own job
+
+
+@pytest.mark.parametrize("status", [404, 410])
+def test_a_subscription_the_push_service_forgot_is_dropped(env, status):
+    tid = env.open(bots=(), humans=2)
+    with PushService(Subscriber(), statuses=[status]) as gone, PushService(Subscriber()) as kept:
+        for service in (gone, kept):
+            push.subscribe(env.redis, tid, "p1", service.subscriber.subscription(service.endpoint))
+        env.start(tid)
+        env.drain()
+        left = push.subscriptions(env.redis, tid, "p1")
+        assert [s["endpoint"] for s in left.values()] == [kept.endpoint]
+        assert len(kept.messages) == 1 and gone.messages == [] and len(gone.attempts) == 1
+        assert env.redis.hexists(scheduling.notify_key(tid), push.marker("p1"))  # one is left
