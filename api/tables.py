@@ -15,6 +15,7 @@ from marshmallow import ValidationError
 import engine
 from engine import RuleError
 from events.records import from_record
+from workers import outbound
 from workers.scheduling import notify_key
 
 from . import auth, schemas
@@ -179,6 +180,10 @@ def set_notify(table_id: str):
     ctx = _ctx()
     player = auth.require_player(ctx.redis, table_id)
     body = schemas.notify.load(_json_body())
+    try:
+        outbound.check_url(body["url"], allow_private=ctx.config.notify_allow_private)
+    except outbound.RefusedURL as exc:
+        raise ValidationError({"url": [f"refused: {exc}"]}) from None
     seat = ctx.service.load(table_id).seat_of(player)
     if seat is None:
         raise RuleError("forbidden", "Only seated players get turn notices.")

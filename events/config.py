@@ -15,6 +15,12 @@ class Config:
     bot_delay: float = 1.0
     rematch_window: float = 86400.0  # 24 hours
     public_url: str = ""  # base of invitation links; empty: taken from the request
+    # notify URLs may reach loopback and private addresses (tests, a private network)
+    notify_allow_private: bool = False
+    # "off" turns the per-address and per-token limits off; else the limits of api/limits.py
+    rate_limits: str = "on"
+    # how many proxies in front of the API append to X-Forwarded-For; 0: the peer's address counts
+    trusted_proxies: int = 0
 
     @classmethod
     def from_env(cls, env=None) -> Config:
@@ -27,4 +33,7 @@ class Config:
             bot_delay=float(env.get("ESCOBA_BOT_DELAY", cls.bot_delay)),
             rematch_window=float(env.get("ESCOBA_REMATCH_WINDOW", cls.rematch_window)),
             public_url=env.get("ESCOBA_PUBLIC_URL", ""),
+            notify_allow_private=env.get("ESCOBA_NOTIFY_ALLOW_PRIVATE", "") == "1",
+            rate_limits=env.get("ESCOBA_RATE_LIMITS", "on"),
+            trusted_proxies=int(env.get("ESCOBA_TRUSTED_PROXIES", "0") or 0),
         )

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 import random
 
+from api.app import create_app
 from engine.cards import FULL_DECK
+from workers.scheduling import notify_key
 
-from .conftest import ADMIN, play_out, two_player_table
+from .conftest import ADMIN, Client, play_out, two_player_table
 
 
 def error(r):
@@ -261,3 +264,23 @@ def test_each_reader_picks_a_deck_design_for_labels_only(client):
     card = spanish["hand"][0]
     assert " de " in spanish["labels"][card] and " de " not in french["labels"][card]
     assert client.http.get(f"/tables/{table_id}?deck=tarot").status_code == 400
+
+
+def test_a_notify_url_inside_is_refused_naming_the_field(client):
+    table_id, host, _guest = two_player_table(client)
+    for url in ("http://127.0.0.1:6379/", "http://169.254.169.254/latest", "http://[::ffff:10.0.0.1]/x"):
+        r = client.http.post(f"/tables/{table_id}/notify", json={"url": url},
+                             headers={"Authorization": f"Bearer {host}"})
+        assert r.status_code == 400, r.get_json()
+        error = r.get_json()["error"]
+        assert error["code"] == "bad_request" and "url" in error["details"]
+    assert client.http.application.extensions["escoba"].redis.hgetall(notify_key(table_id)) == {}
+
+
+def test_a_notify_url_inside_is_accepted_when_private_addresses_are_allowed(fake_redis, config):
+    app = create_app(fake_redis, dataclasses.replace(config, notify_allow_private=True))
+    c = Client(app.test_client())
+    table_id, host, _guest = two_player_table(c)
+    r = c.http.post(f"/tables/{table_id}/notify", json={"url": "http://127.0.0.1:8999/hook"},
+                    headers={"Authorization": f"Bearer {host}"})
+    assert r.status_code == 201 and r.get_json() == {"seat": 0, "url": "http://127.0.0.1:8999/hook"}
