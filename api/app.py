@@ -20,6 +20,8 @@ from .openapi import build_spec
 from .schemas import BODY_MAX
 
 STATIC = Path(__file__).parent / "static"
+# the key /healthz writes (and lets expire) to learn that the store takes writes
+HEALTH_KEY = "escoba:healthz"
 
 
 class FastJSON(DefaultJSONProvider):
@@ -84,10 +86,14 @@ def create_app(redis=None, config: Config | None = None) -> Flask:
 
     @app.get("/healthz")
     def healthz():
+        # a store that answers PING may still refuse every write (full under noeviction, a
+        # replica, loading): write a tiny key that expires, as every move must
         try:
-            current_app.extensions["escoba"].redis.ping()
-        except Exception as e:  # the one backing service is down: say so, with a 503
-            return errors.error_response("unavailable", f"Redis is not reachable: {e}", 503)
+            current_app.extensions["escoba"].redis.set(HEALTH_KEY, "1", ex=60)
+        except Exception as e:
+            state = errors.store_unavailable(e) or "failing"
+            current_app.logger.warning("healthz: the table store refuses writes: %s: %s", type(e).__name__, e)
+            return errors.unavailable_response(state)
         return jsonify({"ok": True, "redis": "ok"})
 
     @app.get("/")
