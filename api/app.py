@@ -13,7 +13,7 @@ from flask_sock import Sock
 from events.config import Config
 from events.service import TableService
 
-from . import admin, errors, observability, sockets, tables
+from . import admin, errors, headers, observability, sockets, tables
 from .chat import ChatStore
 from .hub import Hub
 from .openapi import build_spec
@@ -73,6 +73,7 @@ def create_app(redis=None, config: Config | None = None) -> Flask:
     app.extensions["escoba"] = Context(redis, config, service, ChatStore(redis), Hub(redis, service), metrics)
 
     errors.install(app)
+    headers.install(app)
     observability.install(app, metrics)
     app.register_blueprint(tables.bp)
     app.register_blueprint(admin.bp)
