@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import random
+import re
 
 from api.app import create_app
 from engine.cards import FULL_DECK
@@ -284,3 +285,32 @@ def test_a_notify_url_inside_is_accepted_when_private_addresses_are_allowed(fake
     r = c.http.post(f"/tables/{table_id}/notify", json={"url": "http://127.0.0.1:8999/hook"},
                     headers={"Authorization": f"Bearer {host}"})
     assert r.status_code == 201 and r.get_json() == {"seat": 0, "url": "http://127.0.0.1:8999/hook"}
+
+
+def test_the_events_feed_names_seats_never_player_ids(client):
+    table_id, host, guest = two_player_table(client, preset="del15")
+    client.ok(table_id, host, type="start")
+    log = client.http.get(f"/admin/tables/{table_id}/log", headers=client.admin()).get_data(as_text=True)
+    ids = set(re.findall(r"p_[0-9a-f]{16}", log))
+    assert len(ids) == 2  # the host's and the guest's, in the operators' log
+    for token in (None, host, guest):
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        feed = client.http.get(f"/tables/{table_id}/events?after=0", headers=headers)
+        text = feed.get_data(as_text=True)
+        assert not any(i in text for i in ids), text[:300]
+        events = feed.get_json()["events"]
+        opened = next(e for e in events if e["type"] == "TableOpened")["data"]
+        seated = next(e for e in events if e["type"] == "PlayerSeated")["data"]
+        assert "host" not in opened and opened["host_seated"] is True
+        assert seated == {"seat": 1, "name": "Bea"}
+
+
+def test_after_is_a_bounded_whole_number_on_events_and_chat(client):
+    table_id = client.create()["table_id"]
+    for path in ("events", "chat"):
+        for bad in ("-1", "x", "1.5", "+3", " 3", str(10**30), str(2**53)):
+            r = client.http.get(f"/tables/{table_id}/{path}", query_string={"after": bad})
+            assert r.status_code == 400, (path, bad, r.get_json())
+            assert error(r) == "bad_request" and "after" in r.get_json()["error"]["details"]
+        assert client.http.get(f"/tables/{table_id}/{path}?after={2**53 - 1}").status_code == 200
+    assert client.http.get(f"/tables/{table_id}/events?after={2**53 - 1}").get_json()["events"] == []
