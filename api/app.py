@@ -13,7 +13,7 @@ from flask_sock import Sock
 from events.config import Config
 from events.service import TableService
 
-from . import admin, errors, headers, observability, sockets, tables
+from . import admin, errors, headers, limits, observability, sockets, tables
 from .chat import ChatStore
 from .hub import Hub
 from .openapi import build_spec
@@ -77,6 +77,7 @@ def create_app(redis=None, config: Config | None = None) -> Flask:
     observability.install(app, metrics)
     app.register_blueprint(tables.bp)
     app.register_blueprint(admin.bp)
+    limits.install(app, redis, config)
     sockets.install(Sock(app))
 
     spec = build_spec()
