@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from flask import jsonify
+from flask import jsonify, request
 from marshmallow import ValidationError
 from redis import exceptions as redis_errors
-from werkzeug.exceptions import HTTPException
+from werkzeug.exceptions import HTTPException, RequestHeaderFieldsTooLarge, RequestURITooLarge
 
 from engine import RuleError
 
@@ -19,6 +19,12 @@ _HTTP_MESSAGES = {
     414: "The request's address is too long.",
     431: "The request's headers are too large.",
 }
+
+# An address (path and query) and headers beyond these are refused with a JSON 414 and 431. The
+# HTTP server's own limits are above them (gunicorn: 4094 bytes a request line, 8190 a header
+# field), so those answer, in its own words, only for what is larger still.
+URL_MAX = 2048
+HEADERS_MAX = 8192
 
 # Seconds a client should wait before trying again when the store cannot take a request.
 RETRY_AFTER = 5
@@ -64,6 +70,13 @@ def unavailable_response(state: str):
 
 
 def install(app) -> None:
+    @app.before_request
+    def _request_size():
+        if len(request.full_path) > URL_MAX:
+            raise RequestURITooLarge()
+        if sum(len(k) + len(v) + 4 for k, v in request.headers.items()) > HEADERS_MAX:
+            raise RequestHeaderFieldsTooLarge()
+
     @app.errorhandler(RuleError)
     def rule_error(e: RuleError):
         return error_response(e.code, e.message, e.status, e.details)

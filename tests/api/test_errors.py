@@ -91,3 +91,69 @@ def test_a_read_only_store_answers_503(private_redis, config):
         _unavailable(c.http.get("/healthz"), "read-only")
     finally:
         rdb.execute_command("REPLICAOF", "NO", "ONE")
+
+
+def test_every_error_is_the_contracts_json(client):
+    """404, 405 (with Allow), 413, 414, 431, 415-ish bodies: all in the contract's shape."""
+    from api.errors import HEADERS_MAX, URL_MAX
+
+    table_id = client.create()["table_id"]
+    cases = {
+        404: client.http.get("/no/such/route"),
+        405: client.http.delete("/tables"),
+        413: client.http.post("/tables", data=b'{"name": "' + b"x" * 20_000 + b'"}', content_type="application/json"),
+        414: client.http.get(f"/tables/{table_id}?deck=" + "x" * URL_MAX),
+        431: client.http.get(f"/tables/{table_id}", headers={f"X-Pad-{i}": "y" * 1000
+                                                             for i in range(HEADERS_MAX // 1000 + 1)}),
+        400: client.http.post("/tables", data=b"not json", content_type="text/plain"),
+    }
+    for status, r in cases.items():
+        assert r.status_code == status, (status, r.status_code, r.get_data()[:200])
+        body = r.get_json()
+        assert set(body) == {"error"} and set(body["error"]) == {"code", "message", "details"}, body
+        assert r.mimetype == "application/json"
+    assert set(cases[405].headers["Allow"].replace(" ", "").split(",")) == {"POST", "OPTIONS"}
+    assert cases[404].get_json()["error"]["code"] == "not_found"
+    assert cases[405].get_json()["error"]["code"] == "method_not_allowed"
+
+
+@pytest.mark.parametrize("body,field", [
+    ({"name": "Ana", "preset": "selminha", "watch": "yes"}, "watch"),
+    ({"name": "Ana", "preset": "selminha", "watch": 1}, "watch"),
+    ({"name": 7, "preset": "selminha"}, "name"),
+    ({"name": "Ana", "preset": "selminha", "settings": {"target": "21"}}, "target"),
+    ({"name": "Ana", "preset": "selminha", "settings": {"opening_fifteen": 1}}, "opening_fifteen"),
+])
+def test_wrong_json_types_are_refused_never_coerced(client, body, field):
+    r = client.http.post("/tables", json=body)
+    assert r.status_code == 400, r.get_json()
+    assert field in r.get_json()["error"]["details"]
+
+
+@pytest.mark.parametrize("move,field", [
+    ({"type": "start", "expected_version": "0"}, "expected_version"),
+    ({"type": "start", "expected_version": 4.5}, "expected_version"),
+    ({"type": "start", "expected_version": 1.0}, "expected_version"),
+    ({"type": "start", "expected_version": True}, "expected_version"),
+    ({"type": "choose_partner", "seat": "1"}, "seat"),
+    ({"type": "rematch", "accept": "true"}, "accept"),
+    ({"type": "play", "card": "1o", "capture": ["7x"]}, "capture"),
+    ({"type": "play", "card": "1o", "capture": [1]}, "capture"),
+    ({"type": "take_fifteen", "cards": ["7o", 8]}, "cards"),
+    ({"type": 5}, "type"),
+])
+def test_wrong_move_types_are_refused_with_details_naming_the_field(client, move, field):
+    host = client.create()
+    before = client.view(host["table_id"], host["token"])["version"]
+    r = client.move(host["table_id"], host["token"], **move)
+    assert r.status_code == 400, r.get_json()
+    assert field in r.get_json()["error"]["details"]
+    assert client.view(host["table_id"], host["token"])["version"] == before
+
+
+def test_a_bad_element_of_an_operators_deck_is_a_400_not_a_500(client):
+    deck = ["1o"] * 39 + ["7x"]
+    r = client.http.post("/tables", json={"name": "Ana", "preset": "selminha", "decks": [deck]},
+                         headers=client.admin())
+    assert r.status_code == 400
+    assert r.get_json()["error"]["details"]["decks"]["0"]["39"]
