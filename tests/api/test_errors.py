@@ -38,7 +38,8 @@ def _app(server, config):
     # no retries: redis-py's default backoff spends some 3 s on each refused connection
     client = redis_lib.Redis(port=server.port, socket_timeout=2, socket_connect_timeout=1,
                              retry=Retry(NoBackoff(), 0))
-    return Client(create_app(client, dataclasses.replace(config, rate_limits="off")).test_client()), client
+    # limits on: their counters live in the same store, and must fail the same way
+    return Client(create_app(client, dataclasses.replace(config, rate_limits="on")).test_client()), client
 
 
 def test_a_full_store_answers_503_and_healthz_says_so(private_redis, config):
