@@ -11,6 +11,7 @@ from flask.json.provider import DefaultJSONProvider
 from flask_sock import Sock
 
 from events.config import Config
+from events.connection import Backends, connect, from_clients
 from events.service import TableService
 
 from . import admin, errors, headers, limits, observability, sockets, tables
@@ -41,36 +42,43 @@ class FastJSON(DefaultJSONProvider):
 
 @dataclass
 class Context:
-    redis: object
+    redis: object  # the tables' client (backends.tables): tokens, chat, notify URLs
     config: Config
     service: TableService
     chat: ChatStore
     hub: Hub
     metrics: observability.Metrics
+    backends: Backends | None = None
 
 
-def change_hook(redis, config: Config):
+def change_hook(backends: Backends, config: Config):
     """What follows every append, from any process: the workers' timers."""
     from workers.scheduling import TimersHook
 
-    return TimersHook(redis, config)
+    return TimersHook(backends.tables, config)
 
 
 def create_app(redis=None, config: Config | None = None) -> Flask:
+    """The app on ``redis``: Backends, or one client (a plain Redis or fakeredis holding
+    both the tables and the queue); None: what the environment names (events/connection.py)."""
     config = config or Config.from_env()
     if redis is None:
-        from redis import Redis
-
-        redis = Redis.from_url(config.redis_url)
-    service = TableService(redis, on_change=change_hook(redis, config))
+        backends = connect(config)
+    elif isinstance(redis, Backends):
+        backends = redis
+    else:
+        backends = from_clients(redis)
+    redis = backends.tables
+    service = TableService(redis, on_change=change_hook(backends, config))
     metrics = observability.Metrics()
-    metrics.add_redis_collectors(redis)
+    metrics.add_redis_collectors(backends)
 
     app = Flask(__name__, static_folder=str(STATIC), static_url_path="/static")
     app.config["MAX_CONTENT_LENGTH"] = BODY_MAX
     app.json = FastJSON(app)
     app.config["SOCK_SERVER_OPTIONS"] = {"ping_interval": 25}
-    app.extensions["escoba"] = Context(redis, config, service, ChatStore(redis), Hub(redis, service), metrics)
+    app.extensions["escoba"] = Context(redis, config, service, ChatStore(redis), Hub(redis, service),
+                                        metrics, backends)
 
     errors.install(app)
     headers.install(app)
@@ -90,11 +98,14 @@ def create_app(redis=None, config: Config | None = None) -> Flask:
     def healthz():
         # a store that answers PING may still refuse every write (full under noeviction, a
         # replica, loading): write a tiny key that expires, as every move must
+        ctx = current_app.extensions["escoba"]
         try:
-            current_app.extensions["escoba"].redis.set(HEALTH_KEY, "1", ex=60)
+            ctx.backends.tables.set(HEALTH_KEY, "1", ex=60)
+            if ctx.backends.queue is not ctx.backends.tables:
+                ctx.backends.queue.set(HEALTH_KEY, "1", ex=60)
         except Exception as e:
             state = errors.store_unavailable(e) or "failing"
-            current_app.logger.warning("healthz: the table store refuses writes: %s: %s", type(e).__name__, e)
+            current_app.logger.warning("healthz: the store refuses writes: %s: %s", type(e).__name__, e)
             return errors.unavailable_response(state)
         return jsonify({"ok": True, "redis": "ok"})
 

@@ -63,12 +63,13 @@ LIMITS = {
 }
 
 
-def _storage(redis, config: Config) -> tuple[str, dict]:
+def _storage(redis) -> tuple[str, dict]:
     """Where the counters live: the tables' own Redis (its connection pool), or its cluster."""
     from redis.cluster import RedisCluster
 
     if isinstance(redis, RedisCluster):
-        return "redis+cluster://" + config.redis_url.split("://", 1)[-1], {}
+        nodes = ",".join(f"{node.host}:{node.port}" for node in redis.get_nodes())
+        return f"redis+cluster://{nodes}", {}
     return "redis://", {"connection_pool": redis.connection_pool}
 
 
@@ -79,7 +80,7 @@ def install(app, redis, config: Config) -> Limiter | None:
                                 x_port=0, x_prefix=0)
     if config.rate_limits.strip().lower() == "off":
         return None
-    uri, options = _storage(redis, config)
+    uri, options = _storage(redis)
     limiter = Limiter(client_address, app=app, storage_uri=uri, storage_options=options,
                       strategy="fixed-window", headers_enabled=False, key_prefix="escoba",
                       swallow_errors=False)
