@@ -180,13 +180,13 @@ def set_notify(table_id: str):
     ctx = _ctx()
     player = auth.require_player(ctx.redis, table_id)
     body = schemas.notify.load(_json_body())
-    try:
-        outbound.check_url(body["url"], allow_private=ctx.config.notify_allow_private)
-    except outbound.RefusedURL as exc:
-        raise ValidationError({"url": [f"refused: {exc}"]}) from None
     seat = ctx.service.load(table_id).seat_of(player)
     if seat is None:
         raise RuleError("forbidden", "Only seated players get turn notices.")
+    try:  # resolves the host: nothing inside (loopback, private, metadata...) is ever called
+        outbound.check_url(body["url"], allow_private=ctx.config.notify_allow_private)
+    except outbound.RefusedURL as exc:
+        raise ValidationError({"url": [f"refused: {exc}"]}) from None
     ctx.redis.hset(notify_key(table_id), str(seat), body["url"])
     return jsonify({"seat": seat, "url": body["url"]}), 201
 
@@ -210,7 +210,7 @@ def _bounded_int(raw: str) -> int:
     # digits only: int() would also take " 7", "+7", "7_0" and a number of a thousand digits
     if raw.startswith("-") and raw[1:].isascii() and raw[1:].isdigit():
         raise ValueError("must be 0 or more")
-    if not (raw.isascii() and raw.isdigit()) or int(raw) > AFTER_MAX:
+    if not (raw.isascii() and raw.isdigit()) or len(raw) > 16 or int(raw) > AFTER_MAX:
         raise ValueError(f"must be a whole number from 0 to {AFTER_MAX}")
     return int(raw)
 
