@@ -200,7 +200,7 @@ def install(app, metrics: Metrics) -> None:
             fields["outcome"] = outcome
             metrics.moves.labels(fields["command"], outcome).inc()
         fields.update(method=request.method, path=request.path, status=response.status_code,
-                      latency_ms=round((time.perf_counter() - g.get("started", time.perf_counter())) * 1000, 2))
+                      latency_ms=round(max(0.0, time.perf_counter() - g.get("started", time.perf_counter())) * 1000, 2))
         log.info("request", extra={"fields": fields})
         return response
 
