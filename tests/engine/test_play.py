@@ -350,3 +350,16 @@ def test_more_than_the_limit_lists_the_limit_and_says_there_are_more():
     extra = next(s for s in captures("5o", state.table, state.settings) if s not in listed)
     after = apply(state, {"type": "play", "by": 1, "card": "5o", "capture": list(extra)})
     assert sorted(after.piles[1]) == sorted(["5o", *extra])
+
+
+def test_exactly_the_limit_lists_every_set_and_no_more_flag(monkeypatch):
+    import engine.play
+
+    monkeypatch.setattr(engine.play, "OPTIONS_LIMIT", 10)
+    state = _many_sets_table(8)  # exactly ten sets
+    assert len(captures("5o", state.table, state.settings)) == 10
+    five = next(o for o in view(state, 1)["options"] if o["card"] == "5o")
+    assert len(five["captures"]) == 10 and five["more_captures"] is False
+    state = _many_sets_table(9)  # 50 sets
+    five = next(o for o in view(state, 1)["options"] if o["card"] == "5o")
+    assert len(five["captures"]) == 10 and five["more_captures"] is True
