@@ -53,6 +53,11 @@ CASES = {
                          "card_not_in_hand", 422, "9o is not in your hand.", {"card": "9o"}),
     "no fifteen to take": (game, {"type": "take_fifteen", "by": 1, "cards": ["3o", "5c"]},
                            "no_fifteen_to_take", 422, "There is no 15 left behind to take.", {}),
+    "not your turn": (game, {"type": "play", "by": 0, "card": "2o", "capture": []},
+                      "not_your_turn", 409, "It is seat 1's turn.", {"turn": 1}),
+    "play between rounds": (lambda: apply(finished(), {"type": "rematch", "by": 0, "accept": True}),
+                            {"type": "play", "by": 1, "card": "7b", "capture": []},
+                            "not_playing", 409, "No round is being played at this table now.", {}),
     # the flow (engine/flow.py)
     "next round mid-round": (game, {"type": "next_round", "by": 0, "deck": list(FULL_DECK)},
                              "not_between_rounds", 409, "NEXT ROUND is for the end of a round.", {}),
