@@ -17,7 +17,9 @@ from . import admin, errors, observability, sockets, tables
 from .chat import ChatStore
 from .hub import Hub
 from .openapi import build_spec
+from .push import ViewFrames
 from .schemas import BODY_MAX
+from .socket_limits import SocketLimits
 
 STATIC = Path(__file__).parent / "static"
 
@@ -45,6 +47,8 @@ class Context:
     chat: ChatStore
     hub: Hub
     metrics: observability.Metrics
+    socket_limits: SocketLimits
+    push: ViewFrames  # the frames of each change for each reader, built once in this process
 
 
 def change_hook(redis, config: Config):
@@ -54,12 +58,21 @@ def change_hook(redis, config: Config):
     return TimersHook(redis, config)
 
 
+REDIS_CONNECTIONS = 64  # per process: under gevent, greenlets beyond this wait for a connection
+
+
+def redis_from_url(url: str):
+    """A client whose pool is bounded: thousands of greenlets must not open thousands of connections."""
+    from redis import BlockingConnectionPool, Redis
+
+    return Redis(connection_pool=BlockingConnectionPool.from_url(url, max_connections=REDIS_CONNECTIONS,
+                                                                 timeout=10))
+
+
 def create_app(redis=None, config: Config | None = None) -> Flask:
     config = config or Config.from_env()
     if redis is None:
-        from redis import Redis
-
-        redis = Redis.from_url(config.redis_url)
+        redis = redis_from_url(config.redis_url)
     service = TableService(redis, on_change=change_hook(redis, config))
     metrics = observability.Metrics()
     metrics.add_redis_collectors(redis)
@@ -67,14 +80,16 @@ def create_app(redis=None, config: Config | None = None) -> Flask:
     app = Flask(__name__, static_folder=str(STATIC), static_url_path="/static")
     app.config["MAX_CONTENT_LENGTH"] = BODY_MAX
     app.json = FastJSON(app)
-    app.config["SOCK_SERVER_OPTIONS"] = {"ping_interval": 25}
-    app.extensions["escoba"] = Context(redis, config, service, ChatStore(redis), Hub(redis, service), metrics)
+    app.config["SOCK_SERVER_OPTIONS"] = sockets.server_options(config)
+    limits = SocketLimits(config.sockets_per_address, config.sockets_per_address_table, config.sockets_per_table)
+    app.extensions["escoba"] = Context(redis, config, service, ChatStore(redis), Hub(redis, service), metrics,
+                                       limits, ViewFrames())
 
     errors.install(app)
     observability.install(app, metrics)
     app.register_blueprint(tables.bp)
     app.register_blueprint(admin.bp)
-    sockets.install(Sock(app))
+    sockets.install(Sock(app), app)
 
     spec = build_spec()
 

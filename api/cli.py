@@ -10,11 +10,14 @@ def main(argv=None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = argparse.ArgumentParser(prog="escoba", description="Escoba table server")
     sub = parser.add_subparsers(dest="command", required=True)
-    serve = sub.add_parser("serve", help="the API under gunicorn (threads for the sockets)")
+    serve = sub.add_parser("serve", help="the API under gunicorn (gevent worker: a socket is a greenlet)")
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--port", type=int, default=8000)
-    serve.add_argument("--threads", type=int, default=64)
-    serve.add_argument("--workers", type=int, default=1)
+    serve.add_argument("--workers", type=int, default=1, help="processes; about one per core")
+    serve.add_argument("--worker-class", choices=("gevent", "gthread"), default="gevent")
+    serve.add_argument("--connections", type=int, default=20_000,
+                       help="gevent: open sockets and HTTP connections one worker accepts")
+    serve.add_argument("--threads", type=int, default=64, help="gthread only: threads per worker")
     dev = sub.add_parser("dev", help="everything in one process on an embedded store")
     dev.add_argument("--host", default="127.0.0.1")
     dev.add_argument("--port", type=int, default=8000)
@@ -29,7 +32,8 @@ def main(argv=None) -> int:
     if args.command == "serve":
         from .serve import serve as run
 
-        return run(args.host, args.port, args.threads, args.workers)
+        return run(args.host, args.port, args.threads, args.workers, worker_class=args.worker_class,
+                   connections=args.connections)
     from .dev import run_dev
 
     return run_dev(args.host, args.port, args.redis)
