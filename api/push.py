@@ -40,35 +40,44 @@ def message(obj) -> bytes:
 
 
 class ViewFrames:
-    """The frames of one change for one reader, for the last ``size`` (table, version, reader)s."""
+    """The encoded view and the frames of one change for one reader, for the last ``size``
+    (table, version, reader)s. The move's own answer (POST /moves) takes its view from here too,
+    so the mover's sockets are sent the view that answer already built."""
 
     def __init__(self, size: int = 4096):
         self.size = size
-        self._frames: OrderedDict[tuple, bytes] = OrderedDict()
+        self._built: OrderedDict[tuple, tuple[bytes, bytes]] = OrderedDict()
         self._lock = threading.Lock()
         self.built = 0  # views built (the rest were sent from here)
 
     def frames(self, table_id: str, state, seat: int | None, is_host: bool, deck: str | None) -> bytes:
         """The ``table`` message of ``state`` for this reader and, on its turn, ``your_turn``."""
+        return self._get(table_id, state, seat, is_host, deck)[1]
+
+    def view_json(self, table_id: str, state, seat: int | None, is_host: bool, deck: str | None) -> bytes:
+        """The reader's view of ``state`` as JSON."""
+        return self._get(table_id, state, seat, is_host, deck)[0]
+
+    def _get(self, table_id, state, seat, is_host, deck) -> tuple[bytes, bytes]:
         key = (table_id, state.version, seat, is_host, deck)
         with self._lock:
-            out = self._frames.get(key)
+            out = self._built.get(key)
             if out is not None:
-                self._frames.move_to_end(key)
+                self._built.move_to_end(key)
                 return out
         out = _build(table_id, state, seat, is_host, deck)
         with self._lock:
             self.built += 1
-            self._frames[key] = out
-            while len(self._frames) > self.size:
-                self._frames.popitem(last=False)
+            self._built[key] = out
+            while len(self._built) > self.size:
+                self._built.popitem(last=False)
         return out
 
 
-def _build(table_id: str, state, seat, is_host, deck) -> bytes:
-    view = {"table_id": table_id, **engine.view(state, seat, deck=deck), "you_are_host": is_host}
-    out = message({"type": "table", "version": state.version, "table": view})
+def _build(table_id: str, state, seat, is_host, deck) -> tuple[bytes, bytes]:
+    view = orjson.dumps({"table_id": table_id, **engine.view(state, seat, deck=deck), "you_are_host": is_host})
+    frames = text_frame(b'{"type":"table","version":%d,"table":%s}' % (state.version, view))
     if seat is not None and state.status == "playing" and state.turn == seat:
         # sent with the view, in the same write
-        out += message({"type": "your_turn", "seat": seat, "version": state.version})
-    return out
+        frames += message({"type": "your_turn", "seat": seat, "version": state.version})
+    return view, frames

@@ -22,7 +22,9 @@ app only inside the worker's factory (``_escoba_app``).
 from __future__ import annotations
 
 import gc
+import logging
 import resource
+import time
 
 from gunicorn.app.base import BaseApplication
 
@@ -58,7 +60,24 @@ def _escoba_app():
     # of the collector's full passes. Under load those scanned some 60,000 objects and held
     # every request of the worker for 30 to 60 ms, a few times a minute; frozen, 3 to 9 ms.
     gc.freeze()
+    gc.callbacks.append(_log_slow_collections)
     return app
+
+
+_gc_started: list[float] = []
+
+
+def _log_slow_collections(phase: str, info: dict) -> None:
+    """A collection holds every socket and request of the worker: say when one took long."""
+    if phase == "start":
+        _gc_started[:] = [time.perf_counter()]
+    elif _gc_started:
+        took = time.perf_counter() - _gc_started[0]
+        if took > 0.05:
+            logging.getLogger("escoba.gc").warning(
+                "garbage collection held the worker", extra={"fields": {
+                    "generation": info.get("generation"), "ms": round(took * 1000, 1),
+                    "collected": info.get("collected")}})
 
 
 def raise_fd_limit() -> int:

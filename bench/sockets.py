@@ -23,7 +23,8 @@ socket bounds raised (every client here is 127.0.0.1). Then, in order:
    1009, and the worker's memory must not grow.
 
 The client is one thread with a selector over raw sockets (bench/_ws.py); the
-moves go out from the main thread on one persistent connection.
+moves go out at their due times from a few sender threads, each with one persistent
+connection (a table's moves in order, one at a time).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ import http.client
 import random
 import resource
 import sys
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -130,6 +132,7 @@ def main(argv=None) -> int:
     parser.add_argument("--silent", type=int, default=300, help="upgrades whose client never reads")
     parser.add_argument("--flood", type=int, default=100, help="sockets that each send one 64 KB frame")
     parser.add_argument("--workers", type=int, default=1, help="gunicorn gevent workers")
+    parser.add_argument("--senders", type=int, default=8, help="client threads that POST the moves")
     parser.add_argument("--worker-class", default="gevent", choices=("gevent", "gthread"),
                         help="gthread: the old threaded worker, for comparison (a thread per socket)")
     parser.add_argument("--seed", default="sockets")
@@ -212,29 +215,45 @@ def main(argv=None) -> int:
         connect_all(server.port, jobs, reader)
         wait_first_views([ws for g in live for ws in g], 30)
         offsets = [0] * len(tables)
+        busy: set[int] = set()  # tables with a move in flight: a table's moves go in order
         rng = random.Random(args.seed)
         sent: list[tuple[int, int, float, float]] = []  # (table, version, sent, answered)
         http_lat: list[float] = []
+        local = threading.local()
+        lock = threading.Lock()
+
+        def post(i: int, seat: int, move: dict, version: int) -> None:
+            conn = getattr(local, "http", None)
+            if conn is None:
+                conn = local.http = Http(server.port)
+            t = time.perf_counter()
+            status, answer = conn.call("POST", f"/tables/{tables[i][0]}/moves", move, tables[i][1][seat])
+            answered = time.perf_counter()
+            assert status == 200 and answer["version"] == version, (status, answer, version)
+            with lock:
+                http_lat.append(answered - t)
+                sent.append((i, version, t, answered))
+                busy.discard(i)
+
         cpu0 = cpu_seconds(server.pids())
         redis0 = redis.cpu_seconds()
         start = time.perf_counter()
-        for k in range(args.moves):
-            pause = start + k / args.rate - time.perf_counter()
-            if pause > 0:
-                time.sleep(pause)
-            playing = [i for i in range(len(tables)) if offsets[i] < len(scripts[i].moves)]
-            if not playing:
-                print("ran out of scripted moves")
-                break
-            i = rng.choice(playing)
-            seat, move, version = scripts[i].moves[offsets[i]]
-            offsets[i] += 1
-            t = time.perf_counter()
-            status, answer = http.call("POST", f"/tables/{tables[i][0]}/moves", move, tables[i][1][seat])
-            answered = time.perf_counter()
-            assert status == 200 and answer["version"] == version, (status, answer, version)
-            http_lat.append(answered - t)
-            sent.append((i, version, t, answered))
+        skipped = 0
+        with ThreadPoolExecutor(args.senders) as senders:
+            for k in range(args.moves):
+                pause = start + k / args.rate - time.perf_counter()
+                if pause > 0:
+                    time.sleep(pause)
+                with lock:
+                    free = [i for i in range(len(tables)) if offsets[i] < len(scripts[i].moves) and i not in busy]
+                    if not free:
+                        skipped += 1
+                        continue
+                    i = rng.choice(free)
+                    busy.add(i)
+                seat, move, version = scripts[i].moves[offsets[i]]
+                offsets[i] += 1
+                senders.submit(post, i, seat, move, version)
         stream = time.perf_counter() - start
         time.sleep(2.0)
         server_cpu = cpu_seconds(server.pids()) - cpu0
@@ -247,7 +266,7 @@ def main(argv=None) -> int:
                 continue
             from_sent.append(max(got) - posted)
         print(f"live: {len(sent)} moves in {stream:.1f}s ({len(sent) / stream:.0f}/s) on {len(tables)} tables, "
-              f"beside {len(sockets)} idle and {len(silent)} silent sockets")
+              f"beside {len(sockets)} idle and {len(silent)} silent sockets; {skipped} ticks found every table busy")
         print(f"  POST /moves latency: {summary_ms(http_lat)}")
         print(f"  POST sent -> all 4 sockets of its table hold the version: {summary_ms(from_sent)}")
         print(f"  server CPU {server_cpu * 1000 / max(1, len(sent)):.2f} ms per move "

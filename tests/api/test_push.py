@@ -81,7 +81,7 @@ def test_the_cache_keeps_only_the_latest_views():
     frames = ViewFrames(size=2)
     for table in ("A", "B", "C"):
         frames.frames(table, state, None, False, None)
-    assert len(frames._frames) == 2 and ("A", state.version, None, False, None) not in frames._frames
+    assert len(frames._built) == 2 and ("A", state.version, None, False, None) not in frames._built
 
 
 def test_a_mailbox_keeps_the_latest_state_and_a_bounded_chat_backlog():
@@ -95,3 +95,11 @@ def test_a_mailbox_keeps_the_latest_state_and_a_bounded_chat_backlog():
     state, chats = box.take()
     assert state is new and len(chats) == CHAT_BACKLOG and chats[-1] == b"%d" % (CHAT_BACKLOG + 9)
     assert box.take() == (None, [])
+
+
+def test_the_view_json_is_the_table_message_s_view():
+    state = playing_state()
+    frames = ViewFrames()
+    view = orjson.loads(frames.view_json("T", state, 1, False, None))
+    assert unframe(frames.frames("T", state, 1, False, None))[0]["table"] == view
+    assert view["table_id"] == "T" and view["you"] == 1 and frames.built == 1

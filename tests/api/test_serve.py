@@ -15,8 +15,11 @@ def test_the_worker_app_freezes_what_it_built_out_of_the_collectors_full_passes(
         app = serve._escoba_app()
         assert isinstance(app, Flask)
         assert gc.get_freeze_count() > 1000  # the modules, schemas and routes built so far
+        assert serve._log_slow_collections in gc.callbacks
     finally:
         gc.unfreeze()
+        if serve._log_slow_collections in gc.callbacks:
+            gc.callbacks.remove(serve._log_slow_collections)
         observability.stop_logging()
 
 
