@@ -12,6 +12,7 @@ import socket
 import struct
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 from pathlib import Path
@@ -35,8 +36,10 @@ class Served:
         self.port = _free_port()
         full = {**os.environ, "REDIS_URL": redis_url, "PYTHONPATH": str(ROOT),
                 **{k: str(v) for k, v in env.items()}}
+        # the log goes to a file: a pipe nobody reads would fill and stop the server
+        self.log = tempfile.TemporaryFile()  # noqa: SIM115 - closed in stop()
         self.proc = subprocess.Popen([sys.executable, "-m", "api.cli", "serve", "--port", str(self.port)],
-                                     cwd=ROOT, env=full, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                                     cwd=ROOT, env=full, stdout=subprocess.DEVNULL, stderr=self.log)
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
             try:
@@ -88,7 +91,7 @@ class Served:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
-        self.proc.stderr.close()
+        self.log.close()
 
 
 @pytest.fixture
