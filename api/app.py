@@ -14,11 +14,11 @@ from events.config import Config
 from events.connection import Backends, connect, from_clients
 from events.service import TableService
 
-from . import admin, errors, observability, sockets, tables
+from . import admin, errors, observability, push, review, sockets, tables
 from .chat import ChatStore
+from .frames import ViewFrames
 from .hub import Hub
 from .openapi import build_spec
-from .push import ViewFrames
 from .schemas import BODY_MAX
 from .socket_limits import SocketLimits
 
@@ -49,7 +49,7 @@ class Context:
     hub: Hub
     metrics: observability.Metrics
     socket_limits: SocketLimits
-    push: ViewFrames  # the frames of each change for each reader, built once in this process
+    frames: ViewFrames  # the frames of each change for each reader, built once in this process
     backends: Backends | None = None
 
 
@@ -87,6 +87,8 @@ def create_app(redis=None, config: Config | None = None) -> Flask:
     observability.install(app, metrics)
     app.register_blueprint(tables.bp)
     app.register_blueprint(admin.bp)
+    app.register_blueprint(push.bp)
+    app.register_blueprint(review.bp)
     sockets.install(Sock(app), app)
 
     spec = build_spec()

@@ -5,7 +5,7 @@ every table's channel, so a socket here hears a move made through any other
 process. Each notice loads the table once, however many sockets here watch it,
 and only drops it in each socket's mailbox: posting never waits for a socket,
 so a stuck one holds up no other. The socket's own handler builds (or finds
-in api/push.py) its reader's frames and sends them.
+in api/frames.py) its reader's frames and sends them.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import logging
 import threading
 from collections import defaultdict, deque
 
-from . import push
+from . import frames
 
 log = logging.getLogger("escoba.hub")
 
@@ -121,7 +121,7 @@ class Hub:
             return list(self._watchers.get(table_id, ()))
 
     def _post_chat(self, targets: list[Mailbox], line) -> None:
-        frame = push.message({"type": "chat", "line": line})  # one encoding for every socket
+        frame = frames.message({"type": "chat", "line": line})  # one encoding for every socket
         for q in targets:
             q.post_chat(frame)
 

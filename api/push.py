@@ -1,83 +1,94 @@
-"""What a socket is sent on a change: built once per process per reader, framed once, sent as bytes.
+"""Web Push: the server's public key for the page, and the seats' subscriptions.
 
-A change reaches every socket of its table. Most of them read the same view
-(the spectators all alike; each player, however many tabs they keep open), so
-the view for one (table, version, seat, host, deck) is built, encoded and put
-in a WebSocket frame once in this process, and every socket of that reader is
-sent the same bytes. The key holds the seat: a view is only ever sent to the
-reader it was built for, so hidden cards stay hidden.
-
-Server frames are never masked, and the sockets negotiate no compression
-(api/sockets.py), so a frame's bytes are the same for every connection.
+The page (``static/push.js``) asks for ``GET /push/key``, subscribes the browser
+with its push service, and hands the subscription to ``POST /tables/{id}/push``.
+The worker then tells the player when it is their turn (``workers/push.py``).
 """
 
 from __future__ import annotations
 
-import struct
-import threading
-from collections import OrderedDict
+from flask import Blueprint, current_app, jsonify, request, send_from_directory
 
-import orjson
+from engine import RuleError
+from workers import push
+from workers.outbound import RefusedURL
 
-import engine
+from . import auth, schemas
 
-
-def text_frame(payload: bytes) -> bytes:
-    """One unmasked, final WebSocket text frame (RFC 6455 5.2) holding ``payload``."""
-    n = len(payload)
-    if n < 126:
-        head = struct.pack("!BB", 0x81, n)
-    elif n < 1 << 16:
-        head = struct.pack("!BBH", 0x81, 126, n)
-    else:
-        head = struct.pack("!BBQ", 0x81, 127, n)
-    return head + payload
+bp = Blueprint("push", __name__)
 
 
-def message(obj) -> bytes:
-    """``obj`` as JSON in one text frame."""
-    return text_frame(orjson.dumps(obj))
+def _ctx():
+    return current_app.extensions["escoba"]
 
 
-class ViewFrames:
-    """The encoded view and the frames of one change for one reader, for the last ``size``
-    (table, version, reader)s. The move's own answer (POST /moves) takes its view from here too,
-    so the mover's sockets are sent the view that answer already built."""
-
-    def __init__(self, size: int = 4096):
-        self.size = size
-        self._built: OrderedDict[tuple, tuple[bytes, bytes]] = OrderedDict()
-        self._lock = threading.Lock()
-        self.built = 0  # views built (the rest were sent from here)
-
-    def frames(self, table_id: str, state, seat: int | None, is_host: bool, deck: str | None) -> bytes:
-        """The ``table`` message of ``state`` for this reader and, on its turn, ``your_turn``."""
-        return self._get(table_id, state, seat, is_host, deck)[1]
-
-    def view_json(self, table_id: str, state, seat: int | None, is_host: bool, deck: str | None) -> bytes:
-        """The reader's view of ``state`` as JSON."""
-        return self._get(table_id, state, seat, is_host, deck)[0]
-
-    def _get(self, table_id, state, seat, is_host, deck) -> tuple[bytes, bytes]:
-        key = (table_id, state.version, seat, is_host, deck)
-        with self._lock:
-            out = self._built.get(key)
-            if out is not None:
-                self._built.move_to_end(key)
-                return out
-        out = _build(table_id, state, seat, is_host, deck)
-        with self._lock:
-            self.built += 1
-            self._built[key] = out
-            while len(self._built) > self.size:
-                self._built.popitem(last=False)
-        return out
+def _public_key() -> str:
+    config = _ctx().config
+    if not config.vapid_private_key:
+        raise RuleError("not_found", "Web Push is off on this server (ESCOBA_VAPID_PRIVATE_KEY is not set).")
+    try:
+        return push.public_key(config.vapid_private_key)
+    except ValueError as exc:
+        raise RuleError("not_found", f"Web Push is off: ESCOBA_VAPID_PRIVATE_KEY is not a key ({exc}).") from None
 
 
-def _build(table_id: str, state, seat, is_host, deck) -> tuple[bytes, bytes]:
-    view = orjson.dumps({"table_id": table_id, **engine.view(state, seat, deck=deck), "you_are_host": is_host})
-    frames = text_frame(b'{"type":"table","version":%d,"table":%s}' % (state.version, view))
-    if seat is not None and state.status == "playing" and state.turn == seat:
-        # sent with the view, in the same write
-        frames += message({"type": "your_turn", "seat": seat, "version": state.version})
-    return view, frames
+@bp.get("/push/key")
+def key():
+    """The VAPID public key, the page's ``applicationServerKey``."""
+    return jsonify({"public_key": _public_key()})
+
+
+@bp.get("/sw.js")
+def service_worker():
+    """The service worker, served from the root so that its scope covers every table page."""
+    response = send_from_directory(current_app.static_folder, "sw.js", mimetype="text/javascript")
+    response.headers["Cache-Control"] = "no-cache"  # a new version reaches browsers at once
+    return response
+
+
+def _seated_player(table_id: str) -> tuple[str, int]:
+    ctx = _ctx()
+    player = auth.require_player(ctx.redis, table_id)
+    seat = ctx.service.load(table_id).seat_of(player)
+    if seat is None:
+        raise RuleError("forbidden", "Only seated players get turn notices.")
+    return player, seat
+
+
+def _body() -> dict:
+    body = request.get_json(silent=True)
+    if not isinstance(body, dict):
+        raise RuleError("bad_request", "The body must be a JSON object.", {"body": "not a JSON object"})
+    return body
+
+
+@bp.post("/tables/<table_id>/push")
+def subscribe(table_id: str):
+    """Keep a browser's push subscription for the caller's seat."""
+    ctx = _ctx()
+    _public_key()  # nothing to subscribe to while push is off
+    player, seat = _seated_player(table_id)
+    body = schemas.push_subscription.load(_body())
+    try:
+        push.check_endpoint(body["endpoint"], ctx.config)
+    except RefusedURL as exc:
+        raise RuleError("bad_request", f"That push endpoint is refused: {exc}.",
+                        {"endpoint": str(exc)}) from None
+    try:
+        push.check_keys(body["keys"]["p256dh"], body["keys"]["auth"])
+    except ValueError as exc:
+        raise RuleError("bad_request", f"The subscription's keys are not valid: {exc}.",
+                        {"keys": str(exc)}) from None
+    push.subscribe(ctx.redis, table_id, player, body)
+    return jsonify({"seat": seat, "endpoint": body["endpoint"]}), 201
+
+
+@bp.delete("/tables/<table_id>/push")
+def unsubscribe(table_id: str):
+    """Forget a browser's subscription (the page turned notices off)."""
+    ctx = _ctx()
+    player = auth.require_player(ctx.redis, table_id)
+    ctx.service.load(table_id)  # 404 for no such table
+    body = schemas.push_endpoint.load(_body())
+    known = push.unsubscribe(ctx.redis, table_id, player, body["endpoint"])
+    return jsonify({"endpoint": body["endpoint"], "removed": known})

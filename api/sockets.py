@@ -26,7 +26,7 @@ from simple_websocket import ConnectionClosed
 
 import engine
 
-from . import auth, push
+from . import auth, frames
 from .hub import Mailbox
 from .tables import redacted_events
 
@@ -132,7 +132,7 @@ def _serve(ws, ctx, table_id: str) -> None:
         ctx.metrics.open_sockets.inc()
         try:
             if after is not None and after < state.version:
-                _send(ws, push.message({"type": "events",
+                _send(ws, frames.message({"type": "events",
                                         "events": redacted_events(ctx.service, table_id, player, after)}))
             last = _send_state(ws, ctx, table_id, state, player, deck)
             while True:
@@ -175,7 +175,7 @@ def _after() -> int | None:
 
 def _frames(ctx, table_id: str, state, player, deck) -> bytes:
     seat = state.seat_of(player) if player else None
-    return ctx.push.frames(table_id, state, seat, player is not None and player == state.host, deck)
+    return ctx.frames.frames(table_id, state, seat, player is not None and player == state.host, deck)
 
 
 def _send_state(ws, ctx, table_id: str, state, player, deck) -> int:
@@ -184,7 +184,7 @@ def _send_state(ws, ctx, table_id: str, state, player, deck) -> int:
 
 
 def _send(ws, data: bytes) -> None:
-    """Frames already built (api/push.py), written whole; a client that reads nothing times out."""
+    """Frames already built (api/frames.py), written whole; a client that reads nothing times out."""
     if not ws.connected:
         raise ConnectionClosed(ws.close_reason, ws.close_message)
     ws.sock.sendall(data)
@@ -195,7 +195,7 @@ def _refuse(ws, code, message, details, *, error=None) -> None:
     body = error.as_dict() if error is not None else {"error": {"code": code, "message": message,
                                                                 "details": details}}
     try:
-        _send(ws, push.message({"type": "error", **body}))
+        _send(ws, frames.message({"type": "error", **body}))
         ws.close(reason=POLICY_VIOLATION if error is None else None,
                  message=body["error"]["code"])
     except (ConnectionClosed, OSError):

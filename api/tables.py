@@ -43,12 +43,12 @@ def _view(table_id: str, state, reader, player=None) -> dict:
 
 
 def _view_json(table_id: str, state, reader, player=None) -> bytes:
-    """``_view`` encoded, from the process's per-change views (api/push.py): the mover's sockets
+    """``_view`` encoded, from the process's per-change views (api/frames.py): the mover's sockets
     are then sent the view this answer built."""
     deck = request.args.get("deck")
     if deck is not None and deck not in engine.cards.DECKS:
         raise RuleError("bad_request", f"Unknown deck design {deck!r}.", {"deck": list(engine.cards.DECKS)})
-    return _ctx().push.view_json(table_id, state, reader, player is not None and player == state.host, deck)
+    return _ctx().frames.view_json(table_id, state, reader, player is not None and player == state.host, deck)
 
 
 def _invite_url(table_id: str) -> str:

@@ -276,11 +276,12 @@ def main(argv=None) -> int:
               f"{'met' if p99 < 0.1 and not missing else 'MISSED'}); moves some socket never heard: {missing}")
 
         # 4. a flood of 64 KB frames
-        rss0 = {pid: kib for pid, kib in server.rss_kib().items() if pid in workers}
         flooders = [Socket(-1, "flood") for _ in range(args.flood)]
         table_id = idle_tables[-1][0]
         connect_all(server.port, [(ws, f"/tables/{table_id}/ws") for ws in flooders], reader)
         wait_first_views(flooders, 30)
+        time.sleep(1.0)
+        rss0 = {pid: kib for pid, kib in server.rss_kib().items() if pid in workers}  # with them connected
         big = b"x" * 65536
         for ws in flooders:
             ws.send_frame(0x1, big)

@@ -5,6 +5,9 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
+# the --redis-url flag of every command
+REDIS_URL_HELP = "the Redis to use (default: $REDIS_URL, else redis://127.0.0.1:6379/0)"
+
 
 @dataclass(frozen=True)
 class Config:
@@ -23,6 +26,12 @@ class Config:
     sockets_per_table: int = 1024  # one table, all addresses
     # seconds between protocol pings; a peer that answers none is dropped at the next one
     socket_ping_interval: float = 25.0
+    # Web Push: the VAPID private key (base64url, the raw 32 bytes); unset: no push notices
+    vapid_private_key: str | None = None
+    # the VAPID "sub" claim push services may write to about misuse
+    vapid_subject: str = "mailto:escoba@localhost"
+    # notify and push URLs may reach loopback and private addresses (tests, a private network)
+    notify_allow_private: bool = False
 
     @classmethod
     def from_env(cls, env=None) -> Config:
@@ -41,4 +50,7 @@ class Config:
                                                   cls.sockets_per_address_table)),
             sockets_per_table=int(env.get("ESCOBA_SOCKETS_PER_TABLE", cls.sockets_per_table)),
             socket_ping_interval=float(env.get("ESCOBA_SOCKET_PING_INTERVAL", cls.socket_ping_interval)),
+            vapid_private_key=env.get("ESCOBA_VAPID_PRIVATE_KEY") or None,
+            vapid_subject=env.get("ESCOBA_VAPID_SUBJECT") or cls.vapid_subject,
+            notify_allow_private=env.get("ESCOBA_NOTIFY_ALLOW_PRIVATE", "") == "1",
         )
