@@ -40,6 +40,7 @@ CHECK_EVERY = 300.0
 POLICY_VIOLATION = 1008
 LINGER = 1.0  # seconds a closing socket reads what the client was still sending, so the close frame arrives
 LINGER_BYTES = 256 * 1024  # ... and at most this much of it
+_DRAIN = bytearray(RECEIVE_BYTES)
 
 log = logging.getLogger("escoba.sockets")
 
@@ -77,10 +78,10 @@ class _LingeringSocket:
             sock.settimeout(LINGER)
             deadline, drained = time.monotonic() + LINGER, 0
             while drained < LINGER_BYTES and time.monotonic() < deadline:
-                chunk = sock.recv(65536)
-                if not chunk:
+                n = sock.recv_into(_DRAIN)  # into one buffer for every socket: what is read is dropped
+                if not n:
                     break
-                drained += len(chunk)
+                drained += n
         except OSError:
             pass
         finally:
