@@ -28,7 +28,7 @@ import engine
 
 from . import auth, frames
 from .hub import Mailbox
-from .tables import redacted_events
+from .tables import redacted_events, version_arg
 
 MAX_CLIENT_MESSAGE = 4096  # bytes; shared/API.md: "a client frame over 4 KB closes the socket (status 1009)"
 RECEIVE_BYTES = 4096  # what one read takes off a socket, so what an oversize frame can cost before it closes
@@ -126,7 +126,7 @@ def _serve(ws, ctx, table_id: str) -> None:
             state = ctx.service.load(table_id)
             if deck is not None and deck not in engine.cards.DECKS:
                 raise engine.RuleError("bad_request", f"Unknown deck design {deck!r}.", {"deck": "unknown"})
-            after = _after()
+            after = version_arg(request.args.get("after"))
         except engine.RuleError as e:
             _refuse(ws, None, None, None, error=e)
             return
@@ -159,19 +159,6 @@ def _serve(ws, ctx, table_id: str) -> None:
             ctx.metrics.open_sockets.dec()
     finally:
         ctx.hub.unwatch(table_id, mailbox)
-
-
-def _after() -> int | None:
-    raw = request.args.get("after")
-    if raw is None:
-        return None
-    try:
-        value = int(raw)
-    except ValueError:
-        value = -1
-    if value < 0:
-        raise engine.RuleError("bad_request", "after must be a whole number, 0 or more.", {"after": "not >= 0"})
-    return value
 
 
 def _frames(ctx, table_id: str, state, player, deck) -> bytes:
