@@ -200,7 +200,8 @@ def start_background_worker(tables, config, *, queue=None, clock=time.time, poll
     """A worker thread with its own ticker on shared connections (``queue``: the queue Redis,
     by default the same connection as ``tables``, as in ``escoba dev``); returns ``stop()``."""
     queue = tables if queue is None else queue
-    jobs.configure(config, tables=tables)
+    # the jobs stamp their records on the same clock as the ticker reads due times by
+    jobs.configure(config, None if clock is time.time else clock, tables=tables)
     stop = threading.Event()
     rq_queue = scheduling.queue_for(queue)
 

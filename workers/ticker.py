@@ -70,7 +70,8 @@ def hand_table(tables, queue_redis, table_id: str, now: float) -> tuple[list[str
     """Enqueue the table's timers due by ``now``; (the ids enqueued, the next due time left)."""
     stored = scheduling.read_timers(tables, table_id)
     pending = scheduling.unsent(stored)
-    due = {k: e for k, e in pending.items() if float(e["due"]) <= now}
+    due = {k: e for k, e in sorted(pending.items(), key=lambda item: float(item[1]["due"]))
+           if float(e["due"]) <= now}  # the earliest first: RQ runs them in that order
     handed = [e["id"] for e in due.values() if enqueue_once(queue_redis, e)]
     if due:
         _note_sent(tables, table_id, {scheduling.SENT + k: e["id"] for k, e in due.items()})
