@@ -1,9 +1,8 @@
 """A real ``python -m workers.cli worker`` on real Redis, with timers of a second or two.
 
-Two topologies (parametrized): ``one``, the tables and RQ in database 13 of the suite's own
-Redis (``redis_server``); ``two``, the tables there and RQ on a second private Redis of its
-own (``ESCOBA_QUEUE_URL``), so that nothing relies on their being one server. Both are
-emptied before and after.
+On both topologies (the suite's ``topology`` fixture, parametrized): ``plain``, the tables
+and RQ on the suite's own Redis; ``cluster``, the tables on its own 3-master Redis Cluster
+and RQ on a plain queue Redis (``ESCOBA_QUEUE_URL``). Emptied before and after.
 """
 
 from __future__ import annotations
@@ -18,13 +17,11 @@ import time
 from pathlib import Path
 
 import pytest
-import redis as redis_lib
 
 from events.config import Config
 from events.service import TableService
 from workers import scheduling, ticker
 
-from ..redis_servers import start_plain
 from .conftest import start_bots_only
 from .receiver import Receiver
 
@@ -34,56 +31,33 @@ ROOT = Path(__file__).resolve().parents[2]
 FAST = {"ESCOBA_BOT_DELAY": "0.05", "ESCOBA_AWAY_AFTER": "1", "ESCOBA_EXPIRE_AFTER": "2"}
 
 
-@pytest.fixture(scope="module")
-def queue_server(redis_server, tmp_path_factory):
-    """A second private Redis: RQ's own, apart from the tables' store."""
-    server = start_plain(tmp_path_factory.mktemp("queue-redis"))
-    yield server
-    server.stop()
-
-
-@pytest.fixture(params=["one", "two"])
-def topology(request, redis_server, queue_server):
-    """(tables URL, queue URL): one Redis for both, or two servers."""
-    tables = redis_server.url_db(13)
-    return tables, tables if request.param == "one" else queue_server.url_db(0)
+@pytest.fixture
+def stores(topology):
+    topology.flush()
+    b = topology.backends()
+    yield b
+    b.close()
+    topology.flush()
 
 
 @pytest.fixture
-def url(topology):
-    return topology[0]
-
-
-def _client(url):
-    client = redis_lib.Redis.from_url(url)
-    client.flushdb()
-    return client
+def rdb(stores):
+    """The tables' client (a RedisCluster on the cluster topology)."""
+    return stores.tables
 
 
 @pytest.fixture
-def rdb(topology):
-    client = _client(topology[0])
-    yield client
-    client.flushdb()
-    client.close()
-
-
-@pytest.fixture
-def qdb(topology, rdb):
-    client = _client(topology[1]) if topology[1] != topology[0] else rdb
-    yield client
-    client.flushdb()
-    if client is not rdb:
-        client.close()
+def qdb(stores):
+    """The queue Redis."""
+    return stores.queue
 
 
 class WorkerProcess:
     """``python -m workers.cli worker`` in its own session, so its job processes go too."""
 
-    def __init__(self, tmp_path: Path, topology: tuple[str, str], settings: dict,
+    def __init__(self, tmp_path: Path, topology, settings: dict,
                  name: str = "worker", args: tuple = ()):
-        env = {**os.environ, "REDIS_URL": topology[0], "ESCOBA_QUEUE_URL": topology[1],
-               "PYTHONPATH": str(ROOT), **settings}
+        env = {**os.environ, **topology.env, "PYTHONPATH": str(ROOT), **settings}
         self.log = tmp_path / f"{name}.log"
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "workers.cli", "worker", *args], cwd=ROOT, env=env,
@@ -104,7 +78,7 @@ class WorkerProcess:
 
 
 @pytest.fixture
-def start_worker(tmp_path, topology, rdb, qdb):
+def start_worker(tmp_path, topology, stores):
     started = []
 
     def start(settings=FAST, name="worker", args=()):
@@ -117,13 +91,8 @@ def start_worker(tmp_path, topology, rdb, qdb):
         w.stop()
 
 
-def _url_of(rdb) -> str:
-    kw = rdb.connection_pool.connection_kwargs
-    return f"redis://{kw['host']}:{kw['port']}/{kw['db']}"
-
-
 def _service(rdb, settings=FAST) -> tuple[TableService, Config]:
-    config = Config.from_env({"REDIS_URL": _url_of(rdb), **settings})
+    config = Config.from_env(settings)
     return TableService(rdb, on_change=scheduling.on_change_hook(rdb, config)), config
 
 
@@ -193,7 +162,8 @@ def test_worker_drives_bots_opens_away_and_expires(rdb, qdb, start_worker, proce
 SLOWER_EXPIRY = {**FAST, "ESCOBA_EXPIRE_AFTER": "8"}
 
 
-def test_reconciler_recovers_every_timer_after_the_worker_is_killed(rdb, qdb, start_worker):
+def test_reconciler_recovers_every_timer_after_the_worker_is_killed(rdb, qdb, topology,
+                                                                    start_worker):
     svc, config = _service(rdb, SLOWER_EXPIRY)
     worker = start_worker(SLOWER_EXPIRY)
     bots = _bots_only(svc)
@@ -213,8 +183,7 @@ def test_reconciler_recovers_every_timer_after_the_worker_is_killed(rdb, qdb, st
         qdb.delete(key)
     assert bot_job not in scheduling.pending_jobs(rdb, bots, qdb)
 
-    env = {**os.environ, "REDIS_URL": _url_of(rdb), "ESCOBA_QUEUE_URL": _url_of(qdb),
-           "PYTHONPATH": str(ROOT), **SLOWER_EXPIRY}
+    env = {**os.environ, **topology.env, "PYTHONPATH": str(ROOT), **SLOWER_EXPIRY}
     out = subprocess.run([sys.executable, "-m", "workers.cli", "reconcile"], cwd=ROOT, env=env,
                          capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
