@@ -84,11 +84,27 @@ def start_worker(tmp_path, topology, stores):
     def start(settings=FAST, name="worker", args=()):
         w = WorkerProcess(tmp_path, topology, settings, f"{name}{len(started)}", args)
         started.append(w)
+        # ready: its job processes registered with RQ (a start on a loaded machine takes
+        # seconds, longer than these tests' timers)
+        processes = int(args[args.index("--processes") + 1]) if "--processes" in args else 1
+        _wait(lambda: w.proc.poll() is None and _registered(stores.queue, w) >= processes,
+              60, "the worker to start", w)
         return w
 
     yield start
     for w in started:
         w.stop()
+
+
+def _registered(queue, worker) -> int:
+    """RQ workers registered by ``worker``'s process or its job processes."""
+    from rq import Worker
+
+    pids = {worker.proc.pid}
+    with contextlib.suppress(Exception):
+        pids |= {int(p) for p in subprocess.run(["pgrep", "-P", str(worker.proc.pid)],
+                                                capture_output=True, text=True).stdout.split()}
+    return sum(1 for w in Worker.all(connection=queue) if w.pid in pids)
 
 
 def _service(rdb, settings=FAST) -> tuple[TableService, Config]:
