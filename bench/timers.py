@@ -7,7 +7,8 @@ Prints:
   3. a bot move's CPU (ms, this process and its children) in RQ's forking ``Worker``
      against the no-fork ``SimpleWorker`` (the default now).
 
-    python bench/timers.py [--tables 1000] [--batch 200] [--moves 300] [--games 3]
+    python bench/timers.py [--tables 1000] [--batch 200] [--moves 300] [--games 2]
+                           [--parts reconcile,hook,bots]
 
 Ratios and costs from one run on whatever the machine is doing: a loaded machine reads
 slower, but both sides of each comparison ran in the same minute.
@@ -93,25 +94,29 @@ def bench_bots(tables, queue, config, games) -> None:
     jobs.configure(config, tables=tables)
     for cls in (Worker, SimpleWorker, Worker, SimpleWorker):
         svc = TableService(tables, on_change=scheduling.on_change_hook(tables, config))
-        moves, spent = 0, 0.0
+        moves, spent, ticking = 0, 0.0, 0.0
         for _ in range(games):
             from tests.workers.conftest import start_bots_only
 
             tid = start_bots_only(svc)
             worker = cls([scheduling.queue_for(queue)], connection=queue)
-            before_version, before = svc.load(tid).version, cpu()
+            before_version = svc.load(tid).version
             while svc.load(tid).status != "finished":
-                if not ticker.tick(tables, queue, time.time() + 1):
+                before = cpu()
+                handed = ticker.tick(tables, queue, time.time() + 1)
+                ticking += cpu() - before
+                if not handed:
                     time.sleep(0.01)
                     continue
+                before = cpu()  # the jobs' CPU only: in this process and in forked children
                 worker.work(burst=True, logging_level="ERROR")
+                spent += cpu() - before
                 # RQ's handlers outlive a burst and take a late signal for a stop request
                 signal.signal(signal.SIGINT, signal.default_int_handler)
                 signal.signal(signal.SIGTERM, signal.SIG_DFL)
-            spent += cpu() - before
             moves += svc.load(tid).version - before_version
-        print(f"bot moves: {cls.__name__:12s} {spent * 1000 / moves:6.2f} ms CPU per record "
-              f"({moves} records)")
+        print(f"bot moves: {cls.__name__:12s} {spent * 1000 / moves:6.2f} ms CPU per record in jobs "
+              f"(ticker: {ticking * 1000 / moves:.2f} ms; {moves} records)")
 
 
 def main(argv=None) -> int:
@@ -120,16 +125,23 @@ def main(argv=None) -> int:
     parser.add_argument("--batch", type=int, default=200)
     parser.add_argument("--moves", type=int, default=300)
     parser.add_argument("--games", type=int, default=2)
+    parser.add_argument("--parts", default="reconcile,hook,bots",
+                        help="which of reconcile, hook, bots to run")
     args = parser.parse_args(argv)
-    config = Config(bot_delay=0.0)
     with tempfile.TemporaryDirectory() as tmp:
         server = start_plain(Path(tmp) / "tables")
         queue_server = start_plain(Path(tmp) / "queue")
+        # the URLs too: nothing here may fall back on a default Redis
+        config = Config(redis_url=server.url, queue_url=queue_server.url, bot_delay=0.0)
         try:
             tables, queue = server.client(), queue_server.client()
-            bench_reconcile(tables, queue, config, (args.tables, args.tables * 2), args.batch)
-            bench_hook(tables, config, args.moves)
-            bench_bots(tables, queue, config, args.games)
+            parts = args.parts.split(",")
+            if "reconcile" in parts:
+                bench_reconcile(tables, queue, config, (args.tables, args.tables * 2), args.batch)
+            if "hook" in parts:
+                bench_hook(tables, config, args.moves)
+            if "bots" in parts:
+                bench_bots(tables, queue, config, args.games)
         finally:
             server.stop()
             queue_server.stop()

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import random
 import time
 import urllib.error
@@ -44,7 +43,7 @@ NOTIFY_TIMEOUT = 5.0
 BOT_BUDGET_MS = None
 LAZY_ATTEMPTS = 5  # a lazy timer looks again this often when moves keep racing it
 
-_settings: dict = {"config": None, "clock": None, "tables": None, "pid": None}
+_settings: dict = {"config": None, "clock": None, "tables": None}
 
 
 def configure(config: Config | None = None, clock=None, tables=None) -> None:
@@ -53,7 +52,6 @@ def configure(config: Config | None = None, clock=None, tables=None) -> None:
     _settings["config"] = config
     _settings["clock"] = clock
     _settings["tables"] = tables
-    _settings["pid"] = os.getpid() if tables is not None else None
 
 
 def get_config() -> Config:
@@ -71,13 +69,13 @@ def _connection():
 
 
 def tables():
-    """The tables' store for this process: as configured, or connected once per process (a
-    connection is not shared across a fork)."""
-    if _settings["tables"] is None or _settings["pid"] != os.getpid():
+    """The tables' store for this process: as configured, or connected once from the
+    configuration. (A forked job process may use the client it inherits: redis-py's
+    connection pools notice the new pid and open connections of their own.)"""
+    if _settings["tables"] is None:
         from .backends import connect
 
         _settings["tables"] = connect(get_config()).tables
-        _settings["pid"] = os.getpid()
     return _settings["tables"]
 
 

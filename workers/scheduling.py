@@ -443,8 +443,8 @@ def apply_timers(tables, table_id: str, version: int, wanted: dict[str, Timer], 
         delete = list(plan.drop) + [SENT + k for k in plan.drop]
         delete += [SENT + t.kind for t in plan.schedule]  # written again: not handed yet
         put = {t.kind: t.to_json() for t in plan.schedule}
-        if not current:  # its first timer: findable by the reconciler before it is written
-            index.add_live(tables, table_id)
+        if put and not unsent(stored):  # nothing pending until now: the table may have left
+            index.add_live(tables, table_id)  # the live set; findable before the hash is written
         done = _cas(tables, table_id, version, stored.get("rev", "0"), delete, put)
         if done == -1:
             return {"scheduled": [], "removed": [], "skipped": True}
