@@ -3,33 +3,49 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import logging
 import sys
 
-from events.config import Config
+from events.config import REDIS_URL_HELP, Config
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="escoba",
                                      description="Escoba's RQ worker and reconciler.")
     sub = parser.add_subparsers(dest="command", required=True)
-    worker = sub.add_parser("worker", help="run jobs (queue 'escoba') and hand out due timers")
-    worker.add_argument("--burst", action="store_true", help="run what is due, then exit")
+    worker = sub.add_parser("worker", help="run jobs (queue 'escoba') and hand out due timers",
+                            description="Runs the jobs of the queue 'escoba' (bots' moves, timers: "
+                                        "PLAYER AWAY, expiry, rematch; turn notices: webhooks, Web "
+                                        "Push) in process, and a ticker that hands RQ the timers due "
+                                        "now. Settings come from the environment (README, "
+                                        "Configuration).")
+    worker.add_argument("--burst", action="store_true",
+                        help="run what is due, then exit (default: keep running)")
     worker.add_argument("--processes", type=int, default=1, metavar="N",
-                        help="N job processes under one supervisor (one per core)")
+                        help="N job processes under one supervisor, e.g. one per core (default: 1)")
     worker.add_argument("--fork", action="store_true",
-                        help="fork a process per job (RQ's Worker); the default runs jobs in process")
+                        help="fork a process per job (RQ's Worker; default: jobs run in process)")
     worker.add_argument("--simple", action="store_true",
                         help="jobs in process: the default now, kept for old command lines")
-    reconcile = sub.add_parser("reconcile", help="rebuild the tables' timers from their logs, once")
-    reconcile.add_argument("--table", action="append", help="only this table (repeatable)")
+    reconcile = sub.add_parser("reconcile", help="rebuild the tables' timers from their logs, once",
+                               description="Rebuild the live tables' due timers from their logs, "
+                                           "once, and print a JSON summary (exit code 1 if a table "
+                                           "failed).")
+    reconcile.add_argument("--table", action="append", metavar="TABLE_ID",
+                           help="only this table; repeatable (default: every live table)")
     reconcile.add_argument("--batch", type=int, default=None, metavar="N",
-                           help="one incremental pass of N live tables (default: every live table)")
+                           help="one incremental pass: the repair sets and N live tables from the cursor")
+    for command in (worker, reconcile):
+        command.add_argument("--redis-url", metavar="URL", default=None, help=REDIS_URL_HELP)
+        command.add_argument("--redis", dest="redis_url", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     config = Config.from_env()
+    if args.redis_url:
+        config = dataclasses.replace(config, redis_url=args.redis_url)
     if args.command == "worker":
         from .runner import run_worker
 

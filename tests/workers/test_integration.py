@@ -248,7 +248,8 @@ def test_a_job_process_killed_mid_job_loses_no_job(rdb, qdb, start_worker):
 
 
 def test_turn_notice_reaches_a_receiver_after_two_failures(rdb, qdb, start_worker):
-    slow = {"ESCOBA_BOT_DELAY": "0.05", "ESCOBA_AWAY_AFTER": "60", "ESCOBA_EXPIRE_AFTER": "120"}
+    slow = {"ESCOBA_BOT_DELAY": "0.05", "ESCOBA_AWAY_AFTER": "60", "ESCOBA_EXPIRE_AFTER": "120",
+            "ESCOBA_NOTIFY_ALLOW_PRIVATE": "1"}  # the receiver listens on 127.0.0.1
     svc, _ = _service(rdb, slow)
     with Receiver(statuses=[500, 500]) as rx:
         worker = start_worker(slow)
