@@ -26,9 +26,9 @@ def main(argv: list[str] | None = None) -> int:
     worker.add_argument("--processes", type=int, default=1, metavar="N",
                         help="N job processes under one supervisor, e.g. one per core (default: 1)")
     worker.add_argument("--fork", action="store_true",
-                        help="fork a process per job (RQ's Worker; default: jobs run in process)")
+                        help="fork a process per job, RQ's Worker (default: jobs run in process)")
     worker.add_argument("--simple", action="store_true",
-                        help="jobs in process: the default now, kept for old command lines")
+                        help="jobs in process, kept for old command lines (default: on)")
     reconcile = sub.add_parser("reconcile", help="rebuild the tables' timers from their logs, once",
                                description="Rebuild the live tables' due timers from their logs, "
                                            "once, and print a JSON summary (exit code 1 if a table "
@@ -36,7 +36,8 @@ def main(argv: list[str] | None = None) -> int:
     reconcile.add_argument("--table", action="append", metavar="TABLE_ID",
                            help="only this table; repeatable (default: every live table)")
     reconcile.add_argument("--batch", type=int, default=None, metavar="N",
-                           help="one incremental pass: the repair sets and N live tables from the cursor")
+                           help="one incremental pass: the repair sets and N live tables from the cursor "
+                                "(default: every live table)")
     for command in (worker, reconcile):
         command.add_argument("--redis-url", metavar="URL", default=None, help=REDIS_URL_HELP)
         command.add_argument("--redis", dest="redis_url", help=argparse.SUPPRESS)

@@ -57,7 +57,9 @@ class WorkerProcess:
 
     def __init__(self, tmp_path: Path, topology, settings: dict,
                  name: str = "worker", args: tuple = ()):
-        env = {**os.environ, **topology.env, "PYTHONPATH": str(ROOT), **settings}
+        # a topology (tables and queue), or one URL for both (other modules' tests)
+        stores = {"REDIS_URL": topology} if isinstance(topology, str) else topology.env
+        env = {**os.environ, **stores, "PYTHONPATH": str(ROOT), **settings}
         self.log = tmp_path / f"{name}.log"
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "workers.cli", "worker", *args], cwd=ROOT, env=env,
