@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import orjson
@@ -18,6 +18,7 @@ from .chat import ChatStore
 from .hub import Hub
 from .openapi import build_spec
 from .schemas import BODY_MAX
+from .viewcache import PublicViews
 
 STATIC = Path(__file__).parent / "static"
 
@@ -45,6 +46,7 @@ class Context:
     chat: ChatStore
     hub: Hub
     metrics: observability.Metrics
+    views: PublicViews = field(default_factory=PublicViews)
 
 
 def change_hook(redis, config: Config):
@@ -68,7 +70,8 @@ def create_app(redis=None, config: Config | None = None) -> Flask:
     app.config["MAX_CONTENT_LENGTH"] = BODY_MAX
     app.json = FastJSON(app)
     app.config["SOCK_SERVER_OPTIONS"] = {"ping_interval": 25}
-    app.extensions["escoba"] = Context(redis, config, service, ChatStore(redis), Hub(redis, service), metrics)
+    app.extensions["escoba"] = Context(redis, config, service, ChatStore(redis, service.archive),
+                                       Hub(redis, service), metrics)
 
     errors.install(app)
     observability.install(app, metrics)

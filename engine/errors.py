@@ -21,6 +21,7 @@ STATUS = {
     "away_not_open": 409,
     "table_expired": 409,
     "game_over": 409,
+    "table_closed": 409,  # compacted: read-only for good (events/compaction.py)
     "illegal_capture": 422,
     "must_capture": 422,
     "card_not_in_hand": 422,

@@ -15,6 +15,9 @@ class Config:
     bot_delay: float = 1.0
     rematch_window: float = 86400.0  # 24 hours
     public_url: str = ""  # base of invitation links; empty: taken from the request
+    # seconds after a table closes for good (finished, rematch refused or lapsed; expired) before
+    # it is compacted; at least the idempotency keys' TTL (24 h), so those are gone by then
+    compact_after: float = 86400.0
 
     @classmethod
     def from_env(cls, env=None) -> Config:
@@ -27,4 +30,5 @@ class Config:
             bot_delay=float(env.get("ESCOBA_BOT_DELAY", cls.bot_delay)),
             rematch_window=float(env.get("ESCOBA_REMATCH_WINDOW", cls.rematch_window)),
             public_url=env.get("ESCOBA_PUBLIC_URL", ""),
+            compact_after=float(env.get("ESCOBA_COMPACT_AFTER", cls.compact_after)),
         )

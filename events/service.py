@@ -28,7 +28,7 @@ import engine
 from engine.cards import FULL_DECK
 from engine.state import State
 
-from . import decoding, snapshots
+from . import compaction, decoding, snapshots
 from .records import LogError, from_record, loads, to_record
 from .store import (
     IDEMPOTENCY_TTL,
@@ -46,6 +46,7 @@ STATUS_INDEX = "escoba:status"
 STATUS_CHANGES = frozenset({"TableOpened", "GameStarted", "RoundDealt", "RoundScored", "GameFinished",
                             "TableExpired"})
 MAX_ATTEMPTS = 5
+ARCHIVES_KEPT = 16  # compacted tables' archives kept decompressed in a process
 HOST_ACTOR = "seat:0"
 
 
@@ -129,6 +130,7 @@ class TableService:
         # and the engine changes only its own copies (fold, Decision).
         self.cache_size = cache_size
         self._cache: OrderedDict[str, State] = OrderedDict()
+        self._archives: OrderedDict[str, compaction.Archive] = OrderedDict()
         self._lock = threading.Lock()
 
     # --- reading -----------------------------------------------------------
@@ -146,21 +148,69 @@ class TableService:
         if base is None and self.snapshot_every:
             base = snapshots.load_snapshot(self.redis, table_id)
             if base is not None and until is not None and base.version > until:
-                base = None
+                # the past: the newest checkpoint at or before it (events after N cost O(new))
+                base = snapshots.load_checkpoint(self.redis, table_id, until, self.snapshot_every)
         if base is None:
             base = State()
         records = self.store.read_raw(table_id, after=base.version, until=until)
         if base.version == 0 and not records:
-            raise engine.RuleError("not_found", "No such table.")
+            archive = self.archive(table_id)
+            if archive is None:
+                raise engine.RuleError("not_found", "No such table.")
+            records = [e for e in archive.entries if until is None or e[0] <= until]
+            state = fold_entries(base, records)
+            if until is None:
+                self._remember(table_id, state)
+            return state
         state = fold_entries(base, records) if records else base
         if until is None:
             if not from_cache and self.snapshot_every and len(records) >= self.snapshot_every:
-                snapshots.save_snapshot(self.redis, table_id, state)
+                snapshots.save_snapshot(self.redis, table_id, state, self.snapshot_every)
             self._remember(table_id, state)
         return state
 
     def records(self, table_id: str, after: int = 0) -> list[dict]:
-        return self.store.read(table_id, after=after)
+        """Every record after ``after`` (the admin log, ``escoba replay``), compacted or not."""
+        return [loads(raw, version=v) for v, raw in self.entries(table_id, after)]
+
+    def entries(self, table_id: str, after: int = 0, until: int | None = None,
+                limit: int | None = None) -> list[tuple[int, bytes]]:
+        """``[(version, record JSON)]`` after ``after`` up to ``until``, at most ``limit``; from the
+        stream, or from the archive of a compacted table. An empty or short answer where
+        ``until`` says there must be more (or none at all from the start) looks at the archive."""
+        out = self.store.read_raw(table_id, after=after, until=until, limit=limit)
+        wanted = None if until is None else until - after
+        if limit is not None and wanted is not None:
+            wanted = min(wanted, limit)
+        short = (not out and after == 0) or (wanted is not None and len(out) < wanted)
+        if short:
+            archive = self.archive(table_id)
+            if archive is not None:
+                out = [e for e in archive.entries if e[0] > after and (until is None or e[0] <= until)]
+                return out if limit is None else out[:limit]
+        return out
+
+    def compacted(self, table_id: str) -> bool:
+        """Whether the table was compacted (read-only for good)."""
+        with self._lock:
+            if table_id in self._archives:
+                return True
+        return compaction.is_compacted(self.redis, table_id)
+
+    def archive(self, table_id: str):
+        """A compacted table's archive (a few kept in this process: it never changes), or None."""
+        with self._lock:
+            archive = self._archives.get(table_id)
+            if archive is not None:
+                self._archives.move_to_end(table_id)
+                return archive
+        archive = compaction.load(self.redis, table_id)
+        if archive is not None:
+            with self._lock:
+                self._archives[table_id] = archive
+                while len(self._archives) > ARCHIVES_KEPT:
+                    self._archives.popitem(last=False)
+        return archive
 
     def version(self, table_id: str) -> int:
         return self.store.version(table_id)
@@ -204,6 +254,9 @@ class TableService:
             fresh = state is None
             if fresh:
                 state = self.load(table_id)
+                if table_id in self._archives:  # this load read the archive: no round trip
+                    raise engine.RuleError("table_closed", "This table is closed for good: it is "
+                                           "kept read-only.", {"version": state.version})
             current = state.version
             if idempotency_key is not None:
                 done = self.store.idempotent_version(table_id, actor, idempotency_key)
@@ -274,7 +327,7 @@ class TableService:
                                              read_back=read_back, stamp=stamp)
         version = appended.version
         if self.snapshot_every and snapshots.due(state.version, version, self.snapshot_every):
-            snapshots.save_snapshot(self.redis, table_id, new_state)
+            snapshots.save_snapshot(self.redis, table_id, new_state, self.snapshot_every)
         self._remember(table_id, new_state)
         return Outcome(version, new_state, records, False, appended)
 

@@ -58,6 +58,8 @@ def reconcile(redis, config, table_ids=None, clock=time.time) -> dict:
     summary = {"tables": 0, "scheduled": [], "removed": [], "errors": []}
     for table_id in ids:
         try:
+            if svc.compacted(table_id):  # read-only for good: no timers, and no hot key again
+                continue
             state = svc.load(table_id)
             wanted = scheduling.timers_from_log(redis, table_id, state, config)
             result = scheduling.apply_timers(redis, table_id, state.version, wanted,

@@ -13,6 +13,8 @@ away      a human's turn (away not open)    the turn's start + away_after
 expire    any status but finished/expired   last move + expire_after
 rematch   finished: every human accepted    now (start_rematch)
           finished: offer still open        last record + rematch_window (lapse_rematch)
+compact   closed for good: finished with    last record + compact_after (events/compaction.py)
+          no rematch possible, or expired
 ========  ================================  ==========================================
 
 plus a turn notice (``notify:<seat>``) when it becomes the turn of a human
@@ -70,6 +72,7 @@ from rq import Queue, Retry
 from rq.job import Job
 from rq.registry import ScheduledJobRegistry
 
+from events.compaction import closed_for_good
 from events.store import flat_hash, table_key
 
 log = logging.getLogger("escoba.workers")
@@ -79,7 +82,7 @@ INLINE_DELAY = 1.0  # seconds: anything due sooner is enqueued now and waits ins
 JOB_TIMEOUT = 120
 FAILURE_TTL = 7 * 24 * 3600
 NOTIFY_RETRY = (1, 2, 4, 8, 16)
-TIMER_KINDS = ("bot", "away", "expire", "rematch")
+TIMER_KINDS = ("bot", "away", "expire", "rematch", "compact")
 # Lazy timers: their due time only ever moves later as a table plays, so a pending job due no
 # later than the one wanted stays; when it fires it checks the log and, if early, moves itself.
 LAZY_KINDS = frozenset({"away", "expire"})
@@ -228,6 +231,8 @@ def due_timers(table_id: str, state, times: LogTimes, config) -> dict[str, Timer
             add("rematch", v, "start_rematch", (table_id, v), times.last_at)
         elif state.rematch_allowed():
             add("rematch", v, "lapse_rematch", (table_id, v), times.last_at + config.rematch_window)
+    if closed_for_good(state):  # nothing can change it any more: one compressed value (compaction)
+        add("compact", v, "compact", (table_id, v), times.last_at + config.compact_after)
     return out
 
 
