@@ -107,6 +107,11 @@ def fold_entries(state: State, entries: list[tuple[int, bytes]]) -> State:
         return fold_records(state, [loads(raw, version=v) for v, raw in entries])
 
 
+def _closed(state: State) -> engine.RuleError:
+    return engine.RuleError("table_closed", "This table is closed for good: it is kept read-only.",
+                            {"version": state.version})
+
+
 class TableService:
     def __init__(self, redis, *, clock: Callable[[], float] = time.time,
                  rng: random.Random | None = None,
@@ -255,8 +260,7 @@ class TableService:
             if fresh:
                 state = self.load(table_id)
                 if table_id in self._archives:  # this load read the archive: no round trip
-                    raise engine.RuleError("table_closed", "This table is closed for good: it is "
-                                           "kept read-only.", {"version": state.version})
+                    raise _closed(state)
             current = state.version
             if idempotency_key is not None:
                 done = self.store.idempotent_version(table_id, actor, idempotency_key)
@@ -275,6 +279,8 @@ class TableService:
             except engine.RuleError:
                 if not fresh:
                     continue
+                if compaction.closed_for_good(state) and self.compacted(table_id):
+                    raise _closed(state) from None  # this process had it cached from before
                 raise
             except VersionConflict as exc:
                 current = exc.current
