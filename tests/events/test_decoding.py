@@ -45,8 +45,10 @@ def test_bad_data_is_refused_with_its_version_by_both_paths(data):
         from_record(records.loads(raw))
     with pytest.raises(LogError) as fast:
         decoding.decode(raw, 9)
-    assert fast.value.version == strict.value.version == 9
-    assert str(fast.value) == str(strict.value)
+    with pytest.raises(LogError) as many:
+        decoding.decode_many([(9, raw)])
+    assert fast.value.version == strict.value.version == many.value.version == 9
+    assert str(fast.value) == str(strict.value) == str(many.value)
 
 
 @pytest.mark.parametrize("record", [
