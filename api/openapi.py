@@ -5,7 +5,7 @@ from __future__ import annotations
 from apispec import APISpec
 from apispec.ext.marshmallow import MarshmallowPlugin
 
-from . import schemas
+from . import feed, schemas
 
 _ERROR = {"description": "an error: {\"error\": {\"code\", \"message\", \"details\"}}"}
 
@@ -36,7 +36,12 @@ def build_spec() -> dict:
                                               "responses": {"201": ok("table_id, invite_url, seat, token, table"),
                                                             **errors}}})
     spec.path("/tables/{table_id}", parameters=tid, operations={
-        "get": {"summary": "The table as the caller may see it", "responses": {"200": ok("view"), **errors}}})
+        "get": {"summary": "The table as the caller may see it; an ETag per (table, version, reader, deck)",
+                "parameters": [{"name": "If-None-Match", "in": "header", "schema": {"type": "string"}},
+                               {"name": "deck", "in": "query", "schema": {"type": "string"}}],
+                "responses": {"200": ok("view (ETag header)"),
+                              "304": {"description": "the view of that ETag is still current (no body)"},
+                              **errors}}})
     spec.path("/tables/{table_id}/seats", parameters=tid, operations={
         "post": {"summary": "Take a free seat", "requestBody": body("TakeSeat"),
                  "responses": {"201": ok("seat, token, table"), **errors}}})
@@ -46,9 +51,14 @@ def build_spec() -> dict:
                  "requestBody": {"required": True, "content": {"application/json": {"schema": {"oneOf": move_refs}}}},
                  "responses": {"200": ok("version, table"), **errors}}})
     spec.path("/tables/{table_id}/events", parameters=tid, operations={
-        "get": {"summary": "Events after a version, redacted for the caller",
-                "parameters": [{"name": "after", "in": "query", "schema": {"type": "integer"}}],
-                "responses": {"200": ok("events"), **errors}}})
+        "get": {"summary": "Events after a version, redacted for the caller, a page at a time",
+                "parameters": [
+                    {"name": "after", "in": "query", "schema": {"type": "integer", "minimum": 0, "default": 0}},
+                    {"name": "limit", "in": "query", "description": "events in this page",
+                     "schema": {"type": "integer", "minimum": 1, "maximum": feed.MAX_LIMIT,
+                                "default": feed.DEFAULT_LIMIT}}],
+                "responses": {"200": ok("table_id, events, next (the after of the next page), "
+                                        "more (events remain after next)"), **errors}}})
     spec.path("/tables/{table_id}/chat", parameters=tid, operations={
         "get": {"summary": "Chat lines", "responses": {"200": ok("lines"), **errors}},
         "post": {"summary": "Post a chat line (seated players)", "security": [{"seat": []}],

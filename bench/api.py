@@ -1,6 +1,6 @@
 """A real client's mix against escoba and a bare Flask baseline: moves per second, CPU per move.
 
-    python bench/api.py [--tables 40] [--workers 2] [--threads 48] [--clients 16] [--duration 10] [--rounds 3]
+    python bench/api.py [--tables 30] [--workers 2] [--threads 64] [--clients 16] [--duration 10] [--rounds 3]
 
 Redis runs as production does: a ``redis-server`` of the bench's own with
 ``appendonly yes`` and ``appendfsync always`` (every write fsynced before the
@@ -21,9 +21,12 @@ answers that view, in one round trip.
 
 Measured runs alternate, baseline then escoba, ``--rounds`` times; each round
 has tables of its own (two-player ``selminha`` games to 31, played 8 moves in
-before). Prints each run, then the pooled moves/s and their ratio (target >=
-0.75), p99 of a move (GET + POST) and CPU per move of each server (its gunicorn
-processes), of Redis and of the load client.
+before). A socket the client closed holds its server thread until the server's
+next ping (up to 20 s), into the next runs: the threads (64 a worker) leave
+room for two rounds of sockets beside the HTTP connections. Prints each run,
+then the pooled moves/s and their ratio (target >= 0.75), p99 of a move
+(GET + POST) and CPU per move of each server (its gunicorn processes), of
+Redis and of the load client.
 
 What it leaves out: bots and the RQ worker (the timers the API schedules on
 every move are in, the jobs that would fire are not run), chat and the event
@@ -222,9 +225,9 @@ def describe(name: str, result: dict, server_cpu: float, redis_cpu: float) -> st
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--tables", type=int, default=40, help="tables per round (one socket each)")
+    parser.add_argument("--tables", type=int, default=30, help="tables per round (one socket each)")
     parser.add_argument("--workers", type=int, default=2, help="gunicorn workers, both servers")
-    parser.add_argument("--threads", type=int, default=48,
+    parser.add_argument("--threads", type=int, default=64,
                         help="gthread threads per worker, both servers (a socket holds one)")
     parser.add_argument("--clients", type=int, default=16, help="load threads (persistent connections)")
     parser.add_argument("--duration", type=float, default=10.0, help="seconds per measured run")
