@@ -166,7 +166,7 @@ def test_expiry_fires_once_after_the_last_move_only(env, config):
     types = env.types(tid)
     assert types.count("TableExpired") == 1
     assert env.state(tid).status == "expired"
-    assert env.pending(tid) == []
+    assert env.pending(tid) == [f"{tid}_compact_{env.state(tid).version}"]  # the only timer left
     expired = [r for r in env.svc.records(tid) if r["type"] == "TableExpired"][0]
     assert expired["actor"] == "system" and expired["version"] > last_move
     env.clock.advance(config.expire_after * 2)
@@ -247,7 +247,7 @@ def test_lazy_timers_stay_put_while_a_table_plays_then_move_themselves(env, conf
     env.clock.advance(config.expire_after * 2)
     env.drain()
     assert env.types(tid).count("TableExpired") == 1 and env.types(tid).count("AwayOpened") == 1
-    assert env.pending(tid) == []
+    assert env.pending(tid) == [f"{tid}_compact_{env.state(tid).version}"]  # closed for good
 
 
 def test_an_early_lazy_job_under_its_own_id_reschedules_under_another(env, config):
@@ -396,7 +396,7 @@ def test_rematch_offer_lapses_once(env, config):
     env.clock.advance(config.rematch_window * 2)
     env.drain()
     assert env.types(tid).count("RematchLapsed") == 1
-    assert env.pending(tid) == []
+    assert env.pending(tid) == [f"{tid}_compact_{env.state(tid).version}"]  # closed for good
 
 
 # --- ordering and repair -------------------------------------------------------------
