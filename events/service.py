@@ -218,10 +218,14 @@ class TableService:
         return archive
 
     def version(self, table_id: str) -> int:
-        return self.store.version(table_id)
+        version = self.store.version(table_id)
+        if version == 0:  # no stream: a compacted table, or none
+            archive = self.archive(table_id)
+            return archive.version if archive is not None else 0
+        return version
 
     def exists(self, table_id: str) -> bool:
-        return self.store.exists(table_id)
+        return self.store.exists(table_id) or self.compacted(table_id)
 
     def table_ids(self) -> list[str]:
         return self.store.table_ids()

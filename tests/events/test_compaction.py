@@ -70,6 +70,7 @@ def test_a_compacted_table_reads_as_before_and_keeps_only_small_keys(any_redis, 
     # escoba replay reads it from Redis as before
     fresh = TableService(redis, cache_size=0)
     assert fresh.compacted(tid) and not TableService(redis).compacted("nosuchtable")
+    assert fresh.version(tid) == state.version and fresh.exists(tid) and not fresh.exists("nosuchtable")
     path = tmp_path / "log.jsonl"
     path.write_text(exported)
     assert replay_main(["--file", str(path), "--json"]) == 0
