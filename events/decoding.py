@@ -3,14 +3,14 @@
 ``records.from_record`` (marshmallow) stays the strict reference: ``escoba replay``
 and the tests check every record against its versioned schema with it. It costs about
 20 µs a record, 35 times the fold, so loading a table (``TableService.load``, the event
-feed, socket catch-up) decodes here instead: one msgspec decoder for the record's
-envelope, one per event type that builds the engine's frozen dataclass directly (types
+feed, socket catch-up) decodes here instead: one msgspec decoder for the whole
+record, tagged by its type, that builds the engine's frozen dataclass directly (types
 checked by msgspec: an ``int`` field refuses ``true``, a tuple of cards refuses a
 number), then the checks marshmallow adds beyond types, by hand: seat numbers in
-0..3, card codes from the deck, 40 cards in an operator deck; and the data must be
-byte for byte the event's own compact encoding (what the store writes), which also
-refuses a key the event does not have (msgspec would skip it, marshmallow refuses it). Anything this path does
-not take as it is (an older schema version that needs upcasting, a type error, a
+0..3, card codes from the deck, 40 cards in an operator deck; and the record must be
+byte for byte its own compact encoding (what the store writes), which also
+refuses a key the event does not have (msgspec would skip it, marshmallow refuses
+it). Anything this path does not take as it is (an older schema version that needs upcasting, a type error, a
 check that fails) goes to ``from_record``, which upcasts it or raises the LogError
 that names the version and the reason, so both paths accept and refuse the same
 records (``tests/events/test_decoding.py`` holds them to that).
@@ -19,6 +19,7 @@ records (``tests/events/test_decoding.py`` holds them to that).
 from __future__ import annotations
 
 import dataclasses
+import typing
 
 import msgspec
 
@@ -32,19 +33,22 @@ _SEAT_FIELDS = {"seat", "dealer", "first_dealer", "to_seat", "away"}  # as recor
 
 
 class Envelope(msgspec.Struct, kw_only=True):
-    """A record without its data, which stays raw JSON until its type is known."""
+    """The fields every record has beside its data (``type`` is each record struct's tag)."""
 
-    type: str
     v: int = 1
     version: int
     at: str
     actor: str
-    data: msgspec.Raw
 
 
-_ENVELOPE = msgspec.json.Decoder(Envelope)
+# One record struct per event type, tagged by ``type`` (the first key, as the store writes it):
+# one msgspec call decodes the whole record, its data straight into the engine's dataclass.
+_RECORDS = {name: msgspec.defstruct(f"{name}Record", [("data", cls)], bases=(Envelope,), tag_field="type",
+                                    tag=name, kw_only=True)
+            for name, cls in EVENT_TYPES.items()}
+_NAME = {struct: name for name, struct in _RECORDS.items()}
+_RECORD = msgspec.json.Decoder(typing.Union[tuple(_RECORDS.values())])  # noqa: UP007 - a runtime tuple
 _ENCODE = msgspec.json.Encoder().encode
-_DATA = {name: msgspec.json.Decoder(cls) for name, cls in EVENT_TYPES.items()}
 
 
 def _check_for(cls: type):
@@ -85,52 +89,46 @@ _CHECKS = {name: _check_for(cls) for name, cls in EVENT_TYPES.items()}
 def decode(raw, version: int | None = None) -> tuple[Envelope | dict, object]:
     """A stored record (JSON text) as ``(envelope, engine event)``; LogError if it cannot be.
 
-    The envelope has ``type, v, version, at, actor`` (an ``Envelope``, or the record's dict
-    when it took the strict path). ``version``: the stream entry's, for the error message.
+    The envelope gives ``meta`` (an ``Envelope``, or the record's dict when it took the strict
+    path). ``version``: the stream entry's, for the error message.
     """
-    try:
-        env = _ENVELOPE.decode(raw)
-        decoder = _DATA.get(env.type)
-        if decoder is not None and env.v == SCHEMA_VERSIONS[env.type] and env.version >= 1:
-            event = decoder.decode(env.data)
-            # msgspec ignores keys a dataclass lacks (marshmallow refuses them): the data must be
-            # exactly the event's own compact encoding, as the store wrote it (orjson, field order)
-            if _ENCODE(event) == memoryview(env.data) and _CHECKS[env.type](event):
-                return env, event
-    except (msgspec.DecodeError, msgspec.ValidationError, TypeError, ValueError):
-        pass
-    record = loads(raw, version=version)  # the strict path names what is wrong
-    return record, from_record(record)
+    [(env, event)] = _decode_all([(version, raw)], keep=True)
+    return env, event
 
 
 def decode_many(entries) -> list[tuple[int, object]]:
-    """``[(stream version, raw record), ...]`` as ``[(record version, event), ...]``.
+    """``[(stream version, raw record), ...]`` as ``[(record version, event), ...]``."""
+    return _decode_all(entries, keep=False)
 
-    ``decode``'s fast path inlined: this loop is most of the cost of loading a table."""
+
+def _decode_all(entries, keep: bool) -> list[tuple]:
+    # the loop that is most of the cost of loading a table: names bound locally
     out = []
     append = out.append
-    envelope, data, checks, encode, current = _ENVELOPE.decode, _DATA, _CHECKS, _ENCODE, SCHEMA_VERSIONS
+    record_of, encode, checks, names, current = _RECORD.decode, _ENCODE, _CHECKS, _NAME, SCHEMA_VERSIONS
     for version, raw in entries:
         try:
-            env = envelope(raw)
-            name = env.type
-            if env.v == current.get(name) and env.version >= 1:
-                event = data[name].decode(env.data)
-                if encode(event) == memoryview(env.data) and checks[name](event):
-                    append((env.version, event))
-                    continue
+            rec = record_of(raw)
+            name = names[type(rec)]
+            # msgspec skips keys a struct lacks (marshmallow refuses them in data): the record must
+            # be exactly its own compact encoding, as the store writes it (orjson, in field order)
+            if rec.v == current[name] and rec.version >= 1 and \
+                    encode(rec) == (raw.encode() if type(raw) is str else raw) and checks[name](rec.data):
+                append((rec if keep else rec.version, rec.data))
+                continue
         except (msgspec.DecodeError, msgspec.ValidationError, TypeError, ValueError):
             pass
-        env, event = decode(raw, version)
-        append((meta(env)[0], event))
+        record = loads(raw, version=version)  # the strict path upcasts, or names what is wrong
+        event = from_record(record)
+        append((record if keep else record["version"], event))
     return out
 
 
 def meta(env) -> tuple[int, str, str, str]:
     """``(version, type, at, actor)`` of what ``decode`` returned, whichever path it took."""
-    if type(env) is Envelope:
-        return env.version, env.type, env.at, env.actor
-    return env["version"], env["type"], env["at"], env["actor"]
+    if type(env) is dict:
+        return env["version"], env["type"], env["at"], env["actor"]
+    return env.version, _NAME[type(env)], env.at, env.actor
 
 
 __all__ = ["Envelope", "LogError", "decode", "decode_many", "meta"]
