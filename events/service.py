@@ -151,10 +151,14 @@ class TableService:
                 base = self._cache.get(table_id)
         from_cache = base is not None
         if base is None and self.snapshot_every:
-            base = snapshots.load_snapshot(self.redis, table_id)
-            if base is not None and until is not None and base.version > until:
-                # the past: the newest checkpoint at or before it (events after N cost O(new))
+            if until is not None:
+                # the past: the newest checkpoint at or before it (events after N cost O(new));
+                # the newest snapshot is a checkpoint too, and serves a table older than checkpoints
                 base = snapshots.load_checkpoint(self.redis, table_id, until, self.snapshot_every)
+            if base is None:
+                base = snapshots.load_snapshot(self.redis, table_id)
+                if base is not None and until is not None and base.version > until:
+                    base = None
         if base is None:
             base = State()
         records = self.store.read_raw(table_id, after=base.version, until=until)

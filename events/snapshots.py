@@ -65,13 +65,15 @@ def _enc(v):
 
 
 def _dec(v):
-    if v is None or isinstance(v, bool | int | float | str):
+    # every load of a table starts here: plain values (card codes, mostly) are tested first, by type
+    kind = type(v)
+    if kind in _PLAIN:
         return v
-    if isinstance(v, list):
-        return [_dec(x) for x in v]
-    if isinstance(v, dict):
+    if kind is list:
+        return [x if type(x) in _PLAIN else _dec(x) for x in v]
+    if kind is dict:
         if "t" in v and len(v) == 1:
-            return tuple(_dec(x) for x in v["t"])
+            return tuple([x if type(x) in _PLAIN else _dec(x) for x in v["t"]])
         if "m" in v and len(v) == 1:
             return {_dec(k): _dec(x) for k, x in v["m"]}
         if "dc" in v and v["dc"] in _DATACLASSES:
