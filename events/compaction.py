@@ -8,7 +8,8 @@ and every hot key of the table is deleted in the same MULTI/EXEC, guarded by
 WATCH on the stream (a table that moved meanwhile is left alone):
 
 - dropped: ``events`` (the stream), ``snapshot``, ``checkpoints``, ``timers``,
-  ``notify``, ``chat``, ``chatseq``;
+  ``notify`` (webhook URLs and push markers), ``push`` (Web Push subscriptions),
+  ``chat``, ``chatseq``;
 - kept: ``tokens`` (a seat's token still shows its own view, ~100 B a player),
   the table's entry in the index and the status hash (a few dozen bytes);
 - idempotency keys (``idem:*``) cannot be named without a SCAN of the whole
@@ -37,7 +38,7 @@ from .store import EventStore, events_key, table_key
 
 FORMAT = b"escoba-archive/1"
 LEVEL = 12  # a one-off per game: a few ms for a 60 KB log
-HOT = ("events", "snapshot", "checkpoints", "timers", "notify", "chat", "chatseq")
+HOT = ("events", "snapshot", "checkpoints", "timers", "notify", "push", "chat", "chatseq")
 
 
 def archive_key(table_id: str) -> str:

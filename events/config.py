@@ -5,6 +5,9 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
+# the --redis-url flag of every command
+REDIS_URL_HELP = "the Redis to use (default: $REDIS_URL, else redis://127.0.0.1:6379/0)"
+
 
 @dataclass(frozen=True)
 class Config:
@@ -20,6 +23,12 @@ class Config:
     # seconds after a table closes for good (finished, rematch refused or lapsed; expired) before
     # it is compacted; at least the idempotency keys' TTL (24 h), so those are gone by then
     compact_after: float = 86400.0
+    # Web Push: the VAPID private key (base64url, the raw 32 bytes); unset: no push notices
+    vapid_private_key: str | None = None
+    # the VAPID "sub" claim push services may write to about misuse
+    vapid_subject: str = "mailto:escoba@localhost"
+    # notify and push URLs may reach loopback and private addresses (tests, a private network)
+    notify_allow_private: bool = False
 
     @classmethod
     def from_env(cls, env=None) -> Config:
@@ -34,4 +43,7 @@ class Config:
             rematch_window=float(env.get("ESCOBA_REMATCH_WINDOW", cls.rematch_window)),
             public_url=env.get("ESCOBA_PUBLIC_URL", ""),
             compact_after=float(env.get("ESCOBA_COMPACT_AFTER", cls.compact_after)),
+            vapid_private_key=env.get("ESCOBA_VAPID_PRIVATE_KEY") or None,
+            vapid_subject=env.get("ESCOBA_VAPID_SUBJECT") or cls.vapid_subject,
+            notify_allow_private=env.get("ESCOBA_NOTIFY_ALLOW_PRIVATE", "") == "1",
         )
