@@ -194,12 +194,12 @@ def set_notify(table_id: str):
     seat = ctx.service.load(table_id).seat_of(player)
     if seat is None:
         raise RuleError("forbidden", "Only seated players get turn notices.")
+    if ctx.service.compacted(table_id):  # before resolving any URL: nothing will be notified
+        raise RuleError("table_closed", "This table is closed for good: it is kept read-only.")
     try:  # resolves the host: nothing inside (loopback, private, metadata...) is ever called
         outbound.check_url(body["url"], allow_private=ctx.config.notify_allow_private)
     except outbound.RefusedURL as exc:
         raise ValidationError({"url": [f"refused: {exc}"]}) from None
-    if ctx.service.compacted(table_id):
-        raise RuleError("table_closed", "This table is closed for good: it is kept read-only.")
     ctx.redis.hset(notify_key(table_id), str(seat), body["url"])
     return jsonify({"seat": seat, "url": body["url"]}), 201
 
