@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import orjson
@@ -21,6 +21,7 @@ from .hub import Hub
 from .openapi import build_spec
 from .schemas import BODY_MAX
 from .socket_limits import SocketLimits
+from .viewcache import PublicViews
 
 STATIC = Path(__file__).parent / "static"
 # the key /healthz writes (and lets expire) to learn that the store takes writes
@@ -53,6 +54,7 @@ class Context:
     socket_limits: SocketLimits
     frames: ViewFrames  # the frames of each change for each reader, built once in this process
     backends: Backends | None = None
+    views: PublicViews = field(default_factory=PublicViews)
 
 
 def change_hook(backends: Backends, config: Config):
@@ -83,8 +85,8 @@ def create_app(redis=None, config: Config | None = None) -> Flask:
     app.config["SOCK_SERVER_OPTIONS"] = sockets.server_options(config)
     socket_limits = SocketLimits(config.sockets_per_address, config.sockets_per_address_table,
                                  config.sockets_per_table)
-    app.extensions["escoba"] = Context(redis, config, service, ChatStore(redis), Hub(redis, service),
-                                       metrics, socket_limits, ViewFrames(), backends)
+    app.extensions["escoba"] = Context(redis, config, service, ChatStore(redis, service.archive),
+                                       Hub(redis, service), metrics, socket_limits, ViewFrames(), backends)
 
     errors.install(app)
     headers.install(app)

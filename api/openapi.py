@@ -17,7 +17,7 @@ from apispec.ext.marshmallow import MarshmallowPlugin
 from engine.cards import DECKS
 from engine.rules import OFFERED
 
-from . import schemas
+from . import feed, schemas
 from .tables import AFTER_MAX
 
 ERROR_SCHEMA = {
@@ -119,9 +119,14 @@ def build_spec() -> dict:
     spec.path("/tables", operations={"post": {
         "summary": "Open a table; the host holds seat 0", "requestBody": body("CreateTable"),
         "responses": {"201": ok("table_id, invite_url, seat, token, table"), **write, **_errors(403)}}})
+    etag = {"name": "If-None-Match", "in": "header", "required": False, "schema": {"type": "string"},
+            "description": "the ETag of a view the caller holds: a 304 while it is still current"}
     spec.path("/tables/{table_id}", parameters=tid, operations={"get": {
-        "summary": "The table as the caller may see it", "parameters": [deck, token],
-        "responses": {"200": ok("view"), **read, **_errors(401)}}})
+        "summary": "The table as the caller may see it; an ETag per (table, version, reader, deck)",
+        "parameters": [deck, token, etag],
+        "responses": {"200": ok("view (ETag header)"),
+                      "304": {"description": "the view of that ETag is still current (no body)"},
+                      **read, **_errors(401)}}})
     spec.path("/tables/{table_id}/seats", parameters=tid, operations={"post": {
         "summary": "Take a free seat", "requestBody": body("TakeSeat"),
         "responses": {"201": ok("seat, token, table"), **write, **_errors(409)}}})
@@ -132,8 +137,12 @@ def build_spec() -> dict:
         "requestBody": {"required": True, "content": {"application/json": {"schema": {"oneOf": move_refs}}}},
         "responses": {"200": ok("version, table"), **seat_write}}})
     spec.path("/tables/{table_id}/events", parameters=tid, operations={"get": {
-        "summary": "Events after a version, redacted for the caller", "parameters": [after, token],
-        "responses": {"200": ok("events"), **read, **_errors(401)}}})
+        "summary": "Events after a version, redacted for the caller, a page at a time",
+        "parameters": [after, token, {
+            "name": "limit", "in": "query", "description": "events in this page",
+            "schema": {"type": "integer", "minimum": 1, "maximum": feed.MAX_LIMIT, "default": feed.DEFAULT_LIMIT}}],
+        "responses": {"200": ok("table_id, events, next (the after of the next page), "
+                                "more (events remain after next)"), **read, **_errors(401)}}})
     spec.path("/tables/{table_id}/chat", parameters=tid, operations={
         "get": {"summary": "Chat lines", "parameters": [after], "responses": {"200": ok("lines"), **read}},
         "post": {"summary": "Post a chat line (seated players)", "security": [{"seat": []}],

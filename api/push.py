@@ -79,6 +79,8 @@ def subscribe(table_id: str):
     except ValueError as exc:
         raise RuleError("bad_request", f"The subscription's keys are not valid: {exc}.",
                         {"keys": str(exc)}) from None
+    if ctx.service.compacted(table_id):  # no more turns: nothing to notify, no hot key again
+        raise RuleError("table_closed", "This table is closed for good: it is kept read-only.")
     push.subscribe(ctx.redis, table_id, player, body)
     return jsonify({"seat": seat, "endpoint": body["endpoint"]}), 201
 

@@ -14,11 +14,10 @@ from marshmallow import ValidationError
 
 import engine
 from engine import RuleError
-from events.records import from_record
 from workers import outbound
 from workers.scheduling import notify_key
 
-from . import auth, schemas
+from . import auth, feed, schemas
 from .schemas import load_move
 
 bp = Blueprint("tables", __name__)
@@ -35,12 +34,31 @@ def _json_body() -> dict:
     return body
 
 
-def _view(table_id: str, state, reader, player=None) -> dict:
+def _deck():
     deck = request.args.get("deck")
     if deck is not None and deck not in engine.cards.DECKS:
         raise RuleError("bad_request", f"Unknown deck design {deck!r}.", {"deck": list(engine.cards.DECKS)})
-    return {"table_id": table_id, **engine.view(state, reader, deck=deck),
-            "you_are_host": player is not None and player == state.host}
+    return deck
+
+
+def _view(table_id: str, state, reader, player=None) -> dict:
+    deck = _deck()
+    host = player is not None and player == state.host
+    if reader is None and not host:  # a spectator's view: built once per version per process
+        return _ctx().views.get(table_id, state, deck)
+    return {"table_id": table_id, **engine.view(state, reader, deck=deck), "you_are_host": host}
+
+
+def view_etag(table_id: str, state, seat, player, deck) -> str:
+    """The ETag of a view: one per (table, version, reader, deck), and the engine's version
+    (an upgrade may draw views differently)."""
+    if seat is not None:
+        reader = f"s{seat}"
+    elif player is not None and player == state.host:
+        reader = "host"
+    else:
+        reader = "public"
+    return f'"{table_id}.{state.version}.{reader}.{deck or "-"}.{engine.ENGINE_VERSION}"'
 
 
 def _view_json(table_id: str, state, reader, player=None) -> bytes:
@@ -107,7 +125,16 @@ def take_seat(table_id: str):
 def get_table(table_id: str):
     state = _ctx().service.load(table_id)
     player = auth.player_for(_ctx().redis, table_id, auth.bearer())
-    return jsonify(_view(table_id, state, state.seat_of(player) if player else None, player))
+    seat = state.seat_of(player) if player else None
+    etag = view_etag(table_id, state, seat, player, _deck())
+    # a client that has this version's view gets a 304, and the view is not built at all
+    if request.if_none_match.contains_weak(etag.strip('"')):
+        response = current_app.response_class(status=304)
+    else:
+        response = jsonify(_view(table_id, state, seat, player))
+    response.headers["ETag"] = etag
+    response.headers["Cache-Control"] = "no-cache"  # may keep it, must ask again (If-None-Match)
+    return response
 
 
 @bp.post("/tables/<table_id>/moves")
@@ -136,32 +163,16 @@ def post_move(table_id: str):
 def get_events(table_id: str):
     ctx = _ctx()
     after = _int_arg("after", 0)
+    limit = _int_arg("limit", feed.DEFAULT_LIMIT)
+    if not 1 <= limit <= feed.MAX_LIMIT:
+        raise ValidationError({"limit": [f"must be 1 to {feed.MAX_LIMIT}"]})
     player = auth.player_for(ctx.redis, table_id, auth.bearer())
-    return jsonify({"table_id": table_id, "events": redacted_events(ctx.service, table_id, player, after)})
+    return jsonify({"table_id": table_id, **feed.events_page(ctx.service, table_id, player, after, limit)})
 
 
 def redacted_events(service, table_id: str, player: str | None, after: int) -> list[dict]:
-    """The events after ``after``, each as its reader may see it at that moment (seats can move)."""
-    current = service.load(table_id)  # not_found for no such table
-    after = min(after, current.version)
-    state = service.load(table_id, until=after) if after else engine.State()
-    out = []
-    for record in service.records(table_id, after=after):
-        event = from_record(record)
-        seat = state.seat_of(player) if player else None
-        shown = engine.redact(event, seat)
-        out.append({"version": record["version"], "at": record["at"], "actor": _public_actor(record["actor"], state),
-                    **shown})
-        state = engine.fold(state, [event])
-    return out
-
-
-def _public_actor(actor: str, state) -> str:
-    # player ids are bearer-token handles for the API: show seats instead
-    if actor.startswith("player:"):
-        seat = state.seat_of(actor[7:])
-        return f"seat:{seat}" if seat is not None else "player"
-    return actor
+    """Every event after ``after`` as its reader may see it (socket catch-up: api/feed.py)."""
+    return feed.events_page(service, table_id, player, after, limit=None)["events"]
 
 
 @bp.post("/tables/<table_id>/chat")
@@ -193,6 +204,8 @@ def set_notify(table_id: str):
     seat = ctx.service.load(table_id).seat_of(player)
     if seat is None:
         raise RuleError("forbidden", "Only seated players get turn notices.")
+    if ctx.service.compacted(table_id):  # before resolving any URL: nothing will be notified
+        raise RuleError("table_closed", "This table is closed for good: it is kept read-only.")
     try:  # resolves the host: nothing inside (loopback, private, metadata...) is ever called
         outbound.check_url(body["url"], allow_private=ctx.config.notify_allow_private)
     except outbound.RefusedURL as exc:

@@ -10,6 +10,7 @@ CPU on the rules while they measure.
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import json
 import multiprocessing
@@ -20,6 +21,7 @@ import socket
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -258,6 +260,27 @@ def start_private_redis(durable: bool = True) -> PrivateRedis:
         client.close()
     proc.kill()
     raise SystemExit("the benchmark's redis-server did not start")
+
+
+@contextlib.contextmanager
+def private_redis(durable: bool = True):
+    """A ``redis-server`` of the bench's own on a free port (production settings when
+    ``durable``: AOF with ``appendfsync always``), stopped afterwards; yields the server.
+    The benches never touch a Redis they did not start."""
+    from tests.redis_servers import start_plain
+
+    with tempfile.TemporaryDirectory(prefix="escoba-bench-redis-") as workdir:
+        server = start_plain(Path(workdir), durable=durable)
+        try:
+            yield server
+        finally:
+            server.stop()
+
+
+def use_redis(url: str) -> None:
+    """Point the helpers here (and the servers they start) at ``url``."""
+    global REDIS_URL
+    REDIS_URL = url
 
 
 def flush_bench_db() -> None:

@@ -26,6 +26,9 @@ class Config:
     sockets_per_table: int = 1024  # one table, all addresses
     # seconds between protocol pings; a peer that answers none is dropped at the next one
     socket_ping_interval: float = 25.0
+    # seconds after a table closes for good (finished, rematch refused or lapsed; expired) before
+    # it is compacted; at least the idempotency keys' TTL (24 h), so those are gone by then
+    compact_after: float = 86400.0
     # Web Push: the VAPID private key (base64url, the raw 32 bytes); unset: no push notices
     vapid_private_key: str | None = None
     # the VAPID "sub" claim push services may write to about misuse
@@ -54,6 +57,7 @@ class Config:
                                                   cls.sockets_per_address_table)),
             sockets_per_table=int(env.get("ESCOBA_SOCKETS_PER_TABLE", cls.sockets_per_table)),
             socket_ping_interval=float(env.get("ESCOBA_SOCKET_PING_INTERVAL", cls.socket_ping_interval)),
+            compact_after=float(env.get("ESCOBA_COMPACT_AFTER", cls.compact_after)),
             vapid_private_key=env.get("ESCOBA_VAPID_PRIVATE_KEY") or None,
             vapid_subject=env.get("ESCOBA_VAPID_SUBJECT") or cls.vapid_subject,
             notify_allow_private=env.get("ESCOBA_NOTIFY_ALLOW_PRIVATE", "") == "1",

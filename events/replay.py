@@ -129,7 +129,9 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _records_from_redis(table_id: str, url: str | None) -> list[dict]:
+    from . import compaction
     from .connection import tables_client
+    from .records import loads
     from .store import EventStore
 
     url = url or Config.from_env().redis_url
@@ -137,6 +139,10 @@ def _records_from_redis(table_id: str, url: str | None) -> list[dict]:
     client = tables_client(url, wait=5)
     try:
         records = EventStore(client).read(table_id)
+        if not records:  # a compacted table: its archive holds the same records
+            archive = compaction.load(client, table_id)
+            if archive is not None:
+                records = [loads(raw, version=v) for v, raw in archive.entries]
     finally:
         client.close()
     if not records:

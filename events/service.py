@@ -28,8 +28,8 @@ import engine
 from engine.cards import FULL_DECK
 from engine.state import State
 
-from . import snapshots
-from .records import LogError, from_record, to_record
+from . import compaction, decoding, snapshots
+from .records import LogError, from_record, loads, to_record
 from .store import (
     IDEMPOTENCY_TTL,
     AlreadyApplied,
@@ -46,6 +46,7 @@ STATUS_INDEX = "escoba:status"
 STATUS_CHANGES = frozenset({"TableOpened", "GameStarted", "RoundDealt", "RoundScored", "GameFinished",
                             "TableExpired"})
 MAX_ATTEMPTS = 5
+ARCHIVES_KEPT = 16  # compacted tables' archives kept decompressed in a process
 HOST_ACTOR = "seat:0"
 
 
@@ -89,6 +90,28 @@ def fold_records(state: State, records: list[dict]) -> State:
         raise
 
 
+def fold_entries(state: State, entries: list[tuple[int, bytes]]) -> State:
+    """``state`` with stored records (``[(version, JSON)]``, EventStore.read_raw) folded in:
+    the fast decoder (events.decoding), the versions checked to run on without a gap."""
+    events = []
+    expected = state.version
+    for version, event in decoding.decode_many(entries):
+        expected += 1
+        if version != expected:
+            raise LogError(expected, f"version {expected} is missing (found {version})")
+        events.append(event)
+    try:
+        return engine.fold(state, events)
+    except Exception:
+        # the strict path finds and names the event that breaks
+        return fold_records(state, [loads(raw, version=v) for v, raw in entries])
+
+
+def _closed(state: State) -> engine.RuleError:
+    return engine.RuleError("table_closed", "This table is closed for good: it is kept read-only.",
+                            {"version": state.version})
+
+
 class TableService:
     def __init__(self, redis, *, clock: Callable[[], float] = time.time,
                  rng: random.Random | None = None,
@@ -112,6 +135,7 @@ class TableService:
         # and the engine changes only its own copies (fold, Decision).
         self.cache_size = cache_size
         self._cache: OrderedDict[str, State] = OrderedDict()
+        self._archives: OrderedDict[str, compaction.Archive] = OrderedDict()
         self._lock = threading.Lock()
 
     # --- reading -----------------------------------------------------------
@@ -127,18 +151,30 @@ class TableService:
                 base = self._cache.get(table_id)
         from_cache = base is not None
         if base is None and self.snapshot_every:
-            base = snapshots.load_snapshot(self.redis, table_id)
-            if base is not None and until is not None and base.version > until:
-                base = None
+            if until is not None:
+                # the past: the newest checkpoint at or before it (events after N cost O(new));
+                # the newest snapshot is a checkpoint too, and serves a table older than checkpoints
+                base = snapshots.load_checkpoint(self.redis, table_id, until, self.snapshot_every)
+            if base is None:
+                base = snapshots.load_snapshot(self.redis, table_id)
+                if base is not None and until is not None and base.version > until:
+                    base = None
         if base is None:
             base = State()
-        records = self.store.read(table_id, after=base.version, until=until)
+        records = self.store.read_raw(table_id, after=base.version, until=until)
         if base.version == 0 and not records:
-            raise engine.RuleError("not_found", "No such table.")
-        state = fold_records(base, records) if records else base
+            archive = self.archive(table_id)
+            if archive is None:
+                raise engine.RuleError("not_found", "No such table.")
+            records = [e for e in archive.entries if until is None or e[0] <= until]
+            state = fold_entries(base, records)
+            if until is None:
+                self._remember(table_id, state)
+            return state
+        state = fold_entries(base, records) if records else base
         if until is None:
             if not from_cache and self.snapshot_every and len(records) >= self.snapshot_every:
-                snapshots.save_snapshot(self.redis, table_id, state)
+                snapshots.save_snapshot(self.redis, table_id, state, self.snapshot_every)
             self._remember(table_id, state)
         return state
 
@@ -150,13 +186,57 @@ class TableService:
         return self.load(table_id)
 
     def records(self, table_id: str, after: int = 0) -> list[dict]:
-        return self.store.read(table_id, after=after)
+        """Every record after ``after`` (the admin log, ``escoba replay``), compacted or not."""
+        return [loads(raw, version=v) for v, raw in self.entries(table_id, after)]
+
+    def entries(self, table_id: str, after: int = 0, until: int | None = None,
+                limit: int | None = None) -> list[tuple[int, bytes]]:
+        """``[(version, record JSON)]`` after ``after`` up to ``until``, at most ``limit``; from the
+        stream, or from the archive of a compacted table. An empty or short answer where
+        ``until`` says there must be more (or none at all from the start) looks at the archive."""
+        out = self.store.read_raw(table_id, after=after, until=until, limit=limit)
+        wanted = None if until is None else until - after
+        if limit is not None and wanted is not None:
+            wanted = min(wanted, limit)
+        short = (not out and after == 0) or (wanted is not None and len(out) < wanted)
+        if short:
+            archive = self.archive(table_id)
+            if archive is not None:
+                out = [e for e in archive.entries if e[0] > after and (until is None or e[0] <= until)]
+                return out if limit is None else out[:limit]
+        return out
+
+    def compacted(self, table_id: str) -> bool:
+        """Whether the table was compacted (read-only for good)."""
+        with self._lock:
+            if table_id in self._archives:
+                return True
+        return compaction.is_compacted(self.redis, table_id)
+
+    def archive(self, table_id: str):
+        """A compacted table's archive (a few kept in this process: it never changes), or None."""
+        with self._lock:
+            archive = self._archives.get(table_id)
+            if archive is not None:
+                self._archives.move_to_end(table_id)
+                return archive
+        archive = compaction.load(self.redis, table_id)
+        if archive is not None:
+            with self._lock:
+                self._archives[table_id] = archive
+                while len(self._archives) > ARCHIVES_KEPT:
+                    self._archives.popitem(last=False)
+        return archive
 
     def version(self, table_id: str) -> int:
-        return self.store.version(table_id)
+        version = self.store.version(table_id)
+        if version == 0:  # no stream: a compacted table, or none
+            archive = self.archive(table_id)
+            return archive.version if archive is not None else 0
+        return version
 
     def exists(self, table_id: str) -> bool:
-        return self.store.exists(table_id)
+        return self.store.exists(table_id) or self.compacted(table_id)
 
     def table_ids(self) -> list[str]:
         return self.store.table_ids()
@@ -194,6 +274,8 @@ class TableService:
             fresh = state is None
             if fresh:
                 state = self.load(table_id)
+                if table_id in self._archives:  # this load read the archive: no round trip
+                    raise _closed(state)
             current = state.version
             if idempotency_key is not None:
                 done = self.store.idempotent_version(table_id, actor, idempotency_key)
@@ -212,6 +294,8 @@ class TableService:
             except engine.RuleError:
                 if not fresh:
                     continue
+                if compaction.closed_for_good(state) and self.compacted(table_id):
+                    raise _closed(state) from None  # this process had it cached from before
                 raise
             except VersionConflict as exc:
                 current = exc.current
@@ -264,7 +348,7 @@ class TableService:
                                              read_back=read_back, stamp=stamp)
         version = appended.version
         if self.snapshot_every and snapshots.due(state.version, version, self.snapshot_every):
-            snapshots.save_snapshot(self.redis, table_id, new_state)
+            snapshots.save_snapshot(self.redis, table_id, new_state, self.snapshot_every)
         self._remember(table_id, new_state)
         return Outcome(version, new_state, records, False, appended)
 

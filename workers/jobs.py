@@ -245,6 +245,18 @@ def lapse_rematch(table_id: str, version: int) -> str:
                     expected_version=version, key=f"lapse:{version}")
 
 
+def compact(table_id: str, version: int) -> str:
+    """The table closed for good at ``version``: its log becomes one compressed value."""
+    from events import compaction
+
+    svc = service()
+    state = _load(svc, table_id)
+    if state is None or state.version != version or not compaction.closed_for_good(state):
+        return "stale"
+    done = compaction.compact(svc.redis, table_id, version)
+    return "stale" if done is None else f"compacted:{done['events']}:{done['archive_bytes']}"
+
+
 # --- notices ---------------------------------------------------------------------
 
 class DeliveryFailed(Exception):
@@ -292,6 +304,6 @@ def notify(table_id: str, seat: int, version: int, reason: str = "turn") -> str:
 
 
 __all__ = [
-    "DeliveryFailed", "away", "bot_turn", "configure", "expire", "get_config", "lapse_rematch",
+    "DeliveryFailed", "away", "bot_turn", "compact", "configure", "expire", "get_config", "lapse_rematch",
     "notice", "notify", "service", "start_rematch", "tables",
 ]

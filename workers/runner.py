@@ -130,6 +130,8 @@ def reconcile(tables, queue, config, table_ids=None, clock=time.time, *,
     now = clock()
     for table_id in ids:
         try:
+            if svc.compacted(table_id):  # read-only for good: no timers, and no hot key again
+                continue
             result = reconcile_table(tables, queue, svc, table_id, config, now)
         except Exception as exc:  # one broken table must not stop the pass
             log.exception("reconcile: table %s", table_id)

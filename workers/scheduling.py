@@ -13,6 +13,8 @@ away      a human's turn (away not open)    the turn's start + away_after
 expire    any status but finished/expired   last move + expire_after
 rematch   finished: every human accepted    now (start_rematch)
           finished: offer still open        last record + rematch_window (lapse_rematch)
+compact   closed for good: finished with    last record + compact_after (events/compaction.py)
+          no rematch possible, or expired
 ========  ================================  ==========================================
 
 plus a turn notice (``notify:<seat>``) when it becomes the turn of a human
@@ -75,6 +77,7 @@ from redis.exceptions import NoScriptError
 from rq import Queue
 from rq.job import Job
 
+from events.compaction import closed_for_good
 from events.store import flat_hash, table_key
 
 from . import index
@@ -85,7 +88,7 @@ log = logging.getLogger("escoba.workers")
 QUEUE_NAME = "escoba"
 INLINE_DELAY = 1.0  # seconds a bot job may still wait itself (``delay``), kept for old jobs
 NOTIFY_RETRY = (1, 2, 4, 8, 16)
-TIMER_KINDS = ("bot", "away", "expire", "rematch")
+TIMER_KINDS = ("bot", "away", "expire", "rematch", "compact")
 # Lazy timers: their due time only ever moves later as a table plays, so a pending job due no
 # later than the one wanted stays; when it fires it checks the log and, if early, moves itself.
 LAZY_KINDS = frozenset({"away", "expire"})
@@ -241,6 +244,8 @@ def due_timers(table_id: str, state, times: LogTimes, config) -> dict[str, Timer
             add("rematch", v, "start_rematch", (table_id, v), times.last_at)
         elif state.rematch_allowed():
             add("rematch", v, "lapse_rematch", (table_id, v), times.last_at + config.rematch_window)
+    if closed_for_good(state):  # nothing can change it any more: one compressed value (compaction)
+        add("compact", v, "compact", (table_id, v), times.last_at + config.compact_after)
     return out
 
 

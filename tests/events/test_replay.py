@@ -151,3 +151,19 @@ def test_cli_usage_errors(capsys, tmp_path):
     assert replay.main([]) == 2
     assert replay.main(["--file", str(tmp_path / "missing.jsonl")]) == 1
     assert "cannot read" in capsys.readouterr().err
+
+
+def test_cli_replays_a_compacted_table_from_redis_as_before(played, fake_redis, monkeypatch, capsys):
+    from events import compaction
+
+    svc, tid, live = played
+    import redis
+
+    monkeypatch.setattr(redis.Redis, "from_url", classmethod(lambda cls, url, **kw: fake_redis))
+    monkeypatch.setenv("REDIS_URL", "redis://example.invalid:6379/0")
+    assert replay.main([tid, "--json"]) == 0
+    before = capsys.readouterr().out
+    assert compaction.compact(fake_redis, tid, svc.version(tid)) is not None
+    assert not fake_redis.exists(f"table:{{{tid}}}:events")
+    assert replay.main([tid, "--json"]) == 0
+    assert capsys.readouterr().out == before

@@ -187,9 +187,9 @@ def test_snapshots_every_fifty_events_and_loads_from_them(fake_redis):
     assert snap["version"] >= 150 and snap["version"] // 50 == state.version // 50
     fresh = TableService(fake_redis, cache_size=0)
     read = []
-    real_read = fresh.store.read
-    fresh.store.read = lambda t, after=0, until=None: (
-        read.append(after) or real_read(t, after, until)
+    real_read = fresh.store.read_raw
+    fresh.store.read_raw = lambda t, after=0, until=None, limit=None: (
+        read.append(after) or real_read(t, after, until, limit)
     )
     assert fresh.load(tid) == state
     assert read == [snap["version"]]  # only the tail after the snapshot was read

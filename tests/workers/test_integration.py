@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from events import compaction
 from events.config import Config
 from events.service import TableService
 from workers import scheduling, ticker
@@ -28,7 +29,8 @@ from .receiver import Receiver
 pytestmark = pytest.mark.integration
 
 ROOT = Path(__file__).resolve().parents[2]
-FAST = {"ESCOBA_BOT_DELAY": "0.05", "ESCOBA_AWAY_AFTER": "1", "ESCOBA_EXPIRE_AFTER": "2"}
+FAST = {"ESCOBA_BOT_DELAY": "0.05", "ESCOBA_AWAY_AFTER": "1", "ESCOBA_EXPIRE_AFTER": "2",
+        "ESCOBA_COMPACT_AFTER": "1"}
 
 
 @pytest.fixture
@@ -170,6 +172,11 @@ def test_worker_drives_bots_opens_away_and_expires(rdb, qdb, start_worker, proce
     away_at, expired_at = _at(svc, human, "AwayOpened")[0], _at(svc, human, "TableExpired")[0]
     assert away_at - scheduling.parse_at(turn_start["at"]) >= 1.0  # never early
     assert expired_at - scheduling.parse_at(moves[-1]["at"]) >= 2.0
+    # expired: closed for good, so the worker compacts it a second later
+    _wait(lambda: compaction.is_compacted(rdb, human), 30, "the expired table to be compacted", worker)
+    assert not rdb.exists(f"table:{{{human}}}:events", f"table:{{{human}}}:timers",
+                          f"table:{{{human}}}:snapshot")
+    assert TableService(rdb, cache_size=0).records(human) == records  # still reads as before
     assert scheduling.pending_jobs(rdb, human, qdb) == []
     # RQ never held a future deadline: nothing scheduled, only work in flight
     assert qdb.zcard("rq:scheduled:escoba") == 0

@@ -7,6 +7,8 @@ import math
 
 from rq.job import Job
 
+from events import compaction
+from events.service import TableService
 from workers import index, runner, scheduling, ticker
 
 
@@ -61,7 +63,7 @@ def test_due_timers_for_a_human_turn_and_a_bot_turn(env):
         f"{tid}_expire_{1001 + int(env.config.expire_after)}"
 
 
-def test_no_timers_once_expired_and_lapse_once_finished(env):
+def test_only_compaction_once_expired_and_lapse_once_finished(env):
     tid = env.open()
     env.start(tid)
     env.drain()
@@ -69,7 +71,37 @@ def test_no_timers_once_expired_and_lapse_once_finished(env):
     assert env.pending(tid) == [f"{tid}_rematch_{env.state(tid).version}"]
     tid2 = env.open()
     env.svc.execute(tid2, {"type": "expire"}, actor="system")
-    assert env.pending(tid2) == []
+    assert env.pending(tid2) == [f"{tid2}_compact_{env.state(tid2).version}"]
+
+
+def test_a_table_closed_for_good_is_compacted_after_compact_after(env, config):
+    tid = env.open()
+    env.start(tid)
+    env.drain()
+    env.svc.execute(tid, {"type": "resign", "by": 0}, actor="seat:0")
+    log = env.svc.records(tid)
+    env.clock.advance(config.rematch_window + 1)
+    env.drain()  # the offer lapses: closed for good, the compact timer is set
+    final = env.state(tid)
+    assert env.types(tid)[-1] == "RematchLapsed"
+    assert env.pending(tid) == [f"{tid}_compact_{final.version}"]
+    env.clock.advance(config.compact_after - 5)
+    env.drain()
+    assert not compaction.is_compacted(env.redis, tid)  # never early
+    env.clock.advance(10)
+    env.drain()
+    assert compaction.is_compacted(env.redis, tid)
+    assert env.pending(tid) == []
+    left = [k for k in env.redis.keys(f"table:{{{tid}}}:*") if not k.endswith((b":archive", b":tokens"))]
+    # idempotency keys cannot be named without a SCAN: they go by their TTL, which (in real
+    # time, not this test's clock) is over before compact_after
+    assert left and all(b":idem:" in k for k in left)
+    assert all(0 < env.redis.ttl(k) <= config.compact_after for k in left)
+    fresh = TableService(env.redis, cache_size=0)
+    assert fresh.records(tid)[: len(log)] == log and fresh.load(tid) == final
+    # the reconciler leaves it alone: no timer, no hot key written again
+    assert runner.reconcile(env.redis, config, clock=env.clock.now)["scheduled"] == []
+    assert not env.redis.exists(scheduling.timers_key(tid))
 
 
 # --- each timer fires once when due, and not once the table moved on ------------------
@@ -135,7 +167,7 @@ def test_expiry_fires_once_after_the_last_move_only(env, config):
     types = env.types(tid)
     assert types.count("TableExpired") == 1
     assert env.state(tid).status == "expired"
-    assert env.pending(tid) == []
+    assert env.pending(tid) == [f"{tid}_compact_{env.state(tid).version}"]  # the only timer left
     expired = [r for r in env.svc.records(tid) if r["type"] == "TableExpired"][0]
     assert expired["actor"] == "system" and expired["version"] > last_move
     env.clock.advance(config.expire_after * 2)
@@ -214,7 +246,7 @@ def test_lazy_timers_stay_put_while_a_table_plays_then_move_themselves(env, conf
     env.clock.advance(config.expire_after * 2)
     env.drain()
     assert env.types(tid).count("TableExpired") == 1 and env.types(tid).count("AwayOpened") == 1
-    assert env.pending(tid) == []
+    assert env.pending(tid) == [f"{tid}_compact_{env.state(tid).version}"]  # closed for good
 
 
 def test_an_early_lazy_job_under_its_own_id_reschedules_under_another(env, config):
@@ -363,7 +395,7 @@ def test_rematch_offer_lapses_once(env, config):
     env.clock.advance(config.rematch_window * 2)
     env.drain()
     assert env.types(tid).count("RematchLapsed") == 1
-    assert env.pending(tid) == []
+    assert env.pending(tid) == [f"{tid}_compact_{env.state(tid).version}"]  # closed for good
 
 
 # --- ordering and repair -------------------------------------------------------------
