@@ -54,6 +54,14 @@ def change_hook(redis, config: Config):
     return TimersHook(redis, config)
 
 
+def _presets() -> dict:
+    from engine.rules import OFFERED, PRESETS
+
+    return {"presets": {name: {"defaults": PRESETS[name].as_dict(),
+                               "offered": {k: list(v) for k, v in OFFERED[name].items()}}
+                        for name in PRESETS}}
+
+
 def create_app(redis=None, config: Config | None = None) -> Flask:
     config = config or Config.from_env()
     if redis is None:
@@ -94,5 +102,17 @@ def create_app(redis=None, config: Config | None = None) -> Flask:
     @app.get("/t/<table_id>")
     def page(table_id=None):
         return send_from_directory(STATIC, "index.html")
+
+    @app.get("/favicon.ico")
+    def favicon():
+        # browsers ask for /favicon.ico whatever the page links; an SVG answers it
+        return send_from_directory(STATIC, "favicon.svg", mimetype="image/svg+xml", max_age=86400)
+
+    presets = _presets()
+
+    @app.get("/presets")
+    def get_presets():
+        """Each preset's defaults and what a host may choose: the page's create form starts here."""
+        return jsonify(presets)
 
     return app
