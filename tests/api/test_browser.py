@@ -121,7 +121,7 @@ def _play_game(p, base, table_id, tag, preset, players, deadline_s=200):
                 play_turn(page, "keys")
                 used_keys = True
             else:
-                play_turn(page)
+                play_turn(page, "tap" if moves < 4 else "dom")
             moves += 1
             if moves == 3:
                 shot(page, f"{tag}-playing")
@@ -157,10 +157,10 @@ def _play_game(p, base, table_id, tag, preset, players, deadline_s=200):
 GAMES = [
     # kind, preset, bots, host's choices, the host's deck design
     ("phone", "selminha", 3, {"target": 21}, None),  # four players, two teams
-    ("phone", "del15", 1, {"target": 10}, None),
+    ("phone", "del15", 3, {"target": 10}, None),
     ("phone", "cardgames", 1, {}, "french_swapped"),
-    ("desktop", "selminha", 1, {}, "spanish"),  # the deck design picked when opening
-    ("desktop", "del15", 3, {"target": 10}, None),
+    ("desktop", "selminha", 3, {}, "spanish"),  # the deck design picked when opening
+    ("desktop", "del15", 1, {"target": 10}, None),
     ("desktop", "cardgames", 1, {}, None),
 ]
 
@@ -181,6 +181,12 @@ def test_a_whole_game_against_bots(server, browser, kind, preset, bots, settings
         shot(page, f"{tag}-waiting", full_page=True)
         axe_check(page, f"{tag} waiting room")
         start(page)
+        # you at the bottom, partners across, play turning as the preset says
+        pos = dict(page.evaluate("[...document.querySelectorAll('.seat')].map(s => [s.dataset.seat, s.dataset.pos])"))
+        after = "left" if preset == "cardgames" else "right"  # cardgames plays clockwise
+        expect = {1: {"1": "top"}, 3: {"1": after, "2": "top", "3": "left" if after == "right" else "right"}}[bots]
+        assert pos == {"0": "bottom", **expect}, pos
+        assert ("to the left" if after == "left" else "to the right") in page.text_content("#direction")
         if deck == "spanish":
             until(page, "document.querySelectorAll('#table-cards .card').length > 0")
             assert " de " in page.locator("#table-cards .card").first.get_attribute("aria-label")

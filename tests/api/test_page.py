@@ -381,3 +381,30 @@ def test_a_tie_at_the_target_says_why_another_round_is_dealt(server, browser):
         assert "Ana (you) and Bruno" in text
     finally:
         p.close()
+
+
+def test_a_player_away_can_be_ended(browser):
+    s = serve(away_after=1.0)
+    p = Page(browser, "desktop")
+    page = p.page
+    try:
+        open_table(page, s.url, "selminha")
+        table_id = page.url.rstrip("/").split("/t/")[-1]
+        http("POST", f"{s.url}/tables/{table_id}/seats", {"name": "Bruno"})
+        page.wait_for_selector(".waiting-seat:has-text('Bruno')")
+        start(page)
+        # the host deals, so Bruno leads; he never plays
+        claim = page.get_by_role("button", name="END GAME: PLAYER AWAY")
+        claim.wait_for(timeout=15000)
+        page.wait_for_selector(".badge:has-text('AWAY')")
+        shot(page, "away-open")
+        claim.click()
+        page.wait_for_selector("#result:not([hidden])")
+        text = page.text_content("#result-text")
+        assert "You win" in text and "away" in text
+        assert page.locator("#rematch-yes").is_hidden()  # no rematch after an absence
+        in_viewport(page, "#result h2")
+        assert not p.errors, p.errors
+    finally:
+        p.close()
+        s.stop()
