@@ -50,7 +50,7 @@ def serve(**overrides):
             pass
 
     redis = fakeredis.FakeRedis(server=fakeredis.FakeServer())
-    config = dataclasses.replace(Config(), bot_delay=0.05, admin_token=ADMIN, **overrides)
+    config = dataclasses.replace(Config(), bot_delay=0.0, admin_token=ADMIN, **overrides)
     app = create_app(redis, config)
 
     @app.after_request
@@ -58,7 +58,7 @@ def serve(**overrides):
         response.headers.setdefault("Content-Security-Policy", CSP)
         return response
 
-    stop_worker = start_background_worker(redis, config)
+    stop_worker = start_background_worker(redis, config, poll=0.02)  # bots move at once; the page paces them
     srv = make_server("127.0.0.1", 0, app, threaded=True, request_handler=Quiet)
     thread = threading.Thread(target=srv.serve_forever, daemon=True)
     thread.start()

@@ -84,116 +84,137 @@ def _round_over_checks(p, base, table_id, tag, rounds, preset):
         axe_check(page, f"{tag} score box")
 
 
-def _play_game(p, base, table_id, tag, preset, players, deadline_s=200):
-    page = p.page
-    rounds = moves = 0
-    used_keys = used_drag = False
-    bot_lines = set()
-    deadline = time.time() + deadline_s
-    while True:
-        assert time.time() < deadline, f"{tag}: the game did not end in {deadline_s} s ({rounds} rounds)"
-        # one look at the page per loop: the status, whether plays wait to be shown, whose turn
+class Game:
+    """One page playing a whole game against bots, a step at a time (two games run side by side)."""
+
+    def __init__(self, p, base, table_id, tag, preset, players, deadline_s=300):
+        self.p, self.base, self.table_id, self.tag, self.preset, self.players = p, base, table_id, tag, preset, players
+        self.rounds = self.moves = 0
+        self.used_keys = self.used_drag = self.done = False
+        self.bot_lines = set()
+        self.deadline = time.time() + deadline_s
+
+    def step(self):
+        """Look once at the page and act if it is the player's to act; True once the game is over."""
+        if self.done:
+            return True
+        page = self.p.page
+        assert time.time() < self.deadline, f"{self.tag}: the game did not end ({self.rounds} rounds)"
+        # one look at the page: the status, whether plays wait to be shown, whose turn, the latest play
         st, busy, mine, line = page.evaluate(LOOK)
         if line.startswith(BOT_NAMES):
-            bot_lines.add(line)
+            self.bot_lines.add(line)
         if busy:
-            time.sleep(0.03)
-            continue
+            return False
         if st == "finished":
-            break
+            self.finish()
+            return True
         if st == "round_over":
-            rounds += 1
-            _round_over_checks(p, base, table_id, tag, rounds, preset)
+            self.rounds += 1
+            _round_over_checks(self.p, self.base, self.table_id, self.tag, self.rounds, self.preset)
             before = version(page)
             page.get_by_role("button", name="NEXT ROUND").click()
             until(page, f"Number(document.body.dataset.version) > {before}", what="the next deal")
-            continue
-        if st == "playing" and mine:
-            first = page.locator("#hand button.card").first.get_attribute("aria-label") or ""
-            if p.kind == "phone" and not used_drag and moves >= 2 and not page.locator("#fifteen button").count() \
-                    and ("no 15" in first or "1 way " in first):
-                # a finger drags the card onto the felt: it is played (its one 15, or left there)
-                before = version(page)
-                touch_drag(page, "#hand button.card >> nth=0", "#felt")
-                until(page, f"Number(document.body.dataset.version) > {before}", what="the dragged card played")
-                used_drag = True
-            elif not used_keys and moves >= 1:
-                play_turn(page, "keys")
-                used_keys = True
-            else:
-                play_turn(page, "tap" if moves < 4 else "dom")
-            moves += 1
-            if moves == 3:
-                shot(page, f"{tag}-playing")
-                no_overflow(page)
-                # the whole table on one screen: seats, felt, hand and buttons
-                for sel in ["#felt", "#hand", "#capture", "#resign", ".seat.you"]:
-                    in_viewport(page, sel)
-                seats = page.evaluate("[...document.querySelectorAll('.seat')].map(s => s.getBoundingClientRect())"
-                                      ".map(r => [r.top, r.bottom, r.left, r.right])")
-                vp = page.viewport_size
-                assert len(seats) == players
-                for top, bottom, left, right in seats:
-                    assert top >= 0 and bottom <= vp["height"] and left >= 0 and right <= vp["width"], seats
-                axe_check(page, f"{tag} playing")
-            continue
-        time.sleep(0.03)
-    # the game's end, in view
-    in_viewport(page, "#result h2")
-    in_viewport(page, "#rematch-yes")
-    no_overflow(page)
-    assert re.search(r"wins?\b", page.text_content("#result-text"))
-    shot(page, f"{tag}-game-over")
-    axe_check(page, f"{tag} game over")
-    assert rounds >= 1 and moves >= 5
-    assert used_keys
-    if p.kind == "phone":
-        assert used_drag
-    # bots' plays were shown one by one: the strip named them as they came
-    assert len(bot_lines) >= 3, bot_lines
-    return rounds
+        elif st == "playing" and mine:
+            self.play()
+        return False
+
+    def play(self):
+        page = self.p.page
+        first = page.locator("#hand button.card").first.get_attribute("aria-label") or ""
+        if self.p.kind == "phone" and not self.used_drag and self.moves >= 2 \
+                and not page.locator("#fifteen button").count() and ("no 15" in first or "1 way " in first):
+            # a finger drags the card onto the felt: it is played (its one 15, or left there)
+            before = version(page)
+            touch_drag(page, "#hand button.card >> nth=0", "#felt")
+            until(page, f"Number(document.body.dataset.version) > {before}", what="the dragged card played")
+            self.used_drag = True
+        elif not self.used_keys and self.moves >= 1:
+            play_turn(page, "keys")
+            self.used_keys = True
+        else:
+            play_turn(page, "tap" if self.moves < 4 else "dom")
+        self.moves += 1
+        if self.moves == 3:
+            shot(page, f"{self.tag}-playing")
+            no_overflow(page)
+            # the whole table on one screen: seats, felt, hand and buttons
+            for sel in ["#felt", "#hand", "#capture", "#resign", ".seat.you"]:
+                in_viewport(page, sel)
+            seats = page.evaluate("[...document.querySelectorAll('.seat')].map(s => s.getBoundingClientRect())"
+                                  ".map(r => [r.top, r.bottom, r.left, r.right])")
+            vp = page.viewport_size
+            assert len(seats) == self.players
+            for top, bottom, left, right in seats:
+                assert top >= 0 and bottom <= vp["height"] and left >= 0 and right <= vp["width"], seats
+            axe_check(page, f"{self.tag} playing")
+
+    def finish(self):
+        page = self.p.page
+        self.done = True
+        # the game's end, in view
+        in_viewport(page, "#result h2")
+        in_viewport(page, "#rematch-yes")
+        no_overflow(page)
+        assert re.search(r"wins?\b", page.text_content("#result-text"))
+        shot(page, f"{self.tag}-game-over")
+        axe_check(page, f"{self.tag} game over")
+        assert self.rounds >= 1 and self.moves >= 5
+        assert self.used_keys
+        if self.p.kind == "phone":
+            assert self.used_drag
+        # bots' plays were shown one by one: the strip named them as they came
+        assert len(self.bot_lines) >= 3, self.bot_lines
+        assert not self.p.errors, self.p.errors
 
 
-GAMES = [
-    # kind, preset, bots, host's choices, the host's deck design
-    ("phone", "selminha", 3, {"target": 21}, None),  # four players, two teams
-    ("phone", "del15", 3, {"target": 10}, None),
-    ("phone", "cardgames", 1, {}, "french_swapped"),
-    ("desktop", "selminha", 3, {}, "spanish"),  # the deck design picked when opening
-    ("desktop", "del15", 1, {"target": 10}, None),
-    ("desktop", "cardgames", 1, {}, None),
-]
+GAMES = {
+    # preset: on the phone and on the big screen, (bots, host's choices, the host's deck design)
+    "selminha": {"phone": (3, {"target": 21}, None), "desktop": (3, {}, "spanish")},  # four: two teams
+    "del15": {"phone": (3, {"target": 10}, None), "desktop": (1, {"target": 10}, None)},
+    "cardgames": {"phone": (1, {}, "french_swapped"), "desktop": (1, {}, None)},
+}
 
 
-@pytest.mark.parametrize(("kind", "preset", "bots", "settings", "deck"), GAMES,
-                         ids=[f"{g[0]}-{g[1]}-{g[2] + 1}p" for g in GAMES])
-def test_a_whole_game_against_bots(server, browser, kind, preset, bots, settings, deck):
+def _open_game(server, browser, kind, preset, bots, settings, deck):
     p = Page(browser, kind)
     page = p.page
     tag = f"game-{kind}-{preset}-{bots + 1}p"
+    page.goto(f"{server.url}/")
+    no_overflow(page)
+    axe_check(page, f"{tag} home")
+    table_id = open_table(page, server.url, preset, deck=deck, settings=settings)
+    add_bots(page, bots)
+    no_overflow(page)
+    shot(page, f"{tag}-waiting", full_page=True)
+    axe_check(page, f"{tag} waiting room")
+    start(page)
+    # you at the bottom, partners across, play turning as the preset says
+    pos = dict(page.evaluate("[...document.querySelectorAll('.seat')].map(s => [s.dataset.seat, s.dataset.pos])"))
+    after = "left" if preset == "cardgames" else "right"  # cardgames plays clockwise
+    expect = {1: {"1": "top"}, 3: {"1": after, "2": "top", "3": "left" if after == "right" else "right"}}[bots]
+    assert pos == {"0": "bottom", **expect}, pos
+    assert ("to the left" if after == "left" else "to the right") in page.text_content("#direction")
+    if deck == "spanish":
+        until(page, "document.querySelectorAll('#table-cards .card').length > 0")
+        assert " de " in page.locator("#table-cards .card").first.get_attribute("aria-label")
+    return p, Game(p, server.url, table_id, tag, preset, bots + 1)
+
+
+@pytest.mark.parametrize("preset", list(GAMES))
+def test_a_whole_game_against_bots_on_a_phone_and_a_big_screen(server, browser, preset):
+    """Two whole games of the preset at once: a 390x844 touch phone and a 1280x800 screen."""
+    pages, games = [], []
     try:
-        page.goto(f"{server.url}/")
-        no_overflow(page)
-        axe_check(page, f"{tag} home")
-        table_id = open_table(page, server.url, preset, deck=deck, settings=settings)
-        add_bots(page, bots)
-        no_overflow(page)
-        shot(page, f"{tag}-waiting", full_page=True)
-        axe_check(page, f"{tag} waiting room")
-        start(page)
-        # you at the bottom, partners across, play turning as the preset says
-        pos = dict(page.evaluate("[...document.querySelectorAll('.seat')].map(s => [s.dataset.seat, s.dataset.pos])"))
-        after = "left" if preset == "cardgames" else "right"  # cardgames plays clockwise
-        expect = {1: {"1": "top"}, 3: {"1": after, "2": "top", "3": "left" if after == "right" else "right"}}[bots]
-        assert pos == {"0": "bottom", **expect}, pos
-        assert ("to the left" if after == "left" else "to the right") in page.text_content("#direction")
-        if deck == "spanish":
-            until(page, "document.querySelectorAll('#table-cards .card').length > 0")
-            assert " de " in page.locator("#table-cards .card").first.get_attribute("aria-label")
-        _play_game(p, server.url, table_id, tag, preset, bots + 1)
-        assert not p.errors, p.errors
+        for kind, (bots, settings, deck) in GAMES[preset].items():
+            p, game = _open_game(server, browser, kind, preset, bots, settings, deck)
+            pages.append(p)
+            games.append(game)
+        while not all([g.step() for g in games]):
+            time.sleep(0.02)
     finally:
-        p.close()
+        for p in pages:
+            p.close()
 
 
 def test_two_players_and_a_spectator_with_chat(server, browser):
