@@ -11,6 +11,7 @@ from flask.json.provider import DefaultJSONProvider
 from flask_sock import Sock
 
 from events.config import Config
+from events.connection import Backends, connect, from_clients
 from events.service import TableService
 
 from . import admin, errors, observability, sockets, tables
@@ -39,19 +40,20 @@ class FastJSON(DefaultJSONProvider):
 
 @dataclass
 class Context:
-    redis: object
+    redis: object  # the tables' client (backends.tables): tokens, chat, notify URLs
     config: Config
     service: TableService
     chat: ChatStore
     hub: Hub
     metrics: observability.Metrics
+    backends: Backends | None = None
 
 
-def change_hook(redis, config: Config):
+def change_hook(backends: Backends, config: Config):
     """What follows every append, from any process: the workers' timers."""
     from workers.scheduling import TimersHook
 
-    return TimersHook(redis, config)
+    return TimersHook(backends.tables, config)
 
 
 def _presets() -> dict:
@@ -63,20 +65,26 @@ def _presets() -> dict:
 
 
 def create_app(redis=None, config: Config | None = None) -> Flask:
+    """The app on ``redis``: Backends, or one client (a plain Redis or fakeredis holding
+    both the tables and the queue); None: what the environment names (events/connection.py)."""
     config = config or Config.from_env()
     if redis is None:
-        from redis import Redis
-
-        redis = Redis.from_url(config.redis_url)
-    service = TableService(redis, on_change=change_hook(redis, config))
+        backends = connect(config)
+    elif isinstance(redis, Backends):
+        backends = redis
+    else:
+        backends = from_clients(redis)
+    redis = backends.tables
+    service = TableService(redis, on_change=change_hook(backends, config))
     metrics = observability.Metrics()
-    metrics.add_redis_collectors(redis)
+    metrics.add_redis_collectors(backends)
 
     app = Flask(__name__, static_folder=str(STATIC), static_url_path="/static")
     app.config["MAX_CONTENT_LENGTH"] = BODY_MAX
     app.json = FastJSON(app)
     app.config["SOCK_SERVER_OPTIONS"] = {"ping_interval": 25}
-    app.extensions["escoba"] = Context(redis, config, service, ChatStore(redis), Hub(redis, service), metrics)
+    app.extensions["escoba"] = Context(redis, config, service, ChatStore(redis), Hub(redis, service),
+                                        metrics, backends)
 
     errors.install(app)
     observability.install(app, metrics)
@@ -92,9 +100,12 @@ def create_app(redis=None, config: Config | None = None) -> Flask:
 
     @app.get("/healthz")
     def healthz():
+        ctx = current_app.extensions["escoba"]
         try:
-            current_app.extensions["escoba"].redis.ping()
-        except Exception as e:  # the one backing service is down: say so, with a 503
+            ctx.backends.tables.ping()
+            if ctx.backends.queue is not ctx.backends.tables:
+                ctx.backends.queue.ping()
+        except Exception as e:  # a backing service is down: say so, with a 503
             return errors.error_response("unavailable", f"Redis is not reachable: {e}", 503)
         return jsonify({"ok": True, "redis": "ok"})
 

@@ -12,6 +12,7 @@ import os
 from werkzeug.serving import make_server
 
 from events.config import Config
+from events.connection import connect, from_clients
 
 from .app import create_app
 from .observability import setup_logging
@@ -29,17 +30,16 @@ def run_dev(host: str, port: int, redis_url: str | None = None) -> int:
     if "ESCOBA_BOT_DELAY" not in os.environ:
         config = dataclasses.replace(config, bot_delay=0.8)
     if redis_url:
-        from redis import Redis
-
-        redis = Redis.from_url(redis_url)
-        store = f"Redis at {redis_url}"
+        config = dataclasses.replace(config, redis_url=redis_url)
+        backends = connect(config)
+        store = f"{'Redis Cluster' if backends.cluster else 'Redis'} at {redis_url}"
     else:
-        redis = embedded_redis()
+        backends = from_clients(embedded_redis())
         store = "an embedded in-memory store: NOTHING SURVIVES A RESTART"
-    app = create_app(redis, config)
+    app = create_app(backends, config)
     from workers.runner import start_background_worker
 
-    stop_worker = start_background_worker(redis, config)
+    stop_worker = start_background_worker(backends.tables, config)
     server = make_server(host, port, app, threaded=True)
     print(f"Escoba dev server on http://{host}:{server.server_port}/  (store: {store})", flush=True)
     print("Open the URL, open a table and ADD A BOT. Ctrl-C stops.", flush=True)

@@ -135,15 +135,19 @@ class Metrics:
                                          buckets=(.002, .005, .01, .025, .05, .1, .25, .5, 1, 2.5))
         self.open_sockets = Gauge("escoba_open_sockets", "Open WebSockets in this process", registry=r)
 
-    def add_redis_collectors(self, redis) -> None:
-        self.registry.register(_RedisCollector(redis))
+    def add_redis_collectors(self, backends) -> None:
+        self.registry.register(_RedisCollector(backends))
 
 
 class _RedisCollector:
-    """Counts that live in Redis, so every process reports the same numbers."""
+    """Counts that live in Redis, so every process reports the same numbers.
 
-    def __init__(self, redis):
-        self.redis = redis
+    Table counts come from the tables' store, RQ's from the queue Redis.
+    """
+
+    def __init__(self, backends):
+        self.redis = backends.tables
+        self.queue = backends.queue
 
     def collect(self):
         tables = GaugeMetricFamily("escoba_tables", "Tables by status", labels=["status"])
@@ -157,7 +161,7 @@ class _RedisCollector:
         from rq import Worker
 
         run = failed = 0
-        for worker in Worker.all(connection=self.redis):
+        for worker in Worker.all(connection=self.queue):
             run += worker.successful_job_count or 0
             failed += worker.failed_job_count or 0
         counts_by_worker = GaugeMetricFamily("escoba_jobs_total", "Jobs run by the live workers, by outcome",
@@ -167,8 +171,8 @@ class _RedisCollector:
         yield counts_by_worker
         jobs = GaugeMetricFamily("escoba_jobs", "RQ jobs waiting, by registry (escoba queue)", labels=["state"])
         for state, key in (("failed", "rq:failed:escoba"), ("scheduled", "rq:scheduled:escoba")):
-            jobs.add_metric([state], self.redis.zcard(key))
-        jobs.add_metric(["queued"], self.redis.llen("rq:queue:escoba"))
+            jobs.add_metric([state], self.queue.zcard(key))
+        jobs.add_metric(["queued"], self.queue.llen("rq:queue:escoba"))
         yield jobs
 
 

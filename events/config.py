@@ -9,6 +9,8 @@ from dataclasses import dataclass
 @dataclass(frozen=True)
 class Config:
     redis_url: str = "redis://127.0.0.1:6379/0"
+    # RQ's plain Redis; empty: REDIS_URL itself, which must then not be a cluster (events/connection.py)
+    queue_url: str = ""
     admin_token: str | None = None
     away_after: float = 172800.0  # 48 hours
     expire_after: float = 604800.0  # 7 days
@@ -21,6 +23,7 @@ class Config:
         env = os.environ if env is None else env
         return cls(
             redis_url=env.get("REDIS_URL", cls.redis_url),
+            queue_url=env.get("ESCOBA_QUEUE_URL", ""),
             admin_token=env.get("ESCOBA_ADMIN_TOKEN") or None,
             away_after=float(env.get("ESCOBA_AWAY_AFTER", cls.away_after)),
             expire_after=float(env.get("ESCOBA_EXPIRE_AFTER", cls.expire_after)),

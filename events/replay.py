@@ -104,14 +104,16 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _records_from_redis(table_id: str, url: str | None) -> list[dict]:
-    import redis
-
+    from .connection import tables_client
     from .store import EventStore
 
     url = url or Config.from_env().redis_url
-    client = redis.Redis.from_url(url)
-    store = EventStore(client)
-    records = store.read(table_id)
+    # only the tables' store is read: no queue Redis needed (events/connection.py finds the topology)
+    client = tables_client(url, wait=5)
+    try:
+        records = EventStore(client).read(table_id)
+    finally:
+        client.close()
     if not records:
         raise LookupError(f"no such table {table_id!r} at {url}")
     return records

@@ -5,6 +5,11 @@ whole session (``tests/redis_servers.py``) and stops at the end; the suite never
 connects to a Redis it did not start, so it may flush its own databases. Tests
 that need it are skipped, saying why, only when the ``redis-server`` binary is
 missing.
+
+``topology`` runs a test on both deployments (parametrized, not copied): ``plain``
+(one Redis holds the tables and RQ's queue: ``redis_server``) and ``cluster`` (a
+3-master Redis Cluster of the suite's own for the tables, ``redis_cluster``, and a
+plain ``queue_server`` for RQ). ``backends`` gives a test its ``Backends`` on it.
 """
 
 from __future__ import annotations
@@ -12,7 +17,7 @@ from __future__ import annotations
 import fakeredis
 import pytest
 
-from .redis_servers import RedisServer, redis_binary, start_plain
+from .redis_servers import RedisClusterServers, RedisServer, redis_binary, redis_cli, start_cluster, start_plain
 
 
 @pytest.fixture
@@ -49,3 +54,93 @@ def real_redis(redis_server):
     client = redis_server.client()
     yield client
     client.close()
+
+
+def _need_binaries(cluster: bool = False) -> None:
+    if redis_binary() is None:
+        pytest.skip("redis-server binary not installed (needed to start a private Redis)")
+    if cluster and redis_cli() is None:
+        pytest.skip("redis-cli not installed (needed to create the private Redis Cluster)")
+
+
+@pytest.fixture(scope="session")
+def redis_cluster(tmp_path_factory) -> RedisClusterServers:
+    """The suite's own 3-master Redis Cluster (no replicas, volatile), one for the session."""
+    _need_binaries(cluster=True)
+    cluster = start_cluster(tmp_path_factory.mktemp("cluster"), 3)
+    yield cluster
+    cluster.stop()
+
+
+@pytest.fixture(scope="session")
+def queue_server(tmp_path_factory) -> RedisServer:
+    """The plain Redis beside the cluster for RQ's queues (ESCOBA_QUEUE_URL)."""
+    _need_binaries()
+    server = start_plain(tmp_path_factory.mktemp("queue"))
+    yield server
+    server.stop()
+
+
+class Topology:
+    """One deployment the suite started: its settings, and clients on it."""
+
+    def __init__(self, name: str, tables_url: str, queue_url: str, cluster: RedisClusterServers | None,
+                 servers: list[RedisServer]):
+        self.name = name
+        self.tables_url = tables_url
+        self.queue_url = queue_url
+        self.cluster = cluster
+        self.servers = servers  # every server of this topology (all started by the suite)
+
+    @property
+    def is_cluster(self) -> bool:
+        return self.cluster is not None
+
+    @property
+    def env(self) -> dict[str, str]:
+        """The settings a subprocess (``escoba serve``, a worker) gets on this topology."""
+        return {"REDIS_URL": self.tables_url, "ESCOBA_QUEUE_URL": self.queue_url}
+
+    def config(self, **changes):
+        import dataclasses
+
+        from events.config import Config
+
+        return dataclasses.replace(Config(redis_url=self.tables_url, queue_url=self.queue_url), **changes)
+
+    def backends(self):
+        from events.connection import connect
+
+        return connect(self.config(), wait=5)
+
+    def flush(self) -> None:
+        """FLUSHALL on this topology's servers: all of them the suite's own."""
+        if self.cluster is not None:
+            self.cluster.flush()
+        for server in self.servers:
+            with server.client() as c:
+                c.flushall()
+
+    def __repr__(self) -> str:
+        return f"Topology({self.name})"
+
+
+@pytest.fixture(params=["plain", "cluster"])
+def topology(request) -> Topology:
+    """The same test on one Redis and on a 3-master cluster beside a queue Redis."""
+    request.applymarker(pytest.mark.integration)
+    if request.param == "plain":
+        server = request.getfixturevalue("redis_server")
+        return Topology("plain", server.url, server.url, None, [server])
+    cluster = request.getfixturevalue("redis_cluster")
+    queue = request.getfixturevalue("queue_server")
+    return Topology("cluster", cluster.url, queue.url, cluster, [queue])
+
+
+@pytest.fixture
+def backends(topology):
+    """``Backends`` on ``topology`` (found by ``events.connection.connect``, as the server does)."""
+    b = topology.backends()
+    assert b.cluster == topology.is_cluster
+    yield b
+    b.close()

@@ -100,3 +100,80 @@ class RedisServer:
 
 def start_plain(workdir: Path, *, durable: bool = False, port: int | None = None) -> RedisServer:
     return RedisServer(port or free_port(), workdir, durable=durable).start()
+
+
+def redis_cli() -> str | None:
+    return shutil.which("redis-cli")
+
+
+@dataclass
+class RedisClusterServers:
+    """A Redis Cluster of the suite's own: ``masters`` ``redis-server --cluster-enabled yes``
+    on free ports, no replicas, every slot assigned by ``redis-cli --cluster create``."""
+
+    nodes: list[RedisServer]
+
+    @property
+    def url(self) -> str:
+        """Any node's URL names the cluster (REDIS_URL may name any node): the first one."""
+        return self.nodes[0].url
+
+    def client(self, **kwargs):
+        from redis.cluster import RedisCluster
+
+        return RedisCluster(host="127.0.0.1", port=self.nodes[0].port, **kwargs)
+
+    def flush(self) -> None:
+        for node in self.nodes:
+            with node.client() as c:
+                c.flushall()
+
+    def wait_ok(self, timeout: float = 20.0) -> None:
+        """Until every node says ``cluster_state:ok`` and knows every other node."""
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            states = []
+            for node in self.nodes:
+                with node.client() as c:
+                    info = c.execute_command("CLUSTER", "INFO")
+                    info = info.decode() if isinstance(info, bytes) else info
+                    fields = dict(line.split(":", 1) for line in info.split() if ":" in line)
+                    states.append(fields.get("cluster_state") == "ok"
+                                  and int(fields.get("cluster_known_nodes", 0)) == len(self.nodes))
+            if all(states):
+                return
+            time.sleep(0.1)
+        raise RuntimeError("the test cluster did not reach cluster_state:ok")
+
+    def stop(self) -> None:
+        for node in self.nodes:
+            node.stop()
+
+
+def start_cluster(workdir: Path, masters: int = 3, *, durable: bool = False) -> RedisClusterServers:
+    """Start ``masters`` cluster nodes (client and bus ports both free, the bus given by
+    ``cluster-port``), join them with ``redis-cli --cluster create``, wait for ``ok``."""
+    cli = redis_cli()
+    if cli is None:
+        raise RuntimeError("redis-cli is not installed")
+    nodes: list[RedisServer] = []
+    try:
+        for i in range(masters):
+            port, bus = free_port(), free_port()
+            while bus == port:
+                bus = free_port()
+            node = RedisServer(port, workdir / f"node{i}", durable=durable,
+                               extra=("--cluster-enabled", "yes", "--cluster-port", str(bus),
+                                      "--cluster-config-file", str(workdir / f"node{i}" / "nodes.conf"),
+                                      "--cluster-node-timeout", "3000"))
+            nodes.append(node.start())
+        subprocess.run([cli, "--cluster", "create", *(f"127.0.0.1:{n.port}" for n in nodes),
+                        "--cluster-replicas", "0", "--cluster-yes"],
+                       check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=60)
+        cluster = RedisClusterServers(nodes)
+        cluster.wait_ok()
+        return cluster
+    except BaseException:
+        for node in nodes:
+            node.stop()
+        raise

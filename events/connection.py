@@ -1,0 +1,149 @@
+"""The one place that knows the topology: one Redis, or a Redis Cluster beside a queue Redis.
+
+Everything else asks ``connect(config)`` for ``Backends`` and uses:
+
+- ``tables``: every key that belongs to a table (its log, snapshot, tokens, chat, notify
+  URLs, timer bookkeeping, idempotency keys, rate-limit counters) and the sharded
+  index buckets. A plain ``Redis`` or a ``redis.cluster.RedisCluster``; every key of one
+  table carries the ``{table_id}`` hash tag and no command, script or transaction
+  touches two slots, so the same code runs on both.
+- ``queue``: RQ's queues, jobs, scheduled registry and worker registry. Always a plain
+  ``Redis``: RQ's keys and transactions span many slots, so RQ cannot run on a cluster.
+
+Whether ``REDIS_URL`` names a cluster node is found out at start (``INFO cluster``:
+``cluster_enabled:1``), not configured: an operator points the same setting at a
+cluster when one Redis is outgrown. ``ESCOBA_QUEUE_URL`` defaults to ``REDIS_URL``
+when that is one Redis; on a cluster it must be set, and a cluster there is refused.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import redis as redis_lib
+from redis.cluster import RedisCluster
+
+from .config import Config
+
+# how long ``connect`` waits for a Redis that is starting (compose brings them up together)
+CONNECT_WAIT = 30.0
+# a pub/sub connection is idle for long stretches: a periodic PING finds a peer that is gone
+HEALTH_CHECK_INTERVAL = 30
+
+
+class TopologyError(RuntimeError):
+    """The settings name a topology the server cannot run on (said in words an operator acts on)."""
+
+
+@dataclass(frozen=True)
+class Backends:
+    tables: Any  # Redis | RedisCluster: every key of a table, and the index buckets
+    queue: Any  # Redis: RQ (always a plain Redis)
+    cluster: bool
+
+    def close(self) -> None:
+        for client in {id(self.tables): self.tables, id(self.queue): self.queue}.values():
+            with contextlib.suppress(Exception):  # best effort (a client that never connected)
+                client.close()
+
+
+def is_cluster(client) -> bool:
+    """Whether ``client`` is a cluster client (sharded pub/sub, per-node listeners)."""
+    return isinstance(client, RedisCluster)
+
+
+def from_clients(tables, queue=None) -> Backends:
+    """Backends around clients made elsewhere (tests: fakeredis; ``escoba dev``'s embedded store).
+
+    ``queue`` defaults to ``tables``, which must then be a plain Redis.
+    """
+    cluster = is_cluster(tables)
+    if queue is None:
+        if cluster:
+            raise TopologyError("a cluster's tables need a plain Redis for the queue")
+        queue = tables
+    if is_cluster(queue):
+        raise TopologyError("RQ's queue cannot live on a Redis Cluster: give it a plain Redis")
+    return Backends(tables=tables, queue=queue, cluster=cluster)
+
+
+def probe_cluster(url: str, wait: float = CONNECT_WAIT) -> bool:
+    """Whether the Redis at ``url`` is a cluster node; waits up to ``wait`` s for it to answer."""
+    client = redis_lib.Redis.from_url(url, socket_connect_timeout=2, socket_timeout=5)
+    deadline = time.monotonic() + wait
+    try:
+        while True:
+            try:
+                info = client.info("cluster")
+                return int(info.get("cluster_enabled", 0)) == 1
+            except redis_lib.ResponseError:  # no INFO (an embedded fake, a proxy): not a cluster node
+                return False
+            except (redis_lib.ConnectionError, redis_lib.TimeoutError, redis_lib.BusyLoadingError) as exc:
+                if time.monotonic() >= deadline:
+                    raise redis_lib.ConnectionError(f"Redis at {_where(url)} is not reachable: {exc}") from exc
+                time.sleep(0.5)
+    finally:
+        client.close()
+
+
+def connect(config: Config, *, wait: float = CONNECT_WAIT) -> Backends:
+    """The clients ``config`` names, after finding out whether ``REDIS_URL`` is a cluster.
+
+    Raises TopologyError for a cluster at ``ESCOBA_QUEUE_URL`` or a cluster with no queue
+    URL, ConnectionError when a Redis does not answer within ``wait`` seconds.
+    """
+    cluster = probe_cluster(config.redis_url, wait)
+    queue_url = config.queue_url or None
+    if cluster and queue_url is None:
+        raise TopologyError(
+            f"REDIS_URL ({_where(config.redis_url)}) is a Redis Cluster node: set ESCOBA_QUEUE_URL "
+            "to a plain Redis for RQ's queues (RQ cannot run on a cluster)")
+    same = queue_url is None or queue_url == config.redis_url
+    if (cluster and same) or (not same and probe_cluster(queue_url, wait)):
+        raise TopologyError(
+            f"ESCOBA_QUEUE_URL ({_where(queue_url)}) is a Redis Cluster node: RQ's queues, jobs and "
+            "scheduled registry need a plain Redis (its transactions span many slots)")
+    if cluster:
+        tables = cluster_client(config.redis_url, wait)
+    else:
+        tables = redis_lib.Redis.from_url(config.redis_url)
+    queue = tables if same else redis_lib.Redis.from_url(queue_url)
+    return Backends(tables=tables, queue=queue, cluster=cluster)
+
+
+def tables_client(url: str, wait: float = CONNECT_WAIT):
+    """Only the tables' client for ``url`` (tools that read logs and need no queue: ``escoba replay``)."""
+    return cluster_client(url, wait) if probe_cluster(url, wait) else redis_lib.Redis.from_url(url)
+
+
+def cluster_client(url: str, wait: float = CONNECT_WAIT) -> RedisCluster:
+    """A RedisCluster from any node's URL, waiting for the cluster to cover every slot
+    (a cluster being created answers ``CLUSTER SLOTS`` with gaps for a moment)."""
+    deadline = time.monotonic() + wait
+    while True:
+        try:
+            # a cluster has only db 0: the URL's db, if any, is dropped
+            return RedisCluster.from_url(_without_db(url), health_check_interval=HEALTH_CHECK_INTERVAL)
+        except Exception as exc:  # RedisClusterException: slots not covered yet; ConnectionError
+            if time.monotonic() >= deadline:
+                raise redis_lib.ConnectionError(f"the Redis Cluster at {_where(url)} is not ready: {exc}") from exc
+            time.sleep(0.5)
+
+
+def _without_db(url: str) -> str:
+    head, sep, tail = url.rpartition("/")
+    return head if sep and tail.isdigit() and "//" in head else url
+
+
+def _where(url: str) -> str:
+    """host:port of ``url`` without credentials (messages and logs never carry a password)."""
+    rest = url.split("://", 1)[-1]
+    rest = rest.rsplit("@", 1)[-1]
+    return rest.split("/", 1)[0]
+
+
+__all__ = ["Backends", "TopologyError", "cluster_client", "connect", "from_clients", "is_cluster",
+           "probe_cluster", "tables_client"]

@@ -1,0 +1,73 @@
+"""events/connection.py: the topology is found at start, and refused when RQ would land on a cluster."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+from redis.cluster import RedisCluster
+
+from events.config import Config
+from events.connection import TopologyError, connect, from_clients, is_cluster
+
+
+def test_queue_url_is_read_and_defaults_to_empty():
+    assert Config.from_env({}).queue_url == ""
+    assert Config.from_env({"ESCOBA_QUEUE_URL": "redis://q:6379/0"}).queue_url == "redis://q:6379/0"
+
+
+def test_from_clients_on_one_store_shares_it(fake_redis):
+    b = from_clients(fake_redis)
+    assert b.tables is fake_redis and b.queue is fake_redis and not b.cluster
+
+
+def test_connect_finds_a_topology(topology):
+    b = topology.backends()
+    try:
+        assert b.cluster is topology.is_cluster
+        assert isinstance(b.tables, RedisCluster) is topology.is_cluster
+        assert is_cluster(b.tables) is topology.is_cluster
+        assert not is_cluster(b.queue)
+        if topology.is_cluster:
+            assert b.queue is not b.tables
+            assert int(b.queue.info("cluster")["cluster_enabled"]) == 0
+        else:
+            assert b.queue is b.tables  # one Redis: one client, one pool
+        assert b.tables.ping() and b.queue.ping()
+    finally:
+        b.close()
+
+
+@pytest.mark.integration
+def test_a_cluster_without_a_queue_url_is_refused_saying_what_to_set(redis_cluster):
+    with pytest.raises(TopologyError, match="set ESCOBA_QUEUE_URL"):
+        connect(Config(redis_url=redis_cluster.url), wait=2)
+
+
+@pytest.mark.integration
+def test_a_cluster_at_the_queue_url_is_refused(redis_cluster, redis_server):
+    with pytest.raises(TopologyError, match="ESCOBA_QUEUE_URL .* is a Redis Cluster node"):
+        connect(Config(redis_url=redis_server.url, queue_url=redis_cluster.nodes[1].url), wait=2)
+    with pytest.raises(TopologyError, match="ESCOBA_QUEUE_URL"):
+        connect(Config(redis_url=redis_cluster.url, queue_url=redis_cluster.url), wait=2)
+
+
+@pytest.mark.integration
+def test_any_node_names_the_cluster(redis_cluster, queue_server):
+    for node in redis_cluster.nodes:
+        b = connect(Config(redis_url=node.url, queue_url=queue_server.url), wait=2)
+        try:
+            assert b.cluster and len(b.tables.get_primaries()) == 3
+        finally:
+            b.close()
+
+
+@pytest.mark.integration
+def test_an_unreachable_redis_is_a_clear_connection_error(redis_server):
+    import redis
+
+    from ..redis_servers import free_port
+
+    config = dataclasses.replace(Config(), redis_url=f"redis://127.0.0.1:{free_port()}/0")
+    with pytest.raises(redis.ConnectionError, match="not reachable"):
+        connect(config, wait=0.5)
