@@ -45,7 +45,13 @@ async function pump() {
       if (old && next.table_id === old.table_id && next.version <= old.version) continue; // stale or seen
       // far behind (a tab in the background): catch up without the show
       const quick = !old || document.hidden || queue.length > 4 || app.pace === 0;
-      if (quick) { show(next); announceStep(old, next, false); continue; }
+      if (quick) {
+        const rises = escobaRises(old, next);
+        markSweeps(old, next, rises);
+        show(next);
+        announceStep(old, next, false, rises);
+        continue;
+      }
       await step(old, next);
     }
   } finally {
@@ -169,6 +175,7 @@ async function step(old, next) {
   // the round's end: what was left on the table goes to the last to capture (the server says who)
   const ended = old && old.status === "playing" && (next.status === "round_over" || next.status === "finished");
   if (ended) await leftovers(old, next);
+  markSweeps(old, next, rises);
   show(next);
   const last = plays[plays.length - 1];
   if (last && last.kind === "play" && !(last.captured && last.captured.length)) {
@@ -207,11 +214,24 @@ async function leftovers(old, next) {
   await sleep(500);
 }
 
+/** The play that made a side's escoba: its last capture in this change. */
+function sweeper(old, next, side) {
+  const plays = newPlays(old, next).filter((p) => side.seats.includes(p.seat) && p.captured.length);
+  return plays.length ? plays[plays.length - 1] : null;
+}
+
+/** The strip marks the plays that swept (before the change is drawn). */
+function markSweeps(old, next, rises) {
+  for (const { side, n } of rises) {
+    const by = sweeper(old, next, side);
+    if (by) app.sweeps.set(`${next.game}:${next.round}:${next.history.indexOf(by)}`, n >= 2 ? "DOUBLE ESCOBA!" : "ESCOBA!");
+  }
+}
+
 /** What a change means, said and shown: ESCOBA!, DOUBLE ESCOBA!, a new round, the end. */
 function announceStep(old, next, animated, rises = escobaRises(old, next)) {
   for (const { side, n } of rises) {
-    const plays = newPlays(old, next).filter((p) => side.seats.includes(p.seat) && p.captured.length);
-    const by = plays.length ? plays[plays.length - 1] : null;
+    const by = sweeper(old, next, side);
     const who = by ? seatName(by.seat, next) : side.seats.map((s) => seatName(s, next)).join(" & ");
     const double = n >= 2 || (by && by.kind === "opening" && n >= 2);
     const word = double ? "DOUBLE ESCOBA!" : "ESCOBA!";

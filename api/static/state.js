@@ -28,6 +28,7 @@ export const app = {
   focusIndex: 0,
   busy: false,
   leftovers: null, // {round, cards, seat} from the round's RoundEnded event
+  sweeps: new Map(), // "game:round:index" of a history entry → "ESCOBA!" as it was announced
 };
 
 export const storeKey = (id) => `escoba.table.${id}`;

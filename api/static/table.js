@@ -321,7 +321,10 @@ function renderStrip(view) {
   const hist = view.history || [];
   strip.hidden = view.status === "waiting";
   strip.replaceChildren();
-  const items = hist.map((p) => ({ text: playText(p, view), cls: p.captured && p.captured.length ? "took" : "" }));
+  const items = hist.map((p, i) => {
+    const swept = app.sweeps.get(`${view.game}:${view.round}:${i}`);
+    return { text: `${playText(p, view)}${swept ? ` · ${swept}` : ""}`, cls: p.captured && p.captured.length ? "took" : "" };
+  });
   for (const e of app.stripExtras || []) if (e.round === view.round && e.game === view.game) items.splice(e.at, 0, { text: e.text, cls: e.cls });
   if (!items.length) {
     const li = document.createElement("li");

@@ -170,6 +170,7 @@ def test_take_the_15_shows_its_cards_errors_clear_and_escoba_stays_said(server, 
         page.locator("#hand [data-card='8b']").click()
         page.get_by_role("button", name="CAPTURE").click()
         page.wait_for_selector("#live:has-text('ESCOBA!')")
+        assert "ESCOBA!" in page.text_content("#strip li.latest")  # the strip marks the sweep
         page.wait_for_selector("#live:has-text(\"Bruno's turn\")")
         assert "ESCOBA!" in page.text_content("#live")
         assert "ESCOBA!" in (page.text_content("#banner") or "")
@@ -190,7 +191,7 @@ def test_an_opening_table_of_30_is_a_double_escoba(server, browser):
         page.wait_for_selector("#waiting:not([hidden])")
         http("POST", f"{base}/tables/{table_id}/moves", {"type": "start"}, ana)
         page.wait_for_selector("#live:has-text('DOUBLE ESCOBA!')")
-        assert "opening table" in page.text_content("#strip")
+        assert "opening table" in page.text_content("#strip") and "DOUBLE ESCOBA!" in page.text_content("#strip")
         shot(page, "double-escoba")
         assert not p.errors, p.errors
     finally:
