@@ -6,6 +6,7 @@ import { cardFigure } from "./cards.js";
 import { buildSettings, loadPresets, readSettings } from "./forms.js";
 import { page } from "./hooks.js";
 import { busyShowing, hooks, receive } from "./motion.js";
+import { setupTurnNotices } from "./push.js";
 import { connect, refresh, startPolling } from "./sockets.js";
 import { toggleSound } from "./sound.js";
 import {
@@ -198,6 +199,8 @@ async function enterTable(id) {
   startGame(view);
 }
 
+let notices = null;
+
 function startGame(view) {
   show("game");
   $("chat-toggle").hidden = false;
@@ -205,6 +208,10 @@ function startGame(view) {
   receive(view, { now: true });
   app.spectator = !isSeated(view);
   document.body.dataset.role = app.spectator ? "spectator" : "player";
+  // turn notices (title mark, notification, Web Push) for a seated player: push.js
+  if (app.token && !notices) {
+    try { notices = setupTurnNotices({ tableId: app.tableId, token: app.token, container: $("menu-notices") }); } catch { notices = null; }
+  }
   for (const f of page.onTable) { try { f({ tableId: app.tableId, token: app.token }); } catch { /* optional */ } }
   loadChat();
   connect();
@@ -393,7 +400,12 @@ function route() {
 
 Object.assign(handlers, { move, pick, toggleTable, startDrag, buildSettings });
 hooks.keepPick = keepPick;
-hooks.afterRender = (old, view) => { for (const f of page.onView) { try { f(old, view); } catch { /* optional */ } } };
+hooks.afterRender = (old, view) => {
+  if (notices) { try { notices.update(view); } catch { /* notices are optional */ } }
+  for (const f of page.onView) { try { f(old, view); } catch { /* optional */ } }
+};
+// game over: a link to the move-by-move review (review.html, served at /t/<id>/review)
+page.reviewUrl = (view) => `/t/${encodeURIComponent(view.table_id || app.tableId)}/review`;
 window.escobaShowing = busyShowing; // tests wait for the plays to be shown
 wire();
 route();

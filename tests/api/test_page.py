@@ -204,7 +204,7 @@ def test_two_player_rematch_says_nothing_of_teams_and_the_leaver_is_told(server,
     guest = Page(browser, "phone")
     host.page.on("dialog", lambda d: d.accept())
     try:
-        open_table(host.page, base, "selminha")
+        table_id = open_table(host.page, base, "selminha")
         g = guest.page
         g.goto(host.page.input_value("#invite-url"))
         g.fill("#join-name", "Bruno")
@@ -224,6 +224,8 @@ def test_two_player_rematch_says_nothing_of_teams_and_the_leaver_is_told(server,
         in_viewport(g, "#result h2")
         shot(g, "exit-result-phone")
         assert g.locator("#rematch-yes").is_hidden()  # no rematch after someone left
+        review = g.get_by_role("link", name="REVIEW THE GAME")  # the review page hooks in on game over
+        assert review.is_visible() and review.get_attribute("href") == f"/t/{table_id}/review"
 
         # a resign allows a rematch: with two players there is nothing about teams
         table2 = open_table(host.page, base, "selminha")
