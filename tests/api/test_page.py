@@ -293,6 +293,9 @@ def test_four_deck_designs_drawn_as_cards(server, browser):
         for deck in DECKS:
             page.keyboard.press("Escape")
             page.select_option("#menu-deck", deck)
+            if deck == "french":
+                shot(page, "menu-phone")
+                axe_check(page, "menu")
             page.get_by_role("button", name="BACK TO THE GAME").click()
             first = page.locator("#table-cards .card").first
             card = first.get_attribute("data-card")
