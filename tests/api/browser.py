@@ -1,4 +1,4 @@
-"""Shared pieces of the page's browser tests: the app served under the strict CSP,
+"""Shared pieces of the page's browser tests: the app served with its own strict CSP (api/headers.py),
 Debian's chromium through Playwright, and small helpers that drive and check the page.
 
 Playwright's ``wait_for_function`` compiles its predicate with ``eval``, which the
@@ -25,9 +25,9 @@ ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--d
         "--disable-sync", "--no-first-run", "--autoplay-policy=no-user-gesture-required"]
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 ADMIN = "page-admin"
-# the policy the "public" work serves; the page must work under it
-CSP = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
-       "connect-src 'self' ws: wss:; frame-ancestors 'none'")
+# a policy violation is a console error, which every test counts
+REPORT_CSP = ("document.addEventListener('securitypolicyviolation',"
+              " e => console.error('CSP violation: ' + e.violatedDirective + ' ' + e.blockedURI));")
 PHONE = {"viewport": {"width": 390, "height": 844}, "is_mobile": True, "has_touch": True, "device_scale_factor": 2}
 DESKTOP = {"viewport": {"width": 1280, "height": 800}}
 PACE = "0.03"  # the page's animations, sped up (every wait times this)
@@ -37,7 +37,8 @@ needs_chromium = pytest.mark.skipif(not os.path.exists(CHROMIUM),
 
 
 def serve(**overrides):
-    """The app on a free port in a werkzeug thread, with the in-process bot worker and the CSP header."""
+    """The app on a free port in a werkzeug thread, with the in-process bot worker (rate limits off:
+    the tests open many tables from one address)."""
     import fakeredis
     from werkzeug.serving import WSGIRequestHandler, make_server
 
@@ -50,13 +51,8 @@ def serve(**overrides):
             pass
 
     redis = fakeredis.FakeRedis(server=fakeredis.FakeServer())
-    config = dataclasses.replace(Config(), bot_delay=0.0, admin_token=ADMIN, **overrides)
+    config = dataclasses.replace(Config(), bot_delay=0.0, admin_token=ADMIN, rate_limits="off", **overrides)
     app = create_app(redis, config)
-
-    @app.after_request
-    def csp(response):
-        response.headers.setdefault("Content-Security-Policy", CSP)
-        return response
 
     stop_worker = start_background_worker(redis, config, poll=0.02)  # bots move at once; the page paces them
     srv = make_server("127.0.0.1", 0, app, threaded=True, request_handler=Quiet)
@@ -93,6 +89,7 @@ class Page:
         self.kind = kind
         self.ctx = browser.new_context(**opts)
         self.ctx.add_init_script(f"try {{ localStorage.setItem('escoba.pace', '{pace}'); }} catch (e) {{}}")
+        self.ctx.add_init_script(REPORT_CSP)
         self.page = self.ctx.new_page()
         self.errors = []
         self.allow = allow  # console texts a test expects (a refused move's 422)

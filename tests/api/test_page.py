@@ -281,7 +281,7 @@ def test_dark_mode_keeps_the_seats_borders(server, browser):
 
 
 def test_four_deck_designs_drawn_as_cards(server, browser):
-    from engine.cards import DECKS
+    from engine.cards import DECKS, design_for
 
     p = Page(browser, "phone")
     page = p.page
@@ -299,7 +299,7 @@ def test_four_deck_designs_drawn_as_cards(server, browser):
             page.get_by_role("button", name="BACK TO THE GAME").click()
             first = page.locator("#table-cards .card").first
             card = first.get_attribute("data-card")
-            name = json.dumps(label(card, deck))
+            name = json.dumps(label(card, design_for("french", deck)))  # the table's values, the reader's drawing
             until(page, f"(document.querySelector('#table-cards .card').ariaLabel || '').startsWith({name})",
                   what=f"the {deck} labels")
             # a drawn face: corner index, suit, and the worth in its disc

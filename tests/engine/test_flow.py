@@ -312,3 +312,37 @@ def test_a_whole_game_then_a_rematch():
 def test_the_hosts_target_decides_when_the_game_ends(target, status):
     state = last_play(end_of_round([7, 0], settings={"target": target}))
     assert state.scores == [10, 0] and state.status == status
+
+
+# --- a random first dealer -------------------------------------------------------
+
+
+@pytest.mark.parametrize("players", [2, 3, 4])
+def test_a_random_first_dealer_is_even_over_the_picks_the_shell_draws(players):
+    """cardgames: every pick in range(PICK_RANGE) once gives each player the same number of first
+    deals (with range(4) and three players, seat 0 had half of them)."""
+    from collections import Counter
+
+    from engine import PICK_RANGE
+
+    dealers = Counter(start(open_table("cardgames", players), pick=p).dealer for p in range(PICK_RANGE))
+    assert sorted(dealers) == list(range(players))
+    assert set(dealers.values()) == {PICK_RANGE // players}
+
+
+def test_a_rematchs_random_first_dealer_is_even_too():
+    from collections import Counter
+
+    from engine import PICK_RANGE
+
+    state = start(open_table("cardgames", 3), pick=0)
+    state = apply(state, {"type": "resign", "by": 1})
+    while state.status != "finished":  # the others resign too, until one is left
+        state = apply(state, {"type": "resign", "by": next(p for p in state.players if p in state.seated()
+                                                              and p != 0)})
+    for seat in (0, 1, 2):
+        state = apply(state, {"type": "rematch", "by": seat, "accept": True})
+    assert state.rematch_ready()
+    dealers = Counter(apply(state, {"type": "start_rematch", "deck": list(FULL_DECK), "pick": p}).dealer
+                      for p in range(PICK_RANGE))
+    assert dealers == {0: 4, 1: 4, 2: 4}

@@ -174,8 +174,29 @@ def test_leaving_a_card_that_could_capture_opens_the_fifteen():
     state = left_behind()
     assert state.fifteen == ("7b", 1)
     seen = view(state, 0)["fifteen_to_take"]
-    assert seen == {"card": "7b", "left_by": 1, "sets": [["7b", "8e"], ["7b", "3o", "5c"]]}
+    assert seen == {"card": "7b", "left_by": 1, "sets": [["7b", "8e"], ["7b", "3o", "5c"]], "more_sets": False}
     assert view(state, None)["fifteen_to_take"] == seen  # public
+
+
+def test_a_fifteen_with_more_sets_than_listed_says_so_and_any_set_is_taken():
+    """The view lists 64 sets of a 15 left behind and flags the cut (as more_captures)."""
+    import copy
+
+    from engine.capture import captures
+    from engine.play import OPTIONS_LIMIT
+
+    state = copy.deepcopy(left_behind())
+    # a big table: the 7 left behind makes 15 with a great many sets of small cards
+    small = [f"{v}{s}" for v in (1, 2, 3, 4) for s in "oceb"]
+    state.table = ["7b", *small]
+    every = captures("7b", small, state.settings)
+    assert len(every) > OPTIONS_LIMIT
+    seen = view(state, 0)["fifteen_to_take"]
+    assert len(seen["sets"]) == OPTIONS_LIMIT and seen["more_sets"] is True
+    unlisted = ["7b", *every[-1]]
+    assert unlisted not in seen["sets"]
+    after = apply(state, {"type": "take_fifteen", "by": 0, "cards": unlisted})
+    assert sorted(after.piles[0]) == sorted(unlisted)
 
 
 def test_leaving_a_card_that_could_not_capture_opens_nothing():
