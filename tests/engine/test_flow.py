@@ -4,6 +4,7 @@ import random
 
 import pytest
 
+import engine
 from engine import RuleError, decide, fold
 from engine import events as ev
 from engine.capture import captures
@@ -346,3 +347,38 @@ def test_a_rematchs_random_first_dealer_is_even_too():
     dealers = Counter(apply(state, {"type": "start_rematch", "deck": list(FULL_DECK), "pick": p}).dealer
                       for p in range(PICK_RANGE))
     assert dealers == {0: 4, 1: 4, 2: 4}
+
+
+# --- who deals first ----------------------------------------------------------
+
+
+def _host_watches_then_sits(preset: str, pick: int):
+    """The host opens to watch, seats a bot (seat 0), then sits down: the host holds seat 1."""
+    state = apply(engine.State(), {"type": "open", "name": "t", "preset": preset, "settings": {}, "player": "h",
+                            "host_name": "Hana", "host_seated": False})
+    state = apply(state, {"type": "add_bot", "player": "h", "bot": "tito"})
+    state = apply(state, {"type": "sit", "player": "h", "name": "Hana"})
+    assert state.seat_of("h") == 1
+    return state
+
+
+@pytest.mark.parametrize("preset", ["selminha", "del15"])
+@pytest.mark.parametrize("pick", [0, 1, 2, 3])
+def test_the_host_deals_first_wherever_the_host_sits(preset, pick):
+    waiting = _host_watches_then_sits(preset, pick)
+    events = decide(waiting, {"type": "start", "player": "h", "deck": list(FULL_DECK), "pick": pick})
+    assert next(e for e in events if isinstance(e, ev.GameStarted)).first_dealer == 1
+    state = fold(waiting, events)
+    assert state.dealer == 1 and state.turn == 0  # the host deals; the next seat leads
+
+
+@pytest.mark.parametrize("preset", ["selminha", "del15"])
+def test_a_host_who_only_watches_lets_the_first_player_deal(preset):
+    state = apply(engine.State(), {"type": "open", "name": "t", "preset": preset, "settings": {}, "player": "h",
+                            "host_name": "Hana", "host_seated": False})
+    for bot in ("tito", "carmen", "luna"):
+        state = apply(state, {"type": "add_bot", "player": "h", "bot": bot})
+    state = apply(state, {"type": "remove_bot", "player": "h", "seat": 0})
+    assert state.seated() == [1, 2]
+    state = apply(state, {"type": "start", "player": "h", "deck": list(FULL_DECK), "pick": 3})
+    assert state.dealer == 1 and state.turn == 2
