@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import orjson
 from flask import Response, g, request
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
-from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 
 from events.service import STATUS_INDEX
 
@@ -142,9 +142,23 @@ class Metrics:
         self.command_latency = Histogram("escoba_command_seconds", "Move latency", ["command"], registry=r,
                                          buckets=(.002, .005, .01, .025, .05, .1, .25, .5, 1, 2.5))
         self.open_sockets = Gauge("escoba_open_sockets", "Open WebSockets in this process", registry=r)
+        r.register(_ScheduleFailures())
 
     def add_redis_collectors(self, backends) -> None:
         self.registry.register(_RedisCollector(backends))
+
+
+class _ScheduleFailures:
+    """Change hooks of this process whose timers could not be written (logged with the table
+    id; the reconciler repairs them): ``escoba_schedule_failures_total``."""
+
+    def collect(self):
+        from workers.scheduling import FAILURES
+
+        family = CounterMetricFamily("escoba_schedule_failures",
+                                     "Moves whose timers could not be scheduled (repaired by the reconciler)")
+        family.add_metric([], FAILURES.value)
+        yield family
 
 
 class _RedisCollector:

@@ -15,20 +15,29 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="escoba",
                                      description="Escoba's RQ worker and reconciler.")
     sub = parser.add_subparsers(dest="command", required=True)
-    worker = sub.add_parser("worker", help="an RQ worker with its scheduler (queue 'escoba')",
-                            description="An RQ worker on the queue 'escoba' with RQ's scheduler: bots' "
-                                        "moves, timers (PLAYER AWAY, expiry, rematch) and turn notices "
-                                        "(webhooks, Web Push). Settings come from the environment "
-                                        "(README, Configuration).")
+    worker = sub.add_parser("worker", help="run jobs (queue 'escoba') and hand out due timers",
+                            description="Runs the jobs of the queue 'escoba' (bots' moves, timers: "
+                                        "PLAYER AWAY, expiry, rematch; turn notices: webhooks, Web "
+                                        "Push) in process, and a ticker that hands RQ the timers due "
+                                        "now. Settings come from the environment (README, "
+                                        "Configuration).")
     worker.add_argument("--burst", action="store_true",
                         help="run what is due, then exit (default: keep running)")
+    worker.add_argument("--processes", type=int, default=1, metavar="N",
+                        help="N job processes under one supervisor, e.g. one per core (default: 1)")
+    worker.add_argument("--fork", action="store_true",
+                        help="fork a process per job, RQ's Worker (default: jobs run in process)")
     worker.add_argument("--simple", action="store_true",
-                        help="run jobs in the worker process (default: a forked process per job)")
-    reconcile = sub.add_parser("reconcile", help="rebuild every table's timers from its log, once",
-                               description="Rebuild every table's due timers from its log, once, and "
-                                           "print a JSON summary (exit code 1 if a table failed).")
+                        help="jobs in process, kept for old command lines (default: on)")
+    reconcile = sub.add_parser("reconcile", help="rebuild the tables' timers from their logs, once",
+                               description="Rebuild the live tables' due timers from their logs, "
+                                           "once, and print a JSON summary (exit code 1 if a table "
+                                           "failed).")
     reconcile.add_argument("--table", action="append", metavar="TABLE_ID",
-                           help="only this table; repeatable (default: every table)")
+                           help="only this table; repeatable (default: every live table)")
+    reconcile.add_argument("--batch", type=int, default=None, metavar="N",
+                           help="one incremental pass: the repair sets and N live tables from the cursor "
+                                "(default: every live table)")
     for command in (worker, reconcile):
         command.add_argument("--redis-url", metavar="URL", default=None, help=REDIS_URL_HELP)
         command.add_argument("--redis", dest="redis_url", help=argparse.SUPPRESS)
@@ -41,12 +50,16 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "worker":
         from .runner import run_worker
 
-        return run_worker(config, burst=args.burst, simple=args.simple)
-    from redis import Redis
-
+        if args.processes < 1:
+            parser.error("--processes must be at least 1")
+        return run_worker(config, burst=args.burst, processes=args.processes,
+                          fork=args.fork and not args.simple)
+    from .backends import connect
     from .runner import reconcile as run_reconcile
 
-    summary = run_reconcile(Redis.from_url(config.redis_url), config, table_ids=args.table)
+    stores = connect(config)
+    summary = run_reconcile(stores.tables, stores.queue, config, table_ids=args.table,
+                            batch=args.batch)
     print(json.dumps(summary, indent=2))
     return 1 if summary["errors"] else 0
 

@@ -7,9 +7,11 @@ at that version (``expected_version``) with an idempotency key, so a stale
 job or a second run of the same job appends nothing. Refusals (``engine.RuleError``: the
 table moved on, the turn is over) end the job quietly.
 
-The TableService a job uses is built on the job's own RQ connection with
-``on_change`` = ``workers.scheduling.after_change``, so one job's append
-schedules the next (bot after bot).
+The TableService a job uses is built on the tables' store (``configure``, or
+connected from the configuration once per process; never the job's own RQ
+connection, which is the queue Redis) with ``on_change`` =
+``workers.scheduling.TimersHook``, so one job's append schedules the next (bot
+after bot).
 """
 
 from __future__ import annotations
@@ -35,17 +37,19 @@ log = logging.getLogger("escoba.workers")
 SYSTEM = "system"
 MAX_INLINE_WAIT = scheduling.INLINE_DELAY
 NOTIFY_TIMEOUT = 5.0
-# Luna thinks within her own default budget (100 ms; p99 under 200 ms in bench/bots.py).
+# Luna thinks within her own default budget (100 ms of CPU, read on the clocks passed below).
 BOT_BUDGET_MS = None
 LAZY_ATTEMPTS = 5  # a lazy timer looks again this often when moves keep racing it
 
-_settings: dict = {"config": None, "clock": None}
+_settings: dict = {"config": None, "clock": None, "tables": None}
 
 
-def configure(config: Config | None = None, clock=None) -> None:
-    """Set the configuration (and, for tests, the clock) the jobs of this process use."""
+def configure(config: Config | None = None, clock=None, tables=None) -> None:
+    """Set the configuration, the tables' store (else connected from the configuration) and,
+    for tests, the clock that the jobs of this process use."""
     _settings["config"] = config
     _settings["clock"] = clock
+    _settings["tables"] = tables
 
 
 def get_config() -> Config:
@@ -53,6 +57,7 @@ def get_config() -> Config:
 
 
 def _connection():
+    """The running job's own connection: the queue Redis."""
     from rq import get_current_job
 
     job = get_current_job()
@@ -61,9 +66,20 @@ def _connection():
     return job.connection
 
 
+def tables():
+    """The tables' store for this process: as configured, or connected once from the
+    configuration. (A forked job process may use the client it inherits: redis-py's
+    connection pools notice the new pid and open connections of their own.)"""
+    if _settings["tables"] is None:
+        from .backends import connect
+
+        _settings["tables"] = connect(get_config()).tables
+    return _settings["tables"]
+
+
 def service(redis=None, config: Config | None = None):
-    """A TableService for a job: its RQ connection, the scheduler hook, the configured clock."""
-    redis = redis if redis is not None else _connection()
+    """A TableService for a job: the tables' store, the scheduler hook, the configured clock."""
+    redis = redis if redis is not None else tables()
     config = config or get_config()
     kwargs = {"on_change": scheduling.on_change_hook(redis, config), "cache_size": 0}
     if _settings["clock"] is not None:
@@ -97,7 +113,9 @@ def _execute(svc, table_id: str, command: dict, *, actor: str, expected_version:
 def _choose(bot: str, view: dict, rng: random.Random) -> dict:
     if _bots_choose is None:
         return _any_legal(view, rng)
-    return _bots_choose(bot, view, rng, budget_ms=BOT_BUDGET_MS)
+    # the engine reads no clock: Luna's CPU budget and her wall-time bound are read on these
+    return _bots_choose(bot, view, rng, budget_ms=BOT_BUDGET_MS, clock=time.process_time,
+                        wall_clock=time.monotonic)
 
 
 def _any_legal(view: dict, rng: random.Random) -> dict:
@@ -149,7 +167,7 @@ def _lazy_timer(kind: str, table_id: str, act) -> str:
     from rq import get_current_job
 
     job = get_current_job()
-    redis = job.connection if job is not None else _connection()
+    redis = tables()
     own_id = job.id if job is not None else None
     config = get_config()
     svc = service(redis, config)
@@ -245,7 +263,7 @@ def notice(table_id: str, seat: int, version: int, state, reason: str, config: C
 
 def notify(table_id: str, seat: int, version: int, reason: str = "turn") -> str:
     """POST a turn notice (or a PLAYER AWAY notice) to the URL the seat registered."""
-    redis = _connection()
+    redis = tables()
     config = get_config()
     url = redis.hget(scheduling.notify_key(table_id), str(seat))
     if url is None:
@@ -275,5 +293,5 @@ def notify(table_id: str, seat: int, version: int, reason: str = "turn") -> str:
 
 __all__ = [
     "DeliveryFailed", "away", "bot_turn", "configure", "expire", "get_config", "lapse_rematch",
-    "notice", "notify", "service", "start_rematch",
+    "notice", "notify", "service", "start_rematch", "tables",
 ]

@@ -1,8 +1,8 @@
-"""Which timers a table needs, and keeping RQ's jobs in step with them.
+"""Which timers a table needs, and keeping them in the table's own hash and the due index.
 
 Every append runs ``after_change`` (TableService's ``on_change`` hook, in the
 API and in the worker). It works out the table's due timers from its state and
-the times in its log, and makes RQ's pending jobs match them:
+the times in its log (``due_timers``, pure):
 
 ========  ================================  ==========================================
 kind      when                              due
@@ -19,67 +19,71 @@ plus a turn notice (``notify:<seat>``) when it becomes the turn of a human
 seat that registered a URL in ``table:{ID}:notify``, and a notice to the
 others when PLAYER AWAY opens.
 
+Where timers live. The hook writes only the tables' store, never RQ's:
+
+1. ``table:{ID}:timers`` (the table's slot): kind -> ``{"id", "due", "func",
+   "args", "kwargs", "retry"}``, the source of truth for what the table wants;
+   ``version`` (the newest version a hook has seen, stamped by the append's own
+   Lua step), ``rev`` (bumped by every write: the compare-and-set below) and
+   ``sent:<kind>`` = the id of the job of that kind already handed to RQ.
+2. the due index (``workers.index``, a bucket of its own hash tag): the table's
+   earliest due time among timers not yet handed, only ever lowered.
+
+Written in that order, each in one single-slot step: the hash by a Lua
+compare-and-set (it applies only while ``rev`` is the one the plan was made
+from and no newer version was stamped; else the plan is made again), then the
+index. A crash between the two leaves a timer the index does not know: the
+reconciler (``workers.runner``) finds it from the bucket's ``live`` set (added
+before a table's first timer) and marks it due. The ticker in each worker
+(``workers.ticker``) claims due tables from the index, hands what is due to RQ
+under the timer's deterministic id and notes ``sent:<kind>``; RQ holds work in
+flight only, never every future deadline.
+
 Job ids are deterministic: ``<table>_<kind>_<n>``, where ``n`` is the table
 version the timer belongs to for ``bot`` and ``rematch``, and the due time in
 seconds, rounded up, for the lazy ``away`` and ``expire``. (RQ 3 accepts
-only letters, digits, ``_`` and ``-`` in a job id, so not ``:``; table ids are
-eight URL-safe characters, so ``<table>_`` is a prefix of that table's jobs
-only.) A table keeps at most one pending job per kind; the current id (and due
-time) of each kind is kept in the hash ``table:{ID}:timers``, with the newest
-version a hook has seen. The append's own Lua step raises that version and
-reads the hash back for the hook (``TimersHook``); a slow hook for an older version finds a newer one and does
-nothing. Only when a job must change does it reschedule: delete the job it
-replaces (from the scheduled registry, the queue and its hash) and schedule
-the new one, in one MULTI/EXEC guarded by WATCH on that hash.
+only letters, digits, ``_`` and ``-`` in a job id; table ids are eight
+URL-safe characters, so ``<table>_`` is a prefix of that table's jobs only.)
+The same timer always gets the same id, so a second hand-off (a ticker that
+crashed after enqueueing, before noting it) finds the job there, and the jobs
+are idempotent anyway (a version to check, an idempotency key).
 
 Lazy timers: the due times of ``away`` (the turn's start + away_after) and
 ``expire`` (the last move + expire_after) only move later as a table plays. A
-pending job of those kinds due no later than the wanted time stays (no write);
+pending timer of those kinds due no later than the wanted time stays (no write);
 when it fires (``workers.jobs``) it works out its timer again from the log and
 acts only if it is really due, otherwise it replaces itself with the timer at
 the later time (``reschedule_early``).
 
-Why the version in a bot's id: a bot job's own move reschedules the next bot job from inside
-that job; with one fixed id per kind, RQ would write the finished job's hash
-over the new job's (or delete it, with ``result_ttl=0``) and the chain would
-stop. With the suffix, the same timer always gets the same id (so the
-reconciler, rebuilding it, replaces it rather than doubling it) while the next
-timer of the same kind never collides with a job still running.
-
-Scheduling precision: RQ's scheduled registry has one-second resolution and
-its scheduler polls every second. A timer already due is enqueued at once; a
-bot turn due in under ``INLINE_DELAY`` seconds is enqueued at once too, and
-the job waits the remainder itself (a short ``bot_delay``); anything else goes
-through ``enqueue_at`` at the due time rounded up to the second, so a timer
-fires up to about a second late (the scheduler's poll), never early.
+Why the version in a bot's id: a bot job's own move schedules the next bot timer
+while that job still runs; under one fixed id the ticker would find a live job
+of that id and hand nothing, and the chain would stop.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import hashlib
-import json
 import logging
 import math
+import threading
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 import orjson
-from redis.exceptions import NoScriptError, WatchError
-from rq import Queue, Retry
+from redis.exceptions import NoScriptError
+from rq import Queue
 from rq.job import Job
-from rq.registry import ScheduledJobRegistry
 
 from events.store import flat_hash, table_key
 
+from . import index
 from .push import marker as push_marker
 
 log = logging.getLogger("escoba.workers")
 
 QUEUE_NAME = "escoba"
-INLINE_DELAY = 1.0  # seconds: anything due sooner is enqueued now and waits inside the job
-JOB_TIMEOUT = 120
-FAILURE_TTL = 7 * 24 * 3600
+INLINE_DELAY = 1.0  # seconds a bot job may still wait itself (``delay``), kept for old jobs
 NOTIFY_RETRY = (1, 2, 4, 8, 16)
 TIMER_KINDS = ("bot", "away", "expire", "rematch")
 # Lazy timers: their due time only ever moves later as a table plays, so a pending job due no
@@ -90,6 +94,9 @@ NOT_MOVES = frozenset({"AwayOpened", "RematchLapsed", "TableExpired"})
 # Records after which a new turn begins (turn_seq moves on).
 TURN_STARTS = frozenset({"RoundDealt", "CardPlayed"})
 TAIL = 32  # records read back from the log to find when the turn began / the last move
+CAS_ATTEMPTS = 20  # a write that keeps meeting other writers gives up (the reconciler repairs)
+SENT = "sent:"  # hash field prefix: sent:<kind> = the id of the job of that kind handed to RQ
+META = frozenset({"version", "rev"})
 
 
 def timers_key(table_id: str) -> str:
@@ -114,9 +121,13 @@ class Timer:
     args: tuple
     due: float  # epoch seconds
     kwargs: dict = field(default_factory=dict)
+    retry: tuple | None = None  # RQ retry intervals (notices); None: the timers' default
 
     def to_json(self) -> str:
-        return json.dumps({"id": self.job_id, "due": self.due, "func": self.func})
+        """The entry in ``table:{ID}:timers``: all a ticker needs to hand the job to RQ."""
+        return orjson.dumps({"id": self.job_id, "due": self.due, "func": self.func,
+                             "args": list(self.args), "kwargs": self.kwargs,
+                             "retry": list(self.retry) if self.retry else None}).decode()
 
 
 @dataclass(frozen=True)
@@ -240,91 +251,78 @@ def timers_from_log(redis, table_id: str, state, config) -> dict[str, Timer]:
     return due_timers(table_id, state, times_for(redis, table_id, state), config)
 
 
-# --- RQ plumbing ---------------------------------------------------------------
 
-def queue_for(redis) -> Queue:
-    return Queue(QUEUE_NAME, connection=redis)
+
+# --- RQ's side (the queue Redis): only to ask whether a handed job still lives ------------
+
+def queue_for(queue_redis) -> Queue:
+    """The ``escoba`` queue on the queue Redis (never the tables' store)."""
+    return Queue(QUEUE_NAME, connection=queue_redis)
 
 
 def _text(x):
     return x.decode() if isinstance(x, bytes) else x
 
 
-def _remove_job(pipe, queue: Queue, job_id: str, running: bool) -> None:
-    """Drop a pending job wherever it waits: the scheduled registry, the queue, its hash.
-
-    A running job keeps its hash (RQ still needs it to finish; with ``result_ttl=0`` it
-    deletes the hash itself): it is the job whose own move made this change.
-    """
-    pipe.zrem(ScheduledJobRegistry(queue=queue).key, job_id)
-    pipe.lrem(queue.key, 0, job_id)
-    if not running:
-        pipe.delete(Job.key_for(job_id))
-
-
-def _enqueue(pipe, queue: Queue, timer: Timer, now: float, retry: Retry | None = None) -> None:
-    kwargs = dict(timer.kwargs)
-    options = {
-        "job_id": timer.job_id,
-        "job_timeout": JOB_TIMEOUT,
-        "result_ttl": 0,
-        "failure_ttl": FAILURE_TTL,
-        "retry": retry,
-        "pipeline": pipe,
-    }
-    wait = timer.due - now
-    is_bot = timer.func == "workers.jobs.bot_turn"
-    if wait <= 0 or (is_bot and wait < INLINE_DELAY):
-        if wait > 0:
-            kwargs["delay"] = round(wait, 3)
-        queue.enqueue(timer.func, *timer.args, **kwargs, **options)
-    else:
-        # the registry keeps whole seconds: round up, so that a timer never fires early
-        when = datetime.fromtimestamp(math.ceil(timer.due), tz=UTC)
-        queue.enqueue_at(when, timer.func, *timer.args, **kwargs, **options)
-
-
 LIVE = frozenset({"scheduled", "queued", "started", "deferred", "rate_limited"})
 
 
-def _status(redis, job_id: str) -> str | None:
-    status = redis.hget(Job.key_for(job_id), "status")
-    return None if status is None else _text(status)
-
-
-def _statuses(redis, job_ids) -> dict[str, str | None]:
+def _statuses(queue_redis, job_ids) -> dict[str, str | None]:
     """RQ's status of each job, in one round trip."""
     ids = list(dict.fromkeys(job_ids))
     if not ids:
         return {}
-    with redis.pipeline(transaction=False) as pipe:
+    with queue_redis.pipeline(transaction=False) as pipe:
         for job_id in ids:
             pipe.hget(Job.key_for(job_id), "status")
         found = pipe.execute()
     return {i: None if v is None else _text(v) for i, v in zip(ids, found, strict=True)}
 
 
-def job_alive(redis, job_id: str) -> bool:
+def job_alive(queue_redis, job_id: str) -> bool:
     """Whether a job is still waiting or running (not missing, failed, canceled or stopped)."""
-    return _status(redis, job_id) in LIVE
+    return _statuses(queue_redis, [job_id])[job_id] in LIVE
 
+
+# --- the table's timers hash -----------------------------------------------------------
 
 def keep_lazy(state) -> frozenset:
-    """The kinds whose pending job the hook leaves alone even while not wanted: the lazy ones,
+    """The kinds whose pending timer the hook leaves alone even while not wanted: the lazy ones,
     while the game goes on. Between rounds no turn is open, so no ``away`` is wanted; keeping
-    its job spares every round two reschedules (it fires 48 hours on at the soonest, finds
+    its timer spares every round two rewrites (it fires 48 hours on at the soonest, finds
     itself early or unwanted and moves or drops itself). A finished table drops them."""
     return LAZY_KINDS if state.status in ("playing", "round_over") else frozenset()
 
 
 def _current(stored: dict[str, str]) -> dict[str, dict]:
-    """The ``table:{ID}:timers`` hash (decoded) as kind -> {"id", "due", "func"}."""
-    return {k: orjson.loads(v) for k, v in stored.items() if k != "version"}
+    """The timers in ``table:{ID}:timers`` (decoded) as kind -> entry."""
+    return {k: orjson.loads(v) for k, v in stored.items()
+            if k not in META and not k.startswith(SENT)}
+
+
+def _sent(stored: dict[str, str]) -> dict[str, str]:
+    """kind -> id of the job of that kind already handed to RQ."""
+    return {k[len(SENT):]: v for k, v in stored.items() if k.startswith(SENT)}
+
+
+def unsent(stored: dict[str, str]) -> dict[str, dict]:
+    """The timers not handed to RQ yet (what the due index is for)."""
+    sent = _sent(stored)
+    return {k: e for k, e in _current(stored).items() if sent.get(k) != e["id"]}
+
+
+def next_due(stored: dict[str, str]) -> float | None:
+    dues = [float(e["due"]) for e in unsent(stored).values()]
+    return min(dues) if dues else None
+
+
+def read_timers(tables, table_id: str) -> dict[str, str]:
+    return {_text(k): _text(v) for k, v in tables.hgetall(timers_key(table_id)).items()}
 
 
 def _keeps(kind: str, entry: dict, timer: Timer, replacing: dict[str, str]) -> bool:
-    """Whether the pending job ``entry`` already stands for ``timer``: the same id, or, for a
-    lazy kind, a job due no later (it fires, finds it is early and moves itself) unless it is
+    """Whether the pending timer ``entry`` already stands for ``timer``: the same id, or, for a
+    lazy kind, one due no later (it fires, finds it is early and moves itself) unless it is
     the very job asking to be replaced."""
     if entry["id"] == timer.job_id:
         return True
@@ -334,9 +332,9 @@ def _keeps(kind: str, entry: dict, timer: Timer, replacing: dict[str, str]) -> b
 
 @dataclass
 class _Plan:
-    schedule: list = field(default_factory=list)  # [(Timer, Retry | None)]
-    remove: list = field(default_factory=list)  # job ids
-    drop: list = field(default_factory=list)  # hash fields
+    schedule: list = field(default_factory=list)  # [Timer]: written (again), not yet handed
+    remove: list = field(default_factory=list)  # ids replaced or dropped
+    drop: list = field(default_factory=list)  # kinds whose entry goes
 
     def __bool__(self) -> bool:
         return bool(self.schedule or self.remove or self.drop)
@@ -344,10 +342,10 @@ class _Plan:
 
 def _plan(current: dict[str, dict], wanted: dict[str, Timer], extra, replacing: dict[str, str],
           dead: frozenset | set = frozenset(), keep: frozenset = frozenset()) -> _Plan:
-    """What to remove and schedule so that the pending jobs match ``wanted`` (pure).
+    """What to drop and write so that the table's timers match ``wanted`` (pure).
 
-    ``dead``: ids (the reconciler's check) whose job is gone, failed or canceled.
-    ``keep``: kinds whose pending job stays even while not wanted (``keep_lazy``).
+    ``dead``: ids (the reconciler's check) handed to RQ whose job is gone, failed or canceled.
+    ``keep``: kinds whose pending timer stays even while not wanted (``keep_lazy``).
     """
     plan = _Plan()
     for kind, entry in current.items():
@@ -363,78 +361,112 @@ def _plan(current: dict[str, dict], wanted: dict[str, Timer], extra, replacing: 
     for kind, timer in wanted.items():
         entry = current.get(kind)
         if entry is None or not _keeps(kind, entry, timer, replacing) or entry["id"] in dead:
-            plan.schedule.append((timer, None))
-    for timer, retry in extra or ():
+            plan.schedule.append(timer)
+    for timer in extra or ():
         old = current.get(timer.kind)
         if old and old["id"] != timer.job_id:
             plan.remove.append(old["id"])
-        plan.schedule.append((timer, retry))
+        plan.schedule.append(timer)
     return plan
 
 
-def apply_timers(redis, table_id: str, version: int, wanted: dict[str, Timer], *, now: float,
-                 verify: bool = False, keep: frozenset = frozenset(),
-                 extra: list[tuple[Timer, Retry | None]] | None = None,
-                 replacing: dict[str, str] | None = None) -> dict:
-    """Make the table's pending jobs match ``wanted``.
+# KEYS[1] the timers hash. ARGV: version, expected rev, number of fields to delete, those
+# fields, then field/value pairs to set. Applies only while no newer version is stamped and
+# rev is the one the plan was made from. Returns -1 (a newer version: skip), 0 (rev moved on:
+# plan again) or 1 (written).
+_CAS_LUA = """
+local stamped = tonumber(redis.call('HGET', KEYS[1], 'version') or '0')
+if stamped > tonumber(ARGV[1]) then return -1 end
+if (redis.call('HGET', KEYS[1], 'rev') or '0') ~= ARGV[2] then return 0 end
+local n = tonumber(ARGV[3])
+for i = 4, 3 + n do redis.call('HDEL', KEYS[1], ARGV[i]) end
+for i = 4 + n, #ARGV, 2 do redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
+if tonumber(ARGV[1]) > stamped then redis.call('HSET', KEYS[1], 'version', ARGV[1]) end
+redis.call('HINCRBY', KEYS[1], 'rev', 1)
+return 1
+"""
+_CAS_SHA = hashlib.sha1(_CAS_LUA.encode()).hexdigest()
 
-    Runs as one transaction, WATCHing ``table:{ID}:timers``; does nothing when that hash
-    already belongs to a newer version. A pending lazy timer (``away``, ``expire``) due no
-    later than the wanted one stays. ``verify`` (the reconciler) also reschedules a wanted
-    job that is gone, failed or was canceled. ``extra`` are one-off jobs (notices) to
-    enqueue in the same step. ``replacing`` (kind -> job id): a lazy job that fired early
+
+def _cas(tables, table_id: str, version: int, rev: str, delete: list[str],
+         put: dict[str, str]) -> int:
+    args = [version, rev, len(delete), *delete]
+    for k, v in put.items():
+        args += [k, v]
+    key = timers_key(table_id)
+    try:
+        return int(tables.evalsha(_CAS_SHA, 1, key, *args))
+    except NoScriptError:
+        return int(tables.eval(_CAS_LUA, 1, key, *args))
+
+
+def _after(stored: dict[str, str], delete: list[str], put: dict[str, str]) -> dict[str, str]:
+    out = {k: v for k, v in stored.items() if k not in delete}
+    out.update(put)
+    return out
+
+
+def apply_timers(tables, table_id: str, version: int, wanted: dict[str, Timer], *, now: float,
+                 verify: bool = False, keep: frozenset = frozenset(),
+                 extra: list[Timer] | None = None, replacing: dict[str, str] | None = None,
+                 queue=None, stored: dict[str, str] | None = None) -> dict:
+    """Make the table's timers (``table:{ID}:timers`` and its due index entry) match ``wanted``.
+
+    Does nothing when the hash already belongs to a newer version. A pending lazy timer
+    (``away``, ``expire``) due no later than the wanted one stays. ``verify`` (the
+    reconciler; needs ``queue``, the queue Redis) also re-arms a timer handed to RQ whose
+    job is gone, failed or canceled, and always puts the index entry back. ``extra`` are
+    one-off timers (notices). ``replacing`` (kind -> job id): a lazy job that fired early
     and asks to be replaced by the wanted timer (only while the hash still names it).
+    ``stored``: the hash as just read (the append read it back). ``now`` is unused by the
+    write itself (due times are absolute) and kept for the callers' clarity.
     Returns ``{"scheduled": [ids], "removed": [ids], "skipped": bool}``.
     """
-    key = timers_key(table_id)
-    queue = queue_for(redis)
     replacing = replacing or {}
-    with redis.pipeline() as pipe:
-        while True:
-            try:
-                pipe.watch(key)
-                stored = {_text(k): _text(v) for k, v in pipe.hgetall(key).items()}
-                if int(stored.get("version", 0)) > version:
-                    pipe.unwatch()
-                    return {"scheduled": [], "removed": [], "skipped": True}
-                current = _current(stored)
-                dead: set = set()
-                if verify:
-                    ids = [e["id"] for e in current.values()] + [t.job_id for t in wanted.values()]
-                    dead = {i for i, st in _statuses(redis, ids).items() if st not in LIVE}
-                plan = _plan(current, wanted, extra, replacing, dead, keep)
-                if not plan and int(stored.get("version", 0)) == version:
-                    pipe.unwatch()
-                    return {"scheduled": [], "removed": [], "skipped": False}
-                # Watch the jobs to be removed: one that starts meanwhile restarts this step.
-                touched = plan.remove + [t.job_id for t, _ in plan.schedule if verify]
-                if touched:
-                    pipe.watch(key, *(Job.key_for(i) for i in touched))
-                running = {i for i, st in _statuses(redis, touched).items() if st == "started"}
-                pipe.multi()
-                for job_id in plan.remove:
-                    _remove_job(pipe, queue, job_id, job_id in running)
-                known = {e["id"] for e in current.values()}
-                for timer, retry in plan.schedule:
-                    if timer.job_id in running:
-                        continue  # the same timer is running right now: nothing to add
-                    if verify or timer.job_id in known:
-                        _remove_job(pipe, queue, timer.job_id, False)  # a failed or stale copy
-                    _enqueue(pipe, queue, timer, now, retry)
-                if plan.drop:
-                    pipe.hdel(key, *plan.drop)
-                mapping = {"version": str(version)}
-                mapping.update({t.kind: t.to_json() for t, _ in plan.schedule})
-                pipe.hset(key, mapping=mapping)
-                pipe.execute()
-                return {"scheduled": [t.job_id for t, _ in plan.schedule], "removed": plan.remove,
-                        "skipped": False}
-            except WatchError:
-                continue
+    for _ in range(CAS_ATTEMPTS):
+        if stored is None:
+            stored = read_timers(tables, table_id)
+        if int(stored.get("version", 0)) > version:
+            return {"scheduled": [], "removed": [], "skipped": True}
+        current = _current(stored)
+        sent = _sent(stored)
+        dead: set = set()
+        if verify:
+            handed = [e["id"] for k, e in current.items() if sent.get(k) == e["id"]]
+            dead = {i for i, st in _statuses(queue, handed).items() if st not in LIVE}
+        plan = _plan(current, wanted, extra, replacing, dead, keep)
+        if not plan and int(stored.get("version", 0)) == version:
+            if verify:  # the index entry may be what a crash lost
+                due = next_due(stored)
+                if due is not None:
+                    index.mark_due(tables, table_id, due)
+            return {"scheduled": [], "removed": [], "skipped": False}
+        delete = list(plan.drop) + [SENT + k for k in plan.drop]
+        delete += [SENT + t.kind for t in plan.schedule]  # written again: not handed yet
+        put = {t.kind: t.to_json() for t in plan.schedule}
+        if put and not unsent(stored):  # nothing pending until now: the table may have left
+            index.add_live(tables, table_id)  # the live set; findable before the hash is written
+        done = _cas(tables, table_id, version, stored.get("rev", "0"), delete, put)
+        if done == -1:
+            return {"scheduled": [], "removed": [], "skipped": True}
+        if done == 0:
+            stored = None  # another writer moved the hash on: plan again from what it holds now
+            continue
+        due = next_due(_after(stored, delete, put))
+        if due is not None:
+            _mark_due(tables, table_id, due)
+        return {"scheduled": [t.job_id for t in plan.schedule], "removed": plan.remove,
+                "skipped": False}
+    raise RuntimeError(f"table {table_id}: the timers hash kept changing under {CAS_ATTEMPTS} plans")
 
 
-# One round trip for the hook's steady state: stamp the version (never lower it) and read the
-# timers hash and, when asked, the seats' notice URLs. Returns {old version, timers, urls}.
+def _mark_due(tables, table_id: str, due: float) -> None:
+    """The index write after the hash (a seam for the crash-window tests)."""
+    index.mark_due(tables, table_id, due)
+
+
+# One round trip for the hook's steady state when called without the append's read-back:
+# stamp the version (never lower it) and read the timers hash and, when asked, the notice URLs.
 _READ_LUA = """
 local old = tonumber(redis.call('HGET', KEYS[1], 'version') or '0')
 if tonumber(ARGV[1]) > old then redis.call('HSET', KEYS[1], 'version', ARGV[1]) end
@@ -456,19 +488,20 @@ def _read_and_stamp(redis, table_id: str, version: int, urls: bool):
     return int(old), flat_hash(stored), flat_hash(found)
 
 
-def reschedule_early(redis, table_id: str, version: int, wanted: dict[str, Timer], kind: str,
+def reschedule_early(tables, table_id: str, version: int, wanted: dict[str, Timer], kind: str,
                      own_id: str | None, now: float) -> dict:
     """A lazy job (``own_id``) fired before its timer is due: the wanted timers replace it.
 
     Its own entry in ``table:{ID}:timers`` goes only while it still names this job. Should
     the wanted timer get this job's own id (the same due second, read on another clock), it
-    is scheduled as ``<id>_r``: a running job's id must not be reused.
+    is scheduled as ``<id>_r``: the ticker would find the running job under that id and
+    hand nothing.
     """
     timer = wanted.get(kind)
     if timer is not None and own_id is not None and timer.job_id == own_id:
         wanted = {**wanted, kind: dataclasses.replace(timer, job_id=f"{own_id}_r")}
     replacing = {kind: own_id} if own_id is not None else {}
-    return apply_timers(redis, table_id, version, wanted, now=now, replacing=replacing)
+    return apply_timers(tables, table_id, version, wanted, now=now, replacing=replacing)
 
 
 # --- notices -----------------------------------------------------------------
@@ -486,34 +519,62 @@ def _notice_seats(state, records: list[dict]) -> list[tuple[int, str]]:
 
 
 def _notices(table_id: str, state, wanted: list[tuple[int, str]], urls: dict[str, str],
-             now: float) -> list:
+             now: float) -> list[Timer]:
     """Turn notices (and PLAYER AWAY notices) for the seats ``wanted`` that registered a URL."""
     out = []
     for seat, reason in wanted:
         tag = state.turn_seq if reason == "turn" else f"away{state.turn_seq}"
         if str(seat) in urls:
-            timer = Timer(f"notify:{seat}", f"{table_id}_notify_{seat}_{tag}", "workers.jobs.notify",
-                          (table_id, seat, state.version), now, {"reason": reason})
-            out.append((timer, Retry(max=len(NOTIFY_RETRY), interval=list(NOTIFY_RETRY))))
+            out.append(Timer(f"notify:{seat}", f"{table_id}_notify_{seat}_{tag}",
+                             "workers.jobs.notify", (table_id, seat, state.version), now,
+                             {"reason": reason}, NOTIFY_RETRY))
         occupant = state.seats[seat]
         if occupant is not None and push_marker(occupant.player) in urls:  # workers/push.py
-            timer = Timer(f"notify:push:{seat}", f"{table_id}_push_{seat}_{tag}",
-                          "workers.push.turn_push", (table_id, seat, state.version), now,
-                          {"reason": reason})
-            out.append((timer, Retry(max=len(NOTIFY_RETRY), interval=list(NOTIFY_RETRY))))
+            out.append(Timer(f"notify:push:{seat}", f"{table_id}_push_{seat}_{tag}",
+                             "workers.push.turn_push", (table_id, seat, state.version), now,
+                             {"reason": reason}, NOTIFY_RETRY))
     return out
+
+
+# --- failures of the hook: never swallowed ------------------------------------------------
+
+class FailureCount:
+    """Failed schedules in this process (``escoba_schedule_failures_total`` in /metrics)."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self.value = 0
+
+    def add(self) -> None:
+        with self._lock:
+            self.value += 1
+
+
+FAILURES = FailureCount()
+
+
+def _failed(tables, table_id: str, version) -> None:
+    """Log it with the table id, count it, and ask the reconciler to repair the table first."""
+    FAILURES.add()
+    log.exception("could not schedule the timers of table %s at version %s (the reconciler "
+                  "repairs them)", table_id, version, extra={"fields": {"table_id": table_id}})
+    try:
+        index.note_repair(tables, table_id)
+    except Exception:  # the store itself is down: the reconciler's walk finds the table
+        log.warning("could not note table %s for repair", table_id)
 
 
 # --- the hook ------------------------------------------------------------------
 
-def after_change(redis, table_id: str, state, records: list[dict], config,
+def after_change(tables, table_id: str, state, records: list[dict], config,
                  appended=None) -> dict | None:
     """Reschedule ``table_id``'s timers after an append (``records``: the new records).
 
     ``appended`` (events.store.Appended): the timers and notice URLs as the append itself
     read them back, the version already stamped (``TimersHook``); without it, one Lua
-    call here stamps and reads them. Never raises: a failure here must not fail the move;
-    the reconciler repairs it.
+    call here stamps and reads them. A failure here must not fail the move (it is in the
+    log already): it is logged with the table id, counted (``FAILURES``, in /metrics)
+    and the table goes to the reconciler's repair set.
     """
     try:
         if not records:
@@ -522,23 +583,22 @@ def after_change(redis, table_id: str, state, records: list[dict], config,
         if appended is not None:
             old, (stored, urls) = appended.stamped_over, appended.hashes
         else:
-            old, stored, urls = _read_and_stamp(redis, table_id, state.version, bool(seats))
+            old, stored, urls = _read_and_stamp(tables, table_id, state.version, bool(seats))
         if old > state.version:  # a hook for a newer version got here first
             return {"scheduled": [], "removed": [], "skipped": True}
         current = _current(stored)
-        # A pending away job is due no later than this turn's (lazy): the newest records'
+        # A pending away timer is due no later than this turn's (lazy): the newest records'
         # time is bound enough to keep it, and spares reading the log back for the turn's start.
-        times = times_for(redis, table_id, state, records, turn_bound="away" in current)
+        times = times_for(tables, table_id, state, records, turn_bound="away" in current)
         wanted = due_timers(table_id, state, times, config)
         extra = _notices(table_id, state, seats, urls, times.last_at)
         keep = keep_lazy(state)
         if not _plan(current, wanted, extra, {}, keep=keep):
             return {"scheduled": [], "removed": [], "skipped": False}  # nothing to change
-        return apply_timers(redis, table_id, state.version, wanted, now=times.last_at, extra=extra,
-                            keep=keep)
+        return apply_timers(tables, table_id, state.version, wanted, now=times.last_at,
+                            extra=extra, keep=keep, stored=stored)
     except Exception:
-        log.exception("could not schedule the timers of table %s at version %s",
-                      table_id, getattr(state, "version", "?"))
+        _failed(tables, table_id, getattr(state, "version", "?"))
         return None
 
 
@@ -546,11 +606,12 @@ class TimersHook:
     """``TableService(on_change=...)`` in the API and the workers: the timers after each append.
 
     ``read_back`` has the append's own Lua step stamp the version in ``table:{ID}:timers``
-    and read it and ``table:{ID}:notify`` back, so a move costs one round trip, not two.
+    and read it and ``table:{ID}:notify`` back, so a move that changes no timer costs no
+    round trip of its own. Only the tables' store is written, never the queue Redis.
     """
 
-    def __init__(self, redis, config):
-        self.redis = redis
+    def __init__(self, tables, config):
+        self.redis = tables
         self.config = config
 
     def read_back(self, table_id: str) -> tuple[tuple[str, str], bool]:
@@ -560,18 +621,30 @@ class TimersHook:
         after_change(self.redis, table_id, state, records, self.config, appended)
 
 
-def on_change_hook(redis, config) -> TimersHook:
+def on_change_hook(tables, config) -> TimersHook:
     """``TableService(on_change=...)`` for a process that only needs the timers."""
-    return TimersHook(redis, config)
+    return TimersHook(tables, config)
 
 
-def pending_jobs(redis, table_id: str) -> list[str]:
-    """Ids of the table's jobs still waiting (scheduled or queued): to check they stay few."""
-    queue = queue_for(redis)
-    prefix = job_prefix(table_id)
-    ids = [_text(x) for x in redis.zrange(ScheduledJobRegistry(queue=queue).key, 0, -1)]
-    ids += [_text(x) for x in redis.lrange(queue.key, 0, -1)]
-    return sorted({i for i in ids if i.startswith(prefix)})
+def pending_jobs(tables, table_id: str, queue=None) -> list[str]:
+    """Ids of the table's timers still to run: those not yet handed to RQ and, given the queue
+    Redis, those handed whose job is still waiting or running. (To check they stay few.)"""
+    stored = read_timers(tables, table_id)
+    sent = _sent(stored)
+    ids, handed = [], []
+    for kind, entry in _current(stored).items():
+        (handed if sent.get(kind) == entry["id"] else ids).append(entry["id"])
+    if queue is not None:
+        ids += [i for i, st in _statuses(queue, handed).items() if st in LIVE]
+    return sorted(set(ids))
+
+
+def timer_due(tables, table_id: str, job_id: str) -> float | None:
+    """The due time the table's hash holds for ``job_id`` (None: not there)."""
+    for entry in _current(read_timers(tables, table_id)).values():
+        if entry["id"] == job_id:
+            return float(entry["due"])
+    return None
 
 
 def utcnow_iso(ts: float) -> str:
@@ -579,8 +652,9 @@ def utcnow_iso(ts: float) -> str:
 
 
 __all__ = [
-    "INLINE_DELAY", "LAZY_KINDS", "QUEUE_NAME", "LogTimes", "Timer", "TimersHook", "after_change",
-    "apply_timers", "due_timers",
-    "job_alive", "log_times", "notify_key", "on_change_hook", "parse_at", "pending_jobs",
-    "queue_for", "reschedule_early", "times_for", "timers_from_log", "timers_key", "utcnow_iso",
+    "FAILURES", "INLINE_DELAY", "LAZY_KINDS", "QUEUE_NAME", "LogTimes", "Timer", "TimersHook",
+    "after_change", "apply_timers", "due_timers", "job_alive", "log_times", "next_due",
+    "notify_key", "on_change_hook", "parse_at", "pending_jobs", "queue_for", "read_timers",
+    "reschedule_early", "timer_due", "times_for", "timers_from_log", "timers_key", "unsent",
+    "utcnow_iso",
 ]

@@ -3,21 +3,26 @@
 ``choose(bot, view, rng, budget_ms=None)`` returns one command for the bot's
 seat (``play`` or ``take_fifteen``), without ``by``: the caller adds it. The
 view is ``engine.view(state, seat)`` for the bot's own seat and its turn; the
-only chance is ``rng``. Luna alone reads a clock, to keep within her time
-budget (``engine.bots.luna.choose`` takes the clock as an argument).
+only chance is ``rng``. Luna keeps within a CPU budget: the caller passes the
+clock (``clock=time.process_time``, and ``wall_clock=time.monotonic`` to bound
+the wall time too); the engine reads none. Without a clock her budget is
+counted in simulated plays, deterministically.
 """
 
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 
 from . import carmen, luna, tito
 
 BOTS = ("carmen", "tito", "luna")
 
 
-def choose(bot: str, view: dict, rng: random.Random, *, budget_ms: float | None = None) -> dict:
-    """The bot's command for its seat at this view."""
+def choose(bot: str, view: dict, rng: random.Random, *, budget_ms: float | None = None,
+           clock: Callable[[], float] | None = None, wall_clock: Callable[[], float] | None = None,
+           wall_ms: float | None = None) -> dict:
+    """The bot's command for its seat at this view (the clocks are read by Luna alone)."""
     if not isinstance(view, dict):
         raise TypeError("a bot is handed a view dict")
     if bot == "carmen":
@@ -25,7 +30,7 @@ def choose(bot: str, view: dict, rng: random.Random, *, budget_ms: float | None 
     if bot == "tito":
         return tito.choose(view, rng)
     if bot == "luna":
-        return luna.choose(view, rng, budget_ms)
+        return luna.choose(view, rng, budget_ms, clock=clock, wall_clock=wall_clock, wall_ms=wall_ms)
     raise ValueError(f"unknown bot {bot!r}: choose carmen, tito or luna")
 
 

@@ -1,44 +1,93 @@
-"""Luna, the strongest: determinized Monte Carlo over the cards she cannot see.
+"""Luna, the strongest: determinized search to the end of the round.
 
-Each iteration deals the cards unseen from her seat (the forty, less her
-hand, the table and every card in this round's history) at random into the
-other hands (by their counts) and the stock, then plays each candidate move
-(Tito's best few) in that same deal and looks ahead with a fast Tito-like
-policy for everybody (``engine.bots.sim``):
+She sees only her seat's view. Each iteration deals the cards unseen from
+her seat (the forty, less her hand, the table and every card in this round's
+history) at random into the other hands (by their counts) and the stock;
+then, in that same deal, every candidate move is played and the round is
+played out to its end with a fast Tito-like policy for everybody
+(``engine.bots.sim``). The leaf is what the round really scores: her side's
+round points less the best other side's, counted as ``engine.scoring`` counts
+them (escobas, cards, coins, the 7 of coins, sevens or the setenta, the
+bonuses) on the piles at the round's end, the cards left on the table
+included (they go to whoever captured last). Teams share a pile and a score;
+at a four-player table without teams each player is a side.
 
-- early in the round, ``HORIZON`` turns of the table ahead, a move is worth what her side
-  took (card worth and escobas) less the best other side's;
-- in the round's last ``FULL_BELOW`` plays, the round is played out and a move
-  is worth her side's round points (``engine.scoring.score_round``) less the
-  best other side's.
+Every candidate is scored on the same deals (paired samples), so a move that
+falls clearly behind is dropped and the others get more deals; the search ends
+as soon as one move is left.
 
-Moves are averaged over the deals; a move that falls clearly behind on the
-shared deals is dropped, so the others get more deals. A 15 left behind is
-always taken (the set chosen as Tito would).
+Her budget is CPU time, read from the ``clock`` the caller passes in (the
+engine reads no clock itself): it is checked before every rollout and every
+few plays inside one (``CHECK_EVERY``), so a decision ends within a few plays
+of the budget. ``wall_clock``, if passed, bounds the wall time as well
+(``wall_ms``, by default ``WALL_FACTOR`` times the budget: a starved process still
+answers). With no
+clock at all the budget is counted in simulated plays (``PLAYS_PER_MS``), so
+the search is deterministic for a given ``rng``. An iteration cut short is
+dropped for every candidate, to keep the samples paired.
 
-Her only clock is the injected ``clock``, read to keep within ``budget_ms``
-(``max_iterations`` caps the deals as well).
+A 15 left behind is always taken (the set chosen as Tito would).
 """
 
 from __future__ import annotations
 
 import random
-import time
 from collections.abc import Callable
 
+from ..cards import SEVEN_OF_COINS as SEVEN
 from . import tito
 from .common import Reading, card_worth
 from .sim import INDEX, VAL, Round, worth_table
 
 BUDGET_MS = 100.0
-MAX_ITERATIONS = 400
+# what is left of the budget once the search stops: room for choosing and returning
+MARGIN = 0.93
+MAX_ITERATIONS = 600
 MIN_ITERATIONS = 12
-# turns of the table looked ahead (her move, then everybody, then everybody but
-# her once more) before judging by the value of what each side took; the last
-# FULL_BELOW plays of a round are played out and scored exactly
-HORIZON = 2
-FULL_BELOW = 8
-CANDIDATES = 5
+CANDIDATES = 4
+CHECK_EVERY = 3
+# the wall-time bound, in budgets, when the caller passes a wall clock but no bound of its own:
+# a process starved of CPU (a loaded server) still answers within half a second
+WALL_FACTOR = 5.0
+# the budget's size in simulated plays when no clock is passed (about this machine's speed)
+PLAYS_PER_MS = 40
+# a move is dropped when it trails the leader by this many paired standard errors
+PRUNE_Z = 2.5
+# Tito's judgement of each move counts as this many deals (in round points, relative to his
+# best): the search's deals are noisy (a paired difference has a spread of about 2.7
+# points), so with few deals she stays near Tito, and the deals take over as they add up
+PRIOR_WEIGHT = 8.0
+# inference from what opponents chose: a card left on the table (no capture) while some card
+# value could have captured says the player held no card of that value (Tito-like players
+# nearly always take); their deals are drawn from the other cards. Off unless measured to pay.
+INFER = 0
+
+
+class Budget:
+    """When the search must stop: CPU budget, wall budget, or a count of simulated plays."""
+
+    def __init__(self, budget_ms: float, clock: Callable[[], float] | None,
+                 wall_clock: Callable[[], float] | None, wall_ms: float | None = None):
+        seconds = budget_ms / 1000.0
+        wall = seconds * WALL_FACTOR if wall_ms is None else wall_ms / 1000.0
+        self.clock = clock
+        self.wall_clock = wall_clock
+        self.cpu_end = clock() + seconds * MARGIN if clock is not None else None
+        self.wall_end = wall_clock() + wall if wall_clock is not None else None
+        # without a clock: this many checks (each about CHECK_EVERY plays)
+        self.checks_left = None if (clock or wall_clock) else max(1, int(budget_ms * PLAYS_PER_MS / CHECK_EVERY))
+        self.spent = False
+
+    def over(self) -> bool:
+        if self.spent:
+            return True
+        if self.checks_left is not None:
+            self.checks_left -= 1
+            self.spent = self.checks_left < 0
+        else:
+            cpu_over = self.clock is not None and self.clock() >= self.cpu_end
+            self.spent = cpu_over or (self.wall_clock is not None and self.wall_clock() >= self.wall_end)
+        return self.spent
 
 
 def choose(
@@ -46,80 +95,197 @@ def choose(
     rng: random.Random,
     budget_ms: float | None = None,
     *,
-    clock: Callable[[], float] = time.perf_counter,
-    max_iterations: int = MAX_ITERATIONS,
-    horizon: int | None = HORIZON,
-    full_below: int = FULL_BELOW,
-    candidates: int = CANDIDATES,
+    clock: Callable[[], float] | None = None,
+    wall_clock: Callable[[], float] | None = None,
+    wall_ms: float | None = None,
+    max_iterations: int | None = None,
+    candidates: int | None = None,
+    stats: dict | None = None,
 ) -> dict:
-    start = clock()
+    """Luna's command for her seat.
+
+    ``clock``: CPU seconds (``time.process_time``), read for ``budget_ms``; ``wall_clock``:
+    seconds (``time.monotonic``), read for ``wall_ms`` (default ``WALL_FACTOR`` budgets).
+    """
+    budget = Budget(BUDGET_MS if budget_ms is None else budget_ms, clock, wall_clock, wall_ms)
+    max_iterations = MAX_ITERATIONS if max_iterations is None else max_iterations
+    candidates = CANDIDATES if candidates is None else candidates
     r = Reading(view)
     if r.fifteen_sets:  # a 15 left behind is always worth taking: Tito picks the set
         return tito.choose(view, rng)
-    moves = r.moves()
+    moves = seven_of_coins_first(r.moves())
     if len(moves) == 1:
         return moves[0]
-    if len(moves) > candidates:  # look deeper only at Tito's best few
-        worth = card_worth(r.settings)
-        ranked = sorted(range(len(moves)), key=lambda i: -tito.evaluate(r, worth, moves[i]))
-        moves = [moves[i] for i in sorted(ranked[:candidates])]
-    budget = (BUDGET_MS if budget_ms is None else budget_ms) / 1000.0
+    worth = card_worth(r.settings)
+    # Tito's order: the first candidates to keep, and the fallback when nothing was searched
+    judged = [tito.evaluate(r, worth, m) for m in moves]
+    ranked = sorted(range(len(moves)), key=lambda i: -judged[i])[:candidates]
+    moves = [moves[i] for i in ranked]
+    prior = [judged[i] - judged[ranked[0]] for i in ranked]
     root = _root(r)
     if root is None:  # the view does not add up (never expected): fall back on Tito
-        return tito.choose(view, rng)
-    unseen = [INDEX[c] for c in r.unseen]
-    others = [(s, r.hand_count[s]) for s in r.players if s != r.me]
-    sides = r.sides
-    mine = r.my_side
-
-    exact = horizon is None or r.plays_left() <= full_below
-    plies = 999 if exact else len(r.players) * horizon - 1
-    alive = list(range(len(moves)))
-    results: list[list[float]] = [[] for _ in moves]
-    iterations = 0
-    while iterations < max_iterations:
-        if iterations >= 1 and clock() - start >= budget:
-            break
-        deal = root.copy()
-        pool = list(unseen)
-        rng.shuffle(pool)
-        at = 0
-        for seat, n in others:
-            deal.hands[seat] = pool[at : at + n]
-            at += n
-        deal.stock = pool[at:]
-        for i in alive:
-            sim = deal.copy()
-            _apply(sim, r.me, moves[i])
-            sim.rollout(plies)
-            if exact:
-                points = sim.score(sides)
-            else:
-                points = sim.gain
-            best_other = max(p for j, p in enumerate(points) if j != mine)
-            results[i].append(points[mine] - best_other)
-        iterations += 1
-        if iterations >= MIN_ITERATIONS and iterations % 4 == 0 and len(alive) > 1:
-            alive = _prune(alive, results, iterations)
-    best = max(alive, key=lambda i: (sum(results[i][-iterations:]) / max(1, iterations), -i))
+        return moves[0]
+    best = search(root, r, [_as_ints(m) for m in moves], rng, budget, max_iterations, stats, prior)
     return moves[best]
 
 
-def _prune(alive: list[int], results: list[list[float]], n: int) -> list[int]:
-    """Drop the moves behind the leader by more than about two and a half paired standard errors."""
-    means = {i: sum(results[i][-n:]) / n for i in alive}
-    lead = max(alive, key=lambda i: means[i])
+def search(root: Round, r: Reading, moves: list[tuple[int, list[int]]], rng: random.Random,
+           budget: Budget, max_iterations: int, stats: dict | None = None,
+           prior: list[float] | None = None) -> int:
+    """The index of the best of ``moves`` (``moves[0]`` when no deal was finished in time).
+
+    ``prior``: a judgement of each move in round points, worth ``PRIOR_WEIGHT`` deals.
+    """
+    prior = prior or [0.0] * len(moves)
+    unseen = [INDEX[c] for c in r.unseen]
+    others = [(s, r.hand_count[s]) for s in r.players if s != r.me]
+    lacks = inferred_lacks(r, root) if INFER else {}
+    others.sort(key=lambda x: x[0] not in lacks)  # the constrained hands are drawn first
+    sides = len(r.sides)
+    mine = r.my_side
+    stop = budget.over
+    alive = list(range(len(moves)))
+    totals = [0.0] * len(moves)
+    results: list[list[int]] = [[] for _ in moves]
+    iterations = 0
+    while iterations < max_iterations and len(alive) > 1 and not stop():
+        deal = root.copy()
+        pool = list(unseen)
+        rng.shuffle(pool)
+        if lacks:
+            _deal_inferred(deal, pool, others, lacks)
+        else:
+            at = 0
+            for seat, n in others:
+                deal.hands[seat] = pool[at : at + n]
+                at += n
+            deal.stock = pool[at:]
+        got = []
+        for i in alive:
+            sim = deal.copy()
+            card, taken = moves[i]
+            sim.pending = -1  # not taken: the chance is gone once she plays
+            sim.play(r.me, card, taken)
+            if not sim.rollout(999, stop, CHECK_EVERY):
+                break
+            points = sim.points()
+            best_other = max(points[j] for j in range(sides) if j != mine)
+            got.append(points[mine] - best_other)
+        else:
+            for i, v in zip(alive, got, strict=True):
+                results[i].append(v)
+                totals[i] += v
+            iterations += 1
+            if iterations >= MIN_ITERATIONS and iterations % 4 == 0:
+                alive = _prune(alive, results, totals, iterations)
+            continue
+        break
+    if stats is not None:
+        stats["iterations"] = iterations
+        stats["alive"] = len(alive)
+    if iterations == 0:
+        return 0
+    # the best mean over the deals every live move was scored on, with the prior's pseudo-deals;
+    # ties go to Tito's order
+    return max(alive, key=lambda i: (totals[i] + PRIOR_WEIGHT * prior[i], -i))
+
+
+def _prune(alive: list[int], results: list[list[int]], totals: list[float], n: int) -> list[int]:
+    """Drop the moves behind the leader by more than ``PRUNE_Z`` paired standard errors.
+
+    Every live move has been scored on all ``n`` deals (a move is only ever
+    dropped, never added), so the lists line up.
+    """
+    lead = max(alive, key=lambda i: totals[i])
+    best = results[lead][-n:]
     keep = []
     for i in alive:
         if i == lead:
             keep.append(i)
             continue
-        diffs = [a - b for a, b in zip(results[lead][-n:], results[i][-n:], strict=True)]
+        diffs = [a - b for a, b in zip(best, results[i][-n:], strict=True)]
         mean = sum(diffs) / n
         var = sum((d - mean) ** 2 for d in diffs) / (n - 1)
-        if mean <= 2.5 * (var / n) ** 0.5 + 1e-9:
+        if mean <= PRUNE_Z * (var / n) ** 0.5 + 1e-9:
             keep.append(i)
     return keep
+
+
+def inferred_lacks(r: Reading, root: Round) -> dict[int, set[int]]:
+    """Per opponent, the card values their hand is read not to hold, from this deal's plays.
+
+    The history is walked back from the table as it is now, to see the table each play
+    was made on; a play that took nothing, by an opponent, in the current deal (the cards
+    they hold now were all dealt at its start), rules out every value that could have
+    taken something from that table.
+    """
+    history = r.view["history"]
+    per_deal = 3 * len(r.players)
+    plays = sum(1 for h in history if h["kind"] == "play")
+    first = plays - plays % per_deal  # the number of plays before this deal
+    table = list(root.table)
+    lacks: dict[int, set[int]] = {}
+    count = plays
+    for h in reversed(history):
+        kind, card, taken = h["kind"], h["card"], [INDEX[c] for c in h["captured"]]
+        if kind == "opening":
+            break
+        if kind == "fifteen":
+            table += [*taken, INDEX[card]]
+            continue
+        count -= 1
+        if taken:
+            table += taken
+        else:
+            table.remove(INDEX[card])
+            seat = h["seat"]
+            if count >= first and seat != r.me and r.side_of[seat] != r.my_side:
+                could = {v for v in range(1, 11) if root.sets_for(v - 1, table)}
+                # leaving a card that could itself have taken is a choice not to take: no reading
+                if could and VAL[INDEX[card]] not in could:
+                    lacks.setdefault(seat, set()).update(could)
+        if count < first:
+            break
+    return lacks
+
+
+def _deal_inferred(deal: Round, pool: list[int], others: list[tuple[int, int]],
+                   lacks: dict[int, set[int]]) -> None:
+    """Deal ``pool`` (shuffled) so each constrained hand holds none of its ruled-out values, if it can."""
+    rest = pool
+    for seat, n in others:
+        ruled = lacks.get(seat)
+        if ruled:
+            fits = [c for c in rest if VAL[c] not in ruled]
+            if len(fits) >= n:
+                hand = fits[:n]
+                deal.hands[seat] = hand
+                rest = [c for c in rest if c not in hand]
+                continue
+        deal.hands[seat] = rest[:n]
+        rest = rest[n:]
+    deal.stock = rest
+
+
+def seven_of_coins_first(moves: list[dict]) -> list[dict]:
+    """The moves a strong player weighs where the 7 of coins is at stake.
+
+    When a move takes the 7 of coins (played with a capture, or taken off the table),
+    only such moves are kept: its point is certain now, and holding it risks having to
+    lay it later. Laying the 7 of coins on the table is kept only when every move does.
+    (Searched freely, in short duplicate runs of bench/bots.py she held it or laid it as
+    bait several times as often as Tito: a round point at risk, judged on few, noisy deals.)
+    """
+    plays = [m for m in moves if m["type"] == "play"]
+    takes = [m for m in plays if m["capture"] and (m["card"] == SEVEN or SEVEN in m["capture"])]
+    if takes:
+        return takes
+    keeps = [m for m in moves if not (m["type"] == "play" and m["card"] == SEVEN and not m["capture"])]
+    return keeps or moves
+
+
+def _as_ints(move: dict) -> tuple[int, list[int]]:
+    return INDEX[move["card"]], [INDEX[c] for c in move["capture"]]
 
 
 def _root(r: Reading) -> Round | None:
@@ -152,8 +318,3 @@ def _deal_order(r: Reading) -> list[int]:
         return list(players)
     i = players.index(dealer)
     return players[i + 1 :] + players[: i + 1]
-
-
-def _apply(sim: Round, me: int, move: dict) -> None:
-    sim.pending = -1  # not taken: the chance is gone once she plays
-    sim.play(me, INDEX[move["card"]], [INDEX[c] for c in move["capture"]])

@@ -49,17 +49,24 @@ def play_game(
     max_rounds: int = 30,
     chooser: Chooser | None = None,
     on_round: Callable[[State], None] | None = None,
+    deck_rng: random.Random | None = None,
 ) -> State:
-    """Play one game to its end (or ``max_rounds``); ``bots[seat]`` names the bot in each seat."""
+    """Play one game to its end (or ``max_rounds``); ``bots[seat]`` names the bot in each seat.
+
+    ``deck_rng`` (default ``rng``) shuffles the decks and draws the first dealer's pick, apart
+    from the bots' own chance: two games on the same ``deck_rng`` seed get the same decks
+    round by round (duplicate format), whatever the bots choose.
+    """
     chooser = chooser or (lambda bot, v, r: bot_choose(bot, v, r))
-    s = table(preset, bots, rng, settings=settings, first_dealer=first_dealer)
+    deck_rng = deck_rng or rng
+    s = table(preset, bots, deck_rng, settings=settings, first_dealer=first_dealer)
     while s.status != "finished":
         if s.status == "round_over":
             if on_round:
                 on_round(s)
             if s.round >= max_rounds:
                 break
-            s = fold(s, decide(s, {"type": "next_round", "by": 0, "deck": shuffled(rng)}))
+            s = fold(s, decide(s, {"type": "next_round", "by": 0, "deck": shuffled(deck_rng)}))
             continue
         seat = s.turn
         command = dict(chooser(bots[seat], view(s, seat), rng))

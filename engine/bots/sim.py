@@ -14,7 +14,7 @@ from math import comb
 
 from ..cards import FULL_DECK
 from ..rules import Settings
-from ..scoring import score_round
+from ..scoring import SETENTA_SCALE, score_round
 
 VAL = [i % 10 + 1 for i in range(40)]
 INDEX = {c: i for i, c in enumerate(FULL_DECK)}
@@ -231,9 +231,18 @@ class Round:
                     best, choice = score, (card, ())
         return choice
 
-    def rollout(self, plies: int = 999) -> None:
-        """Play on with the greedy policy for ``plies`` plays, or to the round's end."""
+    def rollout(self, plies: int = 999, stop=None, every: int = 4) -> bool:
+        """Play on with the fast policy for ``plies`` plays, or to the round's end.
+
+        ``stop()`` is asked before every ``every`` plays (a search's budget, read
+        inside the rollout, not only between rollouts); when it says so the
+        rollout breaks off and returns False.
+        """
+        count = 0
         while self.turn >= 0 and plies > 0:
+            if stop is not None and count % every == 0 and stop():
+                return False
+            count += 1
             plies -= 1
             seat = self.turn
             if self.pending >= 0:
@@ -242,10 +251,19 @@ class Round:
                     self.take_fifteen(seat, taken)
             card, taken = self.tito(seat) if self.smart else self.greedy(seat)
             self.play(seat, card, taken)
+        return True
 
     def score(self, sides) -> list[int]:
+        """The round's points per side by ``engine.scoring.score_round`` itself (slow; for checks)."""
         piles = [[CODE[c] for c in p] for p in self.piles]
         return [t["round_points"] for t in score_round(sides, piles, self.escobas, self.settings)]
+
+    def points(self) -> list[int]:
+        """The round's points per side, as ``score_round`` counts them, on int cards (fast).
+
+        Luna's leaf: the tests check it against ``engine.scoring`` on completed rounds.
+        """
+        return round_points(self.piles, self.escobas, self.settings)
 
     def tito(self, seat: int) -> tuple[int, tuple[int, ...]]:
         """Tito's judgement, made fast: what a move takes, less what the next opponent may take after it."""
@@ -304,6 +322,71 @@ class Round:
         return choice
 
 
+# the setenta's scale by card index
+SETENTA_OF = [SETENTA_SCALE[VAL[i]] for i in range(40)]
+
+
+def _sole(counts) -> int:
+    """The index of the one side strictly ahead, else -1 (a tie, or nothing to count)."""
+    top, at, tied = -1, -1, False
+    for i, c in enumerate(counts):
+        if c is None:
+            continue
+        if c > top:
+            top, at, tied = c, i, False
+        elif c == top:
+            tied = True
+    return -1 if tied else at
+
+
+def round_points(piles, escobas, settings: Settings) -> list[int]:
+    """``score_round``'s round points per side, for piles of int cards (coins are 0..9)."""
+    cards = [len(p) for p in piles]
+    coins = []
+    sevens = []
+    for p in piles:
+        k = s = 0
+        for c in p:
+            if c < 10:
+                k += 1
+            if c % 10 == 6:
+                s += 1
+        coins.append(k)
+        sevens.append(s)
+    points = list(escobas)
+    best = _sole(cards)
+    if best >= 0:
+        double = settings.most_cards_double and all(c < 10 for j, c in enumerate(cards) if j != best)
+        points[best] += 2 if double else 1
+    best = _sole(coins)
+    if best >= 0:
+        points[best] += 1
+    for i, p in enumerate(piles):
+        if settings.all_coins_extra and coins[i] == 10:
+            points[i] += 1
+        if 6 in p:
+            points[i] += 1
+        if settings.all_sevens_extra and sevens[i] == 4:
+            points[i] += 1
+    if settings.sevens == "most":
+        best = _sole(sevens)
+        if best >= 0:
+            points[best] += 1
+    elif settings.sevens == "setenta":
+        totals = []
+        for p in piles:
+            top = [0, 0, 0, 0]
+            for c in p:
+                v = SETENTA_OF[c]
+                if v > top[c // 10]:
+                    top[c // 10] = v
+            totals.append(sum(top) if all(top) else None)
+        best = _sole(totals)
+        if best >= 0:
+            points[best] += 1
+    return points
+
+
 RISK = 0.9
 # CHANCE[h][pool][u]: a hand of h cards from pool unseen cards holds one of u
 CHANCE = [
@@ -340,7 +423,9 @@ def _ranked(table: list[int], w: list[float], hybrid: bool, escoba: bool) -> lis
         if g > 0:
             ranked.append((g + 0.12, v))
     ranked.sort(reverse=True)
-    if len(_RANKED) > 200_000:
+    # kept small: a big cache of lists makes every full garbage collection slow (seen as
+    # 70-200 ms pauses in whichever decision it fell on, Tito's included)
+    if len(_RANKED) > 20_000:
         _RANKED.clear()
     _RANKED[key] = ranked
     return ranked

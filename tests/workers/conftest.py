@@ -1,10 +1,14 @@
 """Fixtures for the workers: a controllable clock, a TableService wired to the scheduler,
-and helpers to run RQ's jobs in burst mode at the clock's time."""
+and helpers to run RQ's jobs in burst mode at the clock's time.
+
+The tables' store and the queue Redis are two separate fakeredis servers, so that nothing
+silently relies on their being the same."""
 
 from __future__ import annotations
 
 import time
 
+import fakeredis
 import pytest
 
 from events.config import Config
@@ -27,8 +31,9 @@ class Clock:
 
 
 class Env:
-    def __init__(self, redis, clock: Clock, config: Config):
-        self.redis = redis
+    def __init__(self, redis, clock: Clock, config: Config, queue=None):
+        self.redis = redis  # the tables' store
+        self.queue = queue if queue is not None else redis  # RQ's
         self.clock = clock
         self.config = config
         self.svc = TableService(redis, clock=clock,
@@ -60,10 +65,10 @@ class Env:
         return [r["type"] for r in self.svc.records(tid)]
 
     def drain(self) -> int:
-        return runner.run_burst(self.redis, self.clock.now)
+        return runner.run_burst(self.redis, self.queue, self.clock.now)
 
     def pending(self, tid: str) -> list[str]:
-        return scheduling.pending_jobs(self.redis, tid)
+        return scheduling.pending_jobs(self.redis, tid, self.queue)
 
 
 def start_bots_only(svc: TableService, bots=("carmen", "tito"), target: int = 10) -> str:
@@ -91,7 +96,15 @@ def config() -> Config:
 
 
 @pytest.fixture
-def env(fake_redis, clock, config):
-    jobs.configure(config, clock)
-    yield Env(fake_redis, clock, config)
+def fake_queue():
+    """The queue Redis: a fakeredis server of its own, apart from the tables' store."""
+    client = fakeredis.FakeRedis(server=fakeredis.FakeServer())
+    yield client
+    client.close()
+
+
+@pytest.fixture
+def env(fake_redis, fake_queue, clock, config):
+    jobs.configure(config, clock, tables=fake_redis)
+    yield Env(fake_redis, clock, config, fake_queue)
     jobs.configure(None, None)

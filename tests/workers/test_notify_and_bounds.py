@@ -8,7 +8,7 @@ import time
 
 from events.autoplay import new_table, next_command
 from events.config import Config
-from workers import runner, scheduling
+from workers import index, runner, scheduling
 
 from .receiver import Receiver
 
@@ -80,18 +80,24 @@ def test_pending_jobs_stay_few_after_many_moves(fake_redis, capsys):
         if moves % 100 == 0:
             most = max(most, len(scheduling.pending_jobs(fake_redis, tid)))
     pending = scheduling.pending_jobs(fake_redis, tid)
-    job_hashes = [k for k in fake_redis.keys(f"rq:job:{tid}_*")]
+    fields = scheduling.read_timers(fake_redis, tid)
     with capsys.disabled():
         print(f"\nafter {moves} moves (version {state.version}, game {state.game}): "
-              f"{len(pending)} pending jobs {pending}; {len(job_hashes)} job hashes; "
+              f"{len(pending)} pending timers {pending}; {len(fields)} fields in its timers hash; "
               f"at most {most} seen")
     assert len(pending) <= 4 and most <= 4
-    assert len(job_hashes) == len(pending)
+    # one entry per kind (4 timers, a notice per seat with a URL) plus version and rev
+    assert len(fields) <= 4 + 2 + 2
+    # one entry in the due index for the table, and nothing at all on RQ's side: the hook
+    # writes the tables' store only
+    assert fake_redis.zcard(index.due_key(index.bucket_of(tid))) == 1
+    assert fake_redis.keys("rq:*") == []
 
 
 def test_background_worker_runs_a_bots_only_game(env, config):
     tid = env.bots_only(bots=("carmen", "tito"))
-    stop = runner.start_background_worker(env.redis, config, clock=env.clock, poll=0.01)
+    stop = runner.start_background_worker(env.redis, config, queue=env.queue, clock=env.clock,
+                                          poll=0.01)
     try:
         deadline = time.time() + 60
         while env.state(tid).status != "finished" and time.time() < deadline:

@@ -149,7 +149,8 @@ def test_the_notice_job_sends_nothing_inside(env):
 
     from workers import jobs, scheduling
 
-    jobs.configure(dataclasses.replace(env.config, notify_allow_private=False), env.clock)
+    jobs.configure(dataclasses.replace(env.config, notify_allow_private=False), env.clock,
+                   tables=env.redis)
     with Receiver() as rx:
         tid = env.open(bots=("tito",))
         env.redis.hset(scheduling.notify_key(tid), "0", rx.url)
@@ -157,4 +158,4 @@ def test_the_notice_job_sends_nothing_inside(env):
         env.drain()
         assert env.state(tid).turn == 0
         assert rx.attempts == []
-        assert not [k for k in env.redis.keys("rq:job:*") if b"notify" in k]
+        assert not [k for k in env.queue.keys("rq:job:*") if b"notify" in k]

@@ -7,7 +7,7 @@ import math
 
 from rq.job import Job
 
-from workers import runner, scheduling
+from workers import index, runner, scheduling, ticker
 
 
 def _to_human_turn(env, tid):
@@ -23,8 +23,9 @@ def _want(env, tid, kind):
     return scheduling.timers_from_log(env.redis, tid, env.state(tid), env.config)[kind].job_id
 
 
-def _registry(env):
-    return scheduling.ScheduledJobRegistry(queue=scheduling.queue_for(env.redis))
+def _due(env, tid, job_id):
+    """The due time the table's own timers hash holds for ``job_id``."""
+    return scheduling.timer_due(env.redis, tid, job_id)
 
 
 def _play_first(env, tid, state, seat=0):
@@ -153,9 +154,8 @@ def test_lazy_timers_stay_put_while_a_table_plays_then_move_themselves(env, conf
     tid = env.open(bots=(), humans=2)
     env.start(tid)
     first = {k: _want(env, tid, k) for k in ("away", "expire")}
-    registry = _registry(env)
     assert sorted(env.pending(tid)) == sorted(first.values())
-    first_due = {k: registry.get_scheduled_time(j).timestamp() for k, j in first.items()}
+    first_due = {k: _due(env, tid, j) for k, j in first.items()}
     start = env.clock.now
 
     transactions = []
@@ -176,8 +176,7 @@ def test_lazy_timers_stay_put_while_a_table_plays_then_move_themselves(env, conf
     assert moves >= 10 and state.status == "playing"
     assert transactions == []  # the hook only read (and stamped the version): no MULTI
     assert sorted(env.pending(tid)) == sorted(first.values())
-    assert sorted(k.decode() for k in env.redis.keys(f"rq:job:{tid}_*")) == \
-        sorted(f"rq:job:{j}" for j in first.values())
+    assert env.queue.keys("rq:*") == []  # nothing handed to RQ before it is due
     monkeypatch.setattr(scheduling, "apply_timers", real_apply)
 
     last_move = env.clock.now
@@ -190,7 +189,7 @@ def test_lazy_timers_stay_put_while_a_table_plays_then_move_themselves(env, conf
     assert first["away"] not in env.pending(tid)
     moved = _want(env, tid, "away")
     assert moved == f"{tid}_away_{math.ceil(away_due)}" and moved in env.pending(tid)
-    assert registry.get_scheduled_time(moved).timestamp() == math.ceil(away_due)
+    assert _due(env, tid, moved) == away_due
     assert first["expire"] in env.pending(tid)  # not due yet: untouched
     env.clock.now = away_due - 1
     env.drain()
@@ -225,7 +224,7 @@ def test_an_early_lazy_job_under_its_own_id_reschedules_under_another(env, confi
     env.start(tid)
     expire_id = _want(env, tid, "expire")
     due = scheduling.timers_from_log(env.redis, tid, env.state(tid), config)["expire"].due
-    queue = scheduling.queue_for(env.redis)
+    queue = scheduling.queue_for(env.queue)
     queue.enqueue("workers.jobs.expire", tid, 1, job_id=expire_id, result_ttl=0)  # fires now
     env.clock.now = due - 5  # not due by the job's clock
     env.drain()
@@ -267,7 +266,7 @@ def test_a_bot_job_run_twice_plays_once(env):
     if state.turn == 0:
         state = _play_first(env, tid, state)
     assert state.seats[state.turn].kind == "bot"
-    queue = scheduling.queue_for(env.redis)
+    queue = scheduling.queue_for(env.queue)
     for n in range(3):  # copies of the same job under other ids, as after a crash
         queue.enqueue("workers.jobs.bot_turn", tid, state.version, job_id=f"dup{n}", result_ttl=0)
     before = env.svc.records(tid, after=state.version)
@@ -281,12 +280,12 @@ def test_a_bot_job_run_twice_plays_once(env):
 def test_a_stale_bot_job_does_nothing(env):
     tid = env.open(bots=("tito",))
     state = env.start(tid)
-    queue = scheduling.queue_for(env.redis)
+    queue = scheduling.queue_for(env.queue)
     queue.enqueue("workers.jobs.bot_turn", tid, state.version - 1, job_id="stale1", result_ttl=0)
     queue.enqueue("workers.jobs.expire", tid, 1, job_id="stale2", result_ttl=0)
     queue.enqueue("workers.jobs.away", tid, state.turn_seq - 1, job_id="stale3", result_ttl=0)
     versions = env.state(tid).version
-    runner.run_burst(env.redis, env.clock.now - 10)  # nothing of the table's own is due yet
+    runner.run_burst(env.redis, env.queue, env.clock.now - 10)  # nothing of the table's own is due yet
     types = env.types(tid)
     assert "TableExpired" not in types and "AwayOpened" not in types
     assert env.state(tid).version >= versions
@@ -428,23 +427,23 @@ def test_reconciler_rebuilds_lost_timers(env, config):
     env.drain()
     env.svc.execute(finished, {"type": "resign", "by": 0}, actor="seat:0")
     before = {t: env.pending(t) for t in (tid, waiting, finished)}
-    dues = {j: scheduling.ScheduledJobRegistry(queue=scheduling.queue_for(env.redis))
-            .get_scheduled_time(j) for ids in before.values() for j in ids}
+    dues = {j: _due(env, t, j) for t, ids in before.items() for j in ids}
     assert all(before.values())
-    # Redis loses every job and our pointers to them
-    for key in env.redis.keys("rq:*"):
-        env.redis.delete(key)
+    # the queue Redis loses everything; the tables' store loses the timers and the due index
+    env.queue.flushall()
     for t in before:
         env.redis.delete(scheduling.timers_key(t))
+    for b in range(index.BUCKETS):
+        env.redis.delete(index.due_key(b), index.claims_key(b))
     assert all(env.pending(t) == [] for t in before)
-    summary = runner.reconcile(env.redis, config, clock=env.clock)
+    summary = runner.reconcile(env.redis, env.queue, config, clock=env.clock)
     assert summary["tables"] >= 3 and not summary["errors"]
     after = {t: env.pending(t) for t in before}
     assert after == before
-    registry = scheduling.ScheduledJobRegistry(queue=scheduling.queue_for(env.redis))
-    assert {j: registry.get_scheduled_time(j) for ids in after.values() for j in ids} == dues
+    assert {j: _due(env, t, j) for t, ids in after.items() for j in ids} == dues
+    assert all(index.due_at(env.redis, t) == min(_due(env, t, j) for j in after[t]) for t in after)
     # a second pass changes nothing
-    assert runner.reconcile(env.redis, config, clock=env.clock)["scheduled"] == []
+    assert runner.reconcile(env.redis, env.queue, config, clock=env.clock)["scheduled"] == []
     # and the rebuilt timers fire when due
     env.clock.advance(config.away_after + 1)
     env.drain()
@@ -452,27 +451,40 @@ def test_reconciler_rebuilds_lost_timers(env, config):
     assert env.state(tid).turn_seq == state.turn_seq
 
 
-def test_reconciler_replaces_a_failed_timer(env, config):
+def test_reconciler_rearms_a_timer_whose_job_failed(env, config):
     tid = env.open(bots=("tito",))
     env.start(tid)
     _to_human_turn(env, tid)
     job_id = _want(env, tid, "away")
-    job = Job.fetch(job_id, connection=env.redis)
-    job.set_status("failed")  # as a worker that died mid-job leaves it, once RQ cleans up
-    assert not scheduling.job_alive(env.redis, job_id)
-    summary = runner.reconcile(env.redis, config, clock=env.clock)
+    due = _due(env, tid, job_id)
+    # the ticker hands it at its due time, then the job fails (as a worker that died mid-job
+    # leaves it once RQ cleans up)
+    assert job_id in ticker.tick(env.redis, env.queue, due + 1)
+    assert env.redis.hget(scheduling.timers_key(tid), "sent:away").decode() == job_id
+    Job.fetch(job_id, connection=env.queue).set_status("failed")
+    assert not scheduling.job_alive(env.queue, job_id)
+    assert job_id not in env.pending(tid)
+    summary = runner.reconcile(env.redis, env.queue, config, clock=env.clock)
     assert job_id in summary["scheduled"]
-    assert scheduling.job_alive(env.redis, job_id)
+    assert job_id in env.pending(tid) and index.due_at(env.redis, tid) == due
+    env.clock.now = due + 2
+    env.drain()
+    assert env.types(tid).count("AwayOpened") == 1
 
 
-def test_inline_delay_for_short_bot_delays(env, config):
+def test_a_short_bot_delay_is_handed_when_due_not_before(env, config):
     env.config = dataclasses.replace(config, bot_delay=0.3)
     tid = env.open(bots=("tito",))
     state = env.start(tid)
     if state.turn == 0:
         state = _play_first(env, tid, state)
     env.redis.delete(scheduling.timers_key(tid))  # as if scheduled afresh, with the new delay
-    scheduling.after_change(env.redis, tid, state, env.svc.records(tid, after=state.version - 1),
-                            env.config)
-    job = Job.fetch(f"{tid}_bot_{state.version}", connection=env.redis)
-    assert job.get_status() == "queued" and job.kwargs == {"delay": 0.3}
+    last = env.svc.records(tid, after=state.version - 1)
+    scheduling.after_change(env.redis, tid, state, last, env.config)
+    job_id = f"{tid}_bot_{state.version}"
+    due = scheduling.parse_at(last[-1]["at"]) + 0.3
+    assert _due(env, tid, job_id) == due and index.due_at(env.redis, tid) <= due  # only lowered
+    assert ticker.tick(env.redis, env.queue, due - 0.05) == []
+    assert index.due_at(env.redis, tid) == due  # the look found nothing due yet: put back
+    assert ticker.tick(env.redis, env.queue, due) == [job_id]
+    assert Job.fetch(job_id, connection=env.queue).get_status() == "queued"

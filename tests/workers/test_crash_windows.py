@@ -1,0 +1,222 @@
+"""Crash windows between the tables' store and the queue Redis, and a change hook that fails.
+
+No transaction spans the table's timers hash, the due index and RQ: each step is one
+single-slot write, and each window between two steps is repaired (the reconciler, a lease
+that runs out, a deterministic job id). Two fakeredis servers: the tables', RQ's.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+
+from workers import index, runner, scheduling, ticker
+
+
+def _bot_turn_table(env):
+    """A table of one human and one bot, at the bot's turn; (id, state)."""
+    tid = env.open(bots=("tito",))
+    state = env.start(tid)
+    if state.turn == 0:
+        from engine import view
+
+        option = view(state, 0)["options"][0]
+        capture = option["captures"][0] if option["captures"] and not option["may_leave"] else []
+        state = env.svc.execute(tid, {"type": "play", "by": 0, "card": option["card"],
+                                      "capture": capture}, actor="seat:0").state
+    assert state.status == "playing" and state.seats[state.turn].kind == "bot"
+    return tid, state
+
+
+def _bot_moves(env, tid, version):
+    return [r for r in env.svc.records(tid, after=version) if r["version"] == version + 1]
+
+
+def test_hook_crashes_between_the_timers_hash_and_the_index(env, config, monkeypatch):
+    """The hash holds the bot's timer, the due index never heard of it: no tick finds it, the
+    reconciler's walk over the live tables does, and the bot plays."""
+    monkeypatch.setattr(scheduling, "_mark_due", lambda *a: None)  # the process died here
+    tid, state = _bot_turn_table(env)
+    job_id = f"{tid}_bot_{state.version}"
+    assert job_id in env.pending(tid)  # in the table's hash...
+    monkeypatch.undo()
+    for b in range(index.BUCKETS):  # ...and in no index entry at all
+        env.redis.delete(index.due_key(b))
+    env.drain()
+    assert _bot_moves(env, tid, state.version) == []  # nobody knows to look
+    summary = runner.reconcile(env.redis, env.queue, config, clock=env.clock, batch=50)
+    assert tid in env.redis.smembers(index.live_key(index.bucket_of(tid))) or summary["tables"]
+    assert index.due_at(env.redis, tid) is not None
+    env.drain()
+    assert _bot_moves(env, tid, state.version)[0]["actor"] == f"seat:{state.turn}"
+
+
+def test_ticker_crashes_after_its_claim(env):
+    """Claimed, then the ticker dies before enqueueing: the lease runs out and a tick finds the
+    table again."""
+    tid, state = _bot_turn_table(env)
+    lease_end, claimed = index.claim(env.redis, index.bucket_of(tid), env.clock.now, 1000)
+    assert tid in claimed  # ...and this ticker dies
+    env.drain()
+    assert _bot_moves(env, tid, state.version) == []  # held by the dead ticker's claim
+    assert index.claimed_until(env.redis, tid) == lease_end
+    env.clock.now = lease_end + 0.1
+    env.drain()
+    assert len(_bot_moves(env, tid, state.version)) == 1
+    assert index.claimed_until(env.redis, tid) is None
+
+
+def test_ticker_crashes_after_enqueueing_before_noting_it(env, monkeypatch):
+    """Enqueued, not noted as sent, claim not released: found again after the lease; the job
+    still waiting under the same id is not enqueued twice, and the bot plays once."""
+    tid, state = _bot_turn_table(env)
+    job_id = f"{tid}_bot_{state.version}"
+
+    def crash(*args):
+        raise RuntimeError("the ticker died here")
+
+    monkeypatch.setattr(ticker, "_note_sent", crash)
+    assert ticker.tick(env.redis, env.queue, env.clock.now) == []  # logged, not noted
+    monkeypatch.undo()
+    rq_queue = scheduling.queue_for(env.queue)
+    assert rq_queue.job_ids == [job_id]
+    lease_end = index.claimed_until(env.redis, tid)
+    assert lease_end is not None
+    # the lease runs out before any worker ran the job: the table is claimed again
+    assert ticker.tick(env.redis, env.queue, lease_end + 0.1) == []  # found live: not again
+    assert rq_queue.job_ids == [job_id]
+    assert env.redis.hget(scheduling.timers_key(tid), "sent:bot").decode() == job_id
+    env.clock.now = lease_end + 0.1
+    env.drain()
+    assert len(_bot_moves(env, tid, state.version)) == 1
+
+
+def test_a_job_enqueued_twice_after_it_ran_appends_nothing(env, monkeypatch):
+    """Enqueued and run, but the ticker died before noting it: the next claim enqueues it
+    again (the first copy is gone); the copy finds the table moved on and appends nothing."""
+    tid, state = _bot_turn_table(env)
+    job_id = f"{tid}_bot_{state.version}"
+    monkeypatch.setattr(ticker, "_note_sent", lambda *a: (_ for _ in ()).throw(RuntimeError()))
+    ticker.tick(env.redis, env.queue, env.clock.now)
+    monkeypatch.undo()
+    worker = runner.ThreadWorker([scheduling.queue_for(env.queue)], connection=env.queue)
+    worker.work(burst=True)  # the bot plays; its move writes the next timers
+    assert len(_bot_moves(env, tid, state.version)) == 1
+    entry = {"id": job_id, "func": "workers.jobs.bot_turn",
+             "args": [tid, state.version], "kwargs": {}, "retry": None}
+    assert ticker.enqueue_once(env.queue, entry)  # as a second hand-off would
+    before = env.state(tid).version
+    worker.work(burst=True)
+    assert env.state(tid).version == before  # the copy found the table moved on
+    assert len(_bot_moves(env, tid, state.version)) == 1
+
+
+def test_ticker_crashes_before_putting_the_next_due_time_back(env, config, monkeypatch):
+    """The away timer is handed and noted, the expiry's due time not put back: the lease runs
+    out, the table is claimed again, and the expiry still fires."""
+    tid = env.open(bots=(), humans=2)
+    env.start(tid)
+    away = scheduling.timers_from_log(env.redis, tid, env.state(tid), config)["away"]
+
+    def crash(*args):
+        raise RuntimeError("the ticker died here")
+
+    monkeypatch.setattr(index, "release", crash)
+    ticker.tick(env.redis, env.queue, away.due)
+    monkeypatch.undo()
+    assert scheduling.queue_for(env.queue).job_ids == [away.job_id]
+    assert index.due_at(env.redis, tid) is None and index.claimed_until(env.redis, tid)
+    env.clock.now = away.due
+    worker = runner.ThreadWorker([scheduling.queue_for(env.queue)], connection=env.queue)
+    worker.work(burst=True)
+    assert env.types(tid).count("AwayOpened") == 1
+    env.clock.advance(config.expire_after + 1)
+    env.drain()
+    assert env.types(tid).count("TableExpired") == 1
+
+
+def test_a_failing_hook_is_logged_counted_and_repaired_and_the_bot_still_plays(
+        env, config, monkeypatch, caplog):
+    tid = env.open(bots=("tito",))
+    failures = scheduling.FAILURES.value
+
+    def broken(*args, **kwargs):
+        raise ConnectionError("the tables' store went away for a moment")
+
+    monkeypatch.setattr(scheduling, "_cas", broken)
+    with caplog.at_level(logging.ERROR, logger="escoba.workers"):
+        state = env.start(tid)  # the move itself succeeds
+        if state.turn == 0:
+            env.drain()
+            state = env.state(tid)
+    monkeypatch.undo()
+    assert state.status == "playing"
+    assert scheduling.FAILURES.value > failures
+    assert any(tid in r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR)
+    assert tid in {x.decode() for x in env.redis.smembers(index.repair_key(index.bucket_of(tid)))}
+    if state.seats[state.turn].kind != "bot":  # the human leads: make it the bot's turn
+        from engine import view
+
+        option = view(state, 0)["options"][0]
+        capture = option["captures"][0] if option["captures"] and not option["may_leave"] else []
+        monkeypatch.setattr(scheduling, "_cas", broken)
+        state = env.svc.execute(tid, {"type": "play", "by": 0, "card": option["card"],
+                                      "capture": capture}, actor="seat:0").state
+        monkeypatch.undo()
+    bot_version = state.version
+    env.drain()
+    assert _bot_moves(env, tid, bot_version) == []  # no timer: the bot would wait forever
+    summary = runner.reconcile(env.redis, env.queue, config, clock=env.clock, batch=1)
+    assert f"{tid}_bot_{bot_version}" in summary["scheduled"]  # from the repair set, first
+    assert env.redis.scard(index.repair_key(index.bucket_of(tid))) == 0
+    env.drain()
+    assert _bot_moves(env, tid, bot_version)[0]["actor"].startswith("seat:")
+
+
+def test_metrics_count_failed_schedules(fake_redis, monkeypatch):
+    from api.app import create_app
+    from events.config import Config
+
+    app = create_app(fake_redis, Config(bot_delay=0.0))
+    http = app.test_client()
+
+    def count() -> float:
+        text = http.get("/metrics").get_data(as_text=True)
+        line = [x for x in text.splitlines() if x.startswith("escoba_schedule_failures_total")]
+        return float(line[0].split()[-1])
+
+    before = count()
+    monkeypatch.setattr(scheduling, "_cas", lambda *a, **k: 1 / 0)
+    created = http.post("/tables", json={"name": "Ana", "preset": "del15"})
+    assert created.status_code == 201, created.get_json()
+    assert count() == before + 1
+
+
+@pytest.mark.parametrize("batch", [1, 3])
+def test_each_reconcile_pass_takes_a_bounded_batch_and_the_cursor_goes_round(env, config, batch):
+    tids = [env.open(bots=()) for _ in range(7)]
+    live = set()
+    for b in range(index.BUCKETS):
+        live |= {x.decode() for x in env.redis.smembers(index.live_key(b))}
+    assert set(tids) <= live
+    seen: list[str] = []
+    loads = []
+    real = runner.reconcile_table
+
+    def counting(tables, queue, svc, table_id, *rest):
+        loads.append(table_id)
+        return real(tables, queue, svc, table_id, *rest)
+
+    runner.reconcile_table = counting
+    try:
+        for _ in range(40):
+            loads.clear()
+            runner.reconcile(env.redis, env.queue, config, clock=env.clock, batch=batch)
+            assert len(loads) <= batch * 2  # SSCAN's COUNT is a hint: about a batch, never all
+            seen += loads
+            if set(tids) <= set(seen):
+                break
+    finally:
+        runner.reconcile_table = real
+    assert set(tids) <= set(seen)  # every live table is reached, a batch at a time
