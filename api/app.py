@@ -64,6 +64,14 @@ def change_hook(backends: Backends, config: Config):
     return TimersHook(backends.tables, config)
 
 
+def _presets() -> dict:
+    from engine.rules import OFFERED, PRESETS
+
+    return {"presets": {name: {"defaults": PRESETS[name].as_dict(),
+                               "offered": {k: list(v) for k, v in OFFERED[name].items()}}
+                        for name in PRESETS}}
+
+
 def create_app(redis=None, config: Config | None = None) -> Flask:
     """The app on ``redis``: Backends, or one client (a plain Redis or fakeredis holding
     both the tables and the queue); None: what the environment names (events/connection.py)."""
@@ -123,5 +131,17 @@ def create_app(redis=None, config: Config | None = None) -> Flask:
     @app.get("/t/<table_id>")
     def page(table_id=None):
         return send_from_directory(STATIC, "index.html")
+
+    @app.get("/favicon.ico")
+    def favicon():
+        # browsers ask for /favicon.ico whatever the page links; an SVG answers it
+        return send_from_directory(STATIC, "favicon.svg", mimetype="image/svg+xml", max_age=86400)
+
+    presets = _presets()
+
+    @app.get("/presets")
+    def get_presets():
+        """Each preset's defaults and what a host may choose: the page's create form starts here."""
+        return jsonify(presets)
 
     return app

@@ -1,82 +1,50 @@
-"""The reference page in a real browser: open a table, add a bot, play a round, watch it.
+"""The table page in Debian's chromium: whole games against bots in each preset on a
+390x844 touch phone and a 1280x800 screen, two players and a spectator with chat, the
+end of a game. Screenshots go to ``test-artifacts/`` (look at them as a player would).
 
-Drives Debian's chromium (``/usr/bin/chromium``) through Playwright for
-Python against the app served by a werkzeug thread on a free port, with the
-in-process bot worker when the project has one. Screenshots go to
-``test-artifacts/``. Waits are written as functions (``"v => ..."``): Playwright
-evaluates a bare expression with eval, which the page's CSP refuses.
+The app is served with its own strict Content-Security-Policy (api/headers.py: no inline script
+or style, no eval); a violation is a console error, and every test fails on one.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import json
-import os
-import threading
+import re
 import time
-import urllib.request
-from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 
-CHROMIUM = "/usr/bin/chromium"
-ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
-ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
+from .browser import (
+    Page,
+    add_bots,
+    axe_check,
+    http,
+    in_viewport,
+    my_turn,
+    needs_chromium,
+    no_overflow,
+    open_table,
+    play_turn,
+    serve,
+    shot,
+    start,
+    status,
+    touch_drag,
+    until,
+    version,
+)
 
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.skipif(not os.path.exists(CHROMIUM), reason="Debian chromium is not installed at /usr/bin/chromium"),
-]
-
+pytestmark = [pytest.mark.browser, needs_chromium]
 sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright package is not installed")
+pytest.importorskip("axe_playwright_python", reason="axe-playwright-python is not installed")
 
-
-def _start_worker(redis, config):
-    """The in-process bot worker, if the project has one; None otherwise."""
-    try:
-        from workers.runner import start_background_worker
-    except ImportError:
-        return None
-    return start_background_worker(redis, config)
-
-
-def _serve(**overrides):
-    """The app on a free port in a werkzeug thread, with the bot worker when there is one."""
-    fakeredis = pytest.importorskip("fakeredis")
-    from werkzeug.serving import make_server
-
-    from api.app import create_app
-    from events.config import Config
-
-    redis = fakeredis.FakeRedis(server=fakeredis.FakeServer())
-    config = dataclasses.replace(Config(), bot_delay=0.05, **overrides)
-    app = create_app(redis, config)
-    stop_worker = _start_worker(redis, config)
-    srv = make_server("127.0.0.1", 0, app, threaded=True)
-    thread = threading.Thread(target=srv.serve_forever, daemon=True)
-    thread.start()
-    url = f"http://127.0.0.1:{srv.server_port}"
-
-    def stop():
-        srv.shutdown()
-        srv.server_close()
-        if stop_worker:
-            stop_worker()
-
-    return SimpleNamespace(url=url, bots=stop_worker is not None, stop=stop)
+BOT_NAMES = ("Carmen", "Tito", "Luna")
+LOOK = """[document.body.dataset.status || '', window.escobaShowing(), !!document.querySelector('.seat.you.turn'),
+  (document.querySelector('#strip li.latest') || {}).textContent || '']"""
 
 
 @pytest.fixture(scope="module")
 def server():
-    s = _serve()
+    s = serve()
     try:
         yield s
     finally:
@@ -85,6 +53,8 @@ def server():
 
 @pytest.fixture(scope="module")
 def browser():
+    from .browser import ARGS, CHROMIUM
+
     with sync_api.sync_playwright() as p:
         b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
         try:
@@ -93,296 +63,296 @@ def browser():
             b.close()
 
 
-def _http(method, url, body=None, token=None):
-    headers = {"Content-Type": "application/json"}
-    if token:
-        headers["Authorization"] = f"Bearer {token}"
-    data = json.dumps(body).encode() if body is not None else None
-    req = urllib.request.Request(url, data=data, method=method, headers=headers)
-    with urllib.request.urlopen(req, timeout=10) as res:
-        return json.loads(res.read())
-
-
-def _shot(page, name):
-    ARTIFACTS.mkdir(exist_ok=True)
-    page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
-
-
-def _version(page) -> int:
-    return int(page.get_attribute("body", "data-version") or 0)
-
-
-def _table_labels(page) -> list[str]:
-    return page.locator("#table-cards button.card").evaluate_all("bs => bs.map(b => b.getAttribute('aria-label'))")
-
-
-def _opponent_move(base, table_id, token):
-    """Without a bot worker, the second seat is a human playing over HTTP."""
-    view = _http("GET", f"{base}/tables/{table_id}", token=token)
-    if view["status"] != "playing" or view["turn"] != view["you"]:
-        return
-    opt = view["options"][0]
-    capture = opt["captures"][0] if opt["captures"] else []
-    _http(
-        "POST",
-        f"{base}/tables/{table_id}/moves",
-        {"type": "play", "card": opt["card"], "capture": capture},
-        token,
-    )
-
-
-@pytest.mark.parametrize("opponent_kind", ["bot", "human"])
-def test_open_play_a_round_and_watch(server, browser, opponent_kind):
-    """The host opens a table and plays a round against a bot (or a second player over HTTP)."""
-    if opponent_kind == "bot" and not server.bots:
-        pytest.skip("no in-process bot worker (workers.runner.start_background_worker)")
-    base = server.url
-    host_ctx = browser.new_context(viewport={"width": 1100, "height": 900})
-    page = host_ctx.new_page()
-    errors = []
-    page.on("pageerror", lambda e: errors.append(str(e)))
-
-    # --- open a table
-    page.goto(f"{base}/")
-    page.get_by_role("button", name="OPEN A TABLE").click()
-    page.fill("#create-name", "Ana")
-    page.select_option("#create-preset", "selminha")
-    page.select_option("select[data-setting=target]", "21")
-    page.get_by_role("button", name="CREATE INVITE").click()
-    page.wait_for_url("**/t/*")
-    table_id = page.url.rstrip("/").split("/t/")[-1]
-    invite = page.input_value("#invite-url")
-    assert invite.endswith(f"/t/{table_id}")
-    page.get_by_role("button", name="COPY", exact=True).click()
-    page.wait_for_selector("#waiting:not([hidden])")
-
-    # --- a bot (or, without a bot worker, a second human over HTTP)
-    opponent = None
-    if opponent_kind == "bot":
-        row = page.locator(".waiting-seat").nth(1)
-        row.locator("select").select_option("tito")
-        row.get_by_role("button", name="Add a bot to seat 2").click()
-        page.wait_for_selector(".waiting-seat:has-text('(bot)')")
+def _round_over_checks(p, base, table_id, tag, rounds, preset):
+    page = p.page
+    # the score box comes into view over the felt, NEXT ROUND on screen
+    in_viewport(page, "#round-box h2")
+    in_viewport(page, "#next-round")
+    no_overflow(page)
+    text = page.text_content("#score-table")
+    if preset == "del15":  # the setenta replaces most sevens
+        assert "Setenta" in text and "Most sevens" not in text
     else:
-        opponent = _http("POST", f"{base}/tables/{table_id}/seats", {"name": "Bruno"})["token"]
-        page.wait_for_selector(".waiting-seat:has-text('Bruno')")
-    _shot(page, f"{opponent_kind}-01-waiting-room")
+        assert "Most sevens" in text
+    # what was left on the table went to the last to capture: the server's event, shown
+    events = http("GET", f"{base}/tables/{table_id}/events?after=0")["events"]
+    ended = [e for e in events if e["type"] == "RoundEnded"][-1]["data"]
+    if ended["leftovers"] and ended["to_seat"] is not None:
+        assert "Leftovers to" in page.text_content("#strip")
+        assert "went to" in page.text_content("#round-note")
+    if rounds == 1:
+        shot(page, f"{tag}-score-box")
+        axe_check(page, f"{tag} score box")
 
-    # a reload keeps the seat (token in localStorage)
-    page.reload()
-    page.wait_for_selector("#start:not([hidden])")
-    page.get_by_role("button", name="START THE GAME").click()
-    page.wait_for_selector("#felt:not([hidden])")
 
-    # --- a spectator on a phone-sized screen joins by the invitation link
-    watch_ctx = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True)
-    watcher = watch_ctx.new_page()
-    watcher.on("pageerror", lambda e: errors.append(str(e)))
-    watcher.goto(invite)
-    watcher.get_by_role("button", name="WATCH").click()
-    watcher.wait_for_selector("#felt:not([hidden])")
-    assert watcher.locator("#chat-form").is_hidden()  # spectators read only
-    assert watcher.locator("#me").is_hidden()  # no hand for a spectator
+class Game:
+    """One page playing a whole game against bots, a step at a time (two games run side by side)."""
 
-    # chat: the host writes, the spectator reads it live (behind CHAT on a phone)
-    page.fill("#chat-text", "hola")
-    page.get_by_role("button", name="SEND").click()
-    watcher.get_by_role("button", name="CHAT").click()
-    watcher.wait_for_selector("#chat-lines li:has-text('hola')")
-    assert "Ana" in watcher.text_content("#chat-lines")
-    watcher.get_by_role("button", name="CHAT").click()
+    def __init__(self, p, base, table_id, tag, preset, players, deadline_s=300):
+        self.p, self.base, self.table_id, self.tag, self.preset, self.players = p, base, table_id, tag, preset, players
+        self.rounds = self.moves = 0
+        self.used_keys = self.used_drag = self.done = False
+        self.bot_lines = set()
+        self.deadline = time.time() + deadline_s
 
-    # Esc opens the menu
-    page.keyboard.press("Escape")
-    page.wait_for_selector("#menu[open]")
-    page.get_by_role("button", name="BACK TO THE GAME").click()
+    def step(self):
+        """Look once at the page and act if it is the player's to act; True once the game is over."""
+        if self.done:
+            return True
+        page = self.p.page
+        assert time.time() < self.deadline, f"{self.tag}: the game did not end ({self.rounds} rounds)"
+        # one look at the page: the status, whether plays wait to be shown, whose turn, the latest play
+        st, busy, mine, line = page.evaluate(LOOK)
+        if line.startswith(BOT_NAMES):
+            self.bot_lines.add(line)
+        if busy:
+            return False
+        if st == "finished":
+            self.finish()
+            return True
+        if st == "round_over":
+            self.rounds += 1
+            _round_over_checks(self.p, self.base, self.table_id, self.tag, self.rounds, self.preset)
+            before = version(page)
+            page.get_by_role("button", name="NEXT ROUND").click()
+            until(page, f"Number(document.body.dataset.version) > {before}", what="the next deal")
+        elif st == "playing" and mine:
+            self.play()
+        return False
 
-    # --- play the round to the score box
-    compared = tried_bad_pick = used_keyboard = used_drag = False
-    moves = 0
-    last_seen, last_change = _version(page), time.time()
-    deadline = time.time() + 150
-    while time.time() < deadline:
-        status = page.get_attribute("body", "data-status")
-        if status != "playing":
-            break
-        if page.locator(".seat.you.turn").count() == 0:
-            if opponent:
-                _opponent_move(base, table_id, opponent)
-            page.wait_for_timeout(60)
-            seen = _version(page)
-            if seen != last_seen:
-                last_seen, last_change = seen, time.time()
-            elif time.time() - last_change > 20:
-                _shot(page, f"{opponent_kind}-stalled")
-                pytest.fail(f"the opponent did not move for 20 s at version {seen} (bot worker running?)")
-            continue
-        last_seen, last_change = _version(page), time.time()
-        before = _version(page)
-        if not compared:
-            # the spectator sees the same table, live
-            watcher.wait_for_function("v => Number(document.body.dataset.version) >= v", arg=before, timeout=10000)
-            assert _table_labels(watcher) == _table_labels(page)
-            _shot(watcher, f"{opponent_kind}-02-spectator-phone")
-            compared = True
-        take = page.locator("#fifteen button")
-        if take.count():
-            # the 15 left behind: take it before playing
-            take.first.click()
-            page.wait_for_function("v => Number(document.body.dataset.version) > v", arg=before)
-            continue
-        hand = page.locator("#hand button.card")
-        assert hand.count() > 0
-        first_label = hand.first.get_attribute("aria-label") or ""
-        if not used_drag and moves >= 4 and ("no 15" in first_label or "1 way " in first_label):
-            # dragging a card onto the table plays it (its one 15, or left there)
-            hand.first.drag_to(page.locator("#felt"))
-            used_drag = True
-        elif not used_keyboard and moves >= 2:
-            # ←/→ browse the hand, Enter picks, Enter again plays
-            page.locator("body").click(position={"x": 5, "y": 5})
-            page.keyboard.press("ArrowRight")
-            page.keyboard.press("ArrowLeft")
-            page.keyboard.press("Enter")
-            page.wait_for_selector("#hand button.card.picked")
-            if page.locator("#capture").is_disabled() and page.locator("#table-cards .card.lit").count():
-                page.keyboard.press("ArrowDown")  # mark a 15
-            page.keyboard.press("Enter")
-            used_keyboard = True
+    def play(self):
+        page = self.p.page
+        first = page.locator("#hand button.card").first.get_attribute("aria-label") or ""
+        if self.p.kind == "phone" and not self.used_drag and self.moves >= 2 \
+                and not page.locator("#fifteen button").count() and ("no 15" in first or "1 way " in first):
+            # a finger drags the card onto the felt: it is played (its one 15, or left there)
+            before = version(page)
+            touch_drag(page, "#hand button.card >> nth=0", "#felt")
+            until(page, f"Number(document.body.dataset.version) > {before}", what="the dragged card played")
+            self.used_drag = True
+        elif not self.used_keys and self.moves >= 1:
+            play_turn(page, "keys")
+            self.used_keys = True
         else:
-            hand.first.click()
-            page.wait_for_selector("#hand button.card.picked")
-            lit = page.locator("#table-cards button.card.lit")
-            if page.locator("#capture").is_enabled():
-                page.get_by_role("button", name="CAPTURE").click()
-            elif lit.count():
-                page.locator("#hand button.card.picked").focus()
-                page.keyboard.press("ArrowDown")  # several ways: mark the first 15
-                page.get_by_role("button", name="CAPTURE").click()
-            else:
-                table = page.locator("#table-cards button.card")
-                if not tried_bad_pick and table.count():
-                    # a pick that does not make 15: the server's message, nothing played
-                    table.first.click()
-                    page.get_by_role("button", name="CAPTURE").click()
-                    page.wait_for_selector("#error:not([hidden])")
-                    assert page.text_content("#error").strip()
-                    assert _version(page) == before
-                    _shot(page, f"{opponent_kind}-03-not-fifteen")
-                    tried_bad_pick = True
-                    table.first.click()  # unmark it
-                page.get_by_role("button", name="LEAVE ON TABLE").click()
-        page.wait_for_function("v => Number(document.body.dataset.version) > v", arg=before, timeout=10000)
-        moves += 1
-        if moves == 3:
-            _shot(page, f"{opponent_kind}-04-playing")
+            play_turn(page, "tap" if self.moves < 4 else "dom")
+        self.moves += 1
+        if self.moves == 3:
+            shot(page, f"{self.tag}-playing")
+            no_overflow(page)
+            # the whole table on one screen: seats, felt, hand and buttons
+            for sel in ["#felt", "#hand", "#capture", "#resign", ".seat.you"]:
+                in_viewport(page, sel)
+            seats = page.evaluate("[...document.querySelectorAll('.seat')].map(s => s.getBoundingClientRect())"
+                                  ".map(r => [r.top, r.bottom, r.left, r.right])")
+            vp = page.viewport_size
+            assert len(seats) == self.players
+            for top, bottom, left, right in seats:
+                assert top >= 0 and bottom <= vp["height"] and left >= 0 and right <= vp["width"], seats
+            axe_check(page, f"{self.tag} playing")
 
-    page.wait_for_selector("#round-box:not([hidden])", timeout=15000)
-    assert moves >= 10
-    assert used_keyboard
-    assert page.locator("#score-table tbody tr").count() >= 6
-    assert page.locator("#next-round").is_visible()
-    _shot(page, f"{opponent_kind}-05-score-box")
-
-    # the spectator follows to the score box over the socket
-    watcher.wait_for_selector("#round-box:not([hidden])", timeout=15000)
-    assert watcher.get_attribute("body", "data-version") == page.get_attribute("body", "data-version")
-    assert watcher.locator("#next-round").is_hidden()
-    _shot(watcher, f"{opponent_kind}-06-spectator-score-box")
-
-    # NEXT ROUND deals again
-    page.get_by_role("button", name="NEXT ROUND").click()
-    page.wait_for_selector("#round-box", state="hidden", timeout=10000)
-    page.wait_for_function("() => document.body.dataset.status !== 'round_over'")
-    assert "Round 2" in page.text_content("#round-info")
-
-    assert not errors, errors
-    host_ctx.close()
-    watch_ctx.close()
+    def finish(self):
+        page = self.p.page
+        self.done = True
+        # the game's end, in view
+        in_viewport(page, "#result h2")
+        in_viewport(page, "#rematch-yes")
+        no_overflow(page)
+        assert re.search(r"wins?\b", page.text_content("#result-text"))
+        shot(page, f"{self.tag}-game-over")
+        axe_check(page, f"{self.tag} game over")
+        assert self.rounds >= 1 and self.moves >= 5
+        assert self.used_keys
+        if self.p.kind == "phone":
+            assert self.used_drag
+        # bots' plays were shown one by one: the strip named them as they came
+        assert len(self.bot_lines) >= 3, self.bot_lines
+        assert not self.p.errors, self.p.errors
 
 
-def _open_with_human(page, base, name="Ana", opponent="Bruno"):
-    """The host opens a table in the page; a second player sits over HTTP; the host starts."""
-    page.goto(f"{base}/")
-    page.get_by_role("button", name="OPEN A TABLE").click()
-    page.fill("#create-name", name)
-    page.get_by_role("button", name="CREATE INVITE").click()
-    page.wait_for_url("**/t/*")
-    table_id = page.url.rstrip("/").split("/t/")[-1]
-    token = _http("POST", f"{base}/tables/{table_id}/seats", {"name": opponent})["token"]
-    page.wait_for_selector(f".waiting-seat:has-text('{opponent}')")
-    page.get_by_role("button", name="START THE GAME").click()
-    page.wait_for_selector("#felt:not([hidden])")
-    return table_id, token
+GAMES = {
+    # preset: on the phone and on the big screen, (bots, host's choices, the host's deck design)
+    "selminha": {"phone": (3, {"target": 21}, None), "desktop": (3, {}, "spanish")},  # four: two teams
+    "del15": {"phone": (3, {"target": 10}, None), "desktop": (1, {"target": 10}, None)},
+    "cardgames": {"phone": (1, {}, "french_swapped"), "desktop": (1, {}, None)},
+}
 
 
-def test_resign_shows_the_result_and_the_rematch(server, browser):
-    base = server.url
-    ctx = browser.new_context(viewport={"width": 800, "height": 900})
-    page = ctx.new_page()
-    errors = []
-    page.on("pageerror", lambda e: errors.append(str(e)))
-    page.on("dialog", lambda d: d.accept())  # "Resign? ..." is confirmed
-    table_id, bruno = _open_with_human(page, base)
-
-    page.get_by_role("button", name="RESIGN").click()
-    page.wait_for_selector("#result:not([hidden])")
-    text = page.text_content("#result-text")
-    assert "Bruno" in text and "resigned" in text
-    assert page.locator("#rematch-yes").is_visible()
-    assert page.locator("#teams-keep").is_hidden()  # only with four
-    page.get_by_role("button", name="REMATCH").click()
-    page.wait_for_selector("#rematch-text:has-text('Yes so far')")
-    _shot(page, "resign-result")
-
-    _http("POST", f"{base}/tables/{table_id}/moves", {"type": "rematch", "accept": True}, bruno)
-    if server.bots:  # the worker's job starts the rematch
-        page.wait_for_function("() => document.body.dataset.status === 'playing'", timeout=15000)
-        assert page.locator("#result").is_hidden()
-    assert not errors, errors
-    ctx.close()
+def _open_game(server, browser, kind, preset, bots, settings, deck):
+    p = Page(browser, kind)
+    page = p.page
+    tag = f"game-{kind}-{preset}-{bots + 1}p"
+    page.goto(f"{server.url}/")
+    no_overflow(page)
+    axe_check(page, f"{tag} home")
+    table_id = open_table(page, server.url, preset, deck=deck, settings=settings)
+    add_bots(page, bots)
+    no_overflow(page)
+    shot(page, f"{tag}-waiting", full_page=True)
+    axe_check(page, f"{tag} waiting room")
+    start(page)
+    # you at the bottom, partners across, play turning as the preset says
+    pos = dict(page.evaluate("[...document.querySelectorAll('.seat')].map(s => [s.dataset.seat, s.dataset.pos])"))
+    after = "left" if preset == "cardgames" else "right"  # cardgames plays clockwise
+    expect = {1: {"1": "top"}, 3: {"1": after, "2": "top", "3": "left" if after == "right" else "right"}}[bots]
+    assert pos == {"0": "bottom", **expect}, pos
+    assert ("to the left" if after == "left" else "to the right") in page.text_content("#direction")
+    if deck == "spanish":
+        until(page, "document.querySelectorAll('#table-cards .card').length > 0")
+        assert " de " in page.locator("#table-cards .card").first.get_attribute("aria-label")
+    return p, Game(p, server.url, table_id, tag, preset, bots + 1)
 
 
-def test_player_away_can_be_ended(browser):
-    s = _serve(away_after=1.0)
+@pytest.mark.parametrize("preset", list(GAMES))
+def test_a_whole_game_against_bots_on_a_phone_and_a_big_screen(server, browser, preset):
+    """Two whole games of the preset at once: a 390x844 touch phone and a 1280x800 screen."""
+    pages, games = [], []
     try:
-        if not s.bots:
-            pytest.skip("no in-process worker to open the away timer")
-        ctx = browser.new_context(viewport={"width": 800, "height": 900})
-        page = ctx.new_page()
-        errors = []
-        page.on("pageerror", lambda e: errors.append(str(e)))
-        _open_with_human(page, s.url)
-        # the host deals, so Bruno leads; he never plays
-        claim = page.get_by_role("button", name="END GAME: PLAYER AWAY")
-        claim.wait_for(timeout=15000)
-        page.wait_for_selector(".badge:has-text('AWAY')")
-        _shot(page, "away-open")
-        claim.click()
-        page.wait_for_selector("#result:not([hidden])")
-        text = page.text_content("#result-text")
-        assert "You win" in text and "away" in text
-        assert page.locator("#rematch-yes").is_hidden()  # no rematch after an absence
-        _shot(page, "away-result")
-        assert not errors, errors
-        ctx.close()
+        for kind, (bots, settings, deck) in GAMES[preset].items():
+            p, game = _open_game(server, browser, kind, preset, bots, settings, deck)
+            pages.append(p)
+            games.append(game)
+        while not all([g.step() for g in games]):
+            time.sleep(0.02)
     finally:
+        for p in pages:
+            p.close()
+
+
+def test_two_players_and_a_spectator_with_chat(server, browser):
+    base = server.url
+    host = Page(browser, "desktop")
+    guest = Page(browser, "phone")
+    watcher = Page(browser, "phone")
+    try:
+        table_id = open_table(host.page, base, "selminha")
+        invite = host.page.input_value("#invite-url")
+        assert invite.endswith(f"/t/{table_id}")
+        host.page.get_by_role("button", name="COPY", exact=True).click()
+
+        # the guest opens the link on a phone and takes a seat
+        g = guest.page
+        g.goto(invite)
+        g.fill("#join-name", "Bruno")
+        no_overflow(g)
+        g.get_by_role("button", name="TAKE A SEAT").click()
+        g.wait_for_selector("#waiting:not([hidden])")
+        host.page.wait_for_selector(".waiting-seat:has-text('Bruno')")
+        start(host.page)
+        g.wait_for_selector("#felt:not([hidden])")
+
+        # a spectator on a phone: no hand, the chat read only
+        w = watcher.page
+        w.goto(invite)
+        w.get_by_role("button", name="WATCH").click()
+        w.wait_for_selector("#felt:not([hidden])")
+        assert w.locator("#me").is_hidden()
+
+        # chat: the host writes; the phones show an unread mark on CHAT until opened
+        host.page.fill("#chat-text", "hola")
+        host.page.get_by_role("button", name="SEND").click()
+        for ph in (g, w):
+            ph.wait_for_selector("#chat-unread:not([hidden])")
+            assert ph.text_content("#chat-unread").strip() == "1"
+            assert "unread" in ph.get_attribute("#chat-toggle", "aria-label")
+        shot(g, "humans-guest-unread")
+        g.get_by_role("button", name="CHAT").click()
+        g.wait_for_selector("#chat-lines li:has-text('hola')")
+        assert g.locator("#chat-unread").is_hidden()
+        g.fill("#chat-text", "buenas")
+        g.get_by_role("button", name="SEND").click()
+        host.page.wait_for_selector("#chat-lines li:has-text('buenas')")
+        no_overflow(g)
+        shot(g, "humans-guest-chat-open")
+        axe_check(g, "guest chat open")
+        g.get_by_role("button", name="Close the chat").click()
+        assert g.locator("#chat").is_hidden()
+        w.get_by_role("button", name="CHAT").click()
+        w.wait_for_selector("#chat-lines li:has-text('buenas')")
+        assert w.locator("#chat-form").is_hidden() and w.locator("#chat-note").is_visible()
+        w.keyboard.press("Escape")  # Esc closes the chat panel too
+        assert w.locator("#chat").is_hidden()
+
+        # play the round out from both pages; the spectator follows
+        deadline = time.time() + 120
+        compared = False
+        while status(host.page) == "playing" or status(g) == "playing":
+            assert time.time() < deadline, "the round did not end"
+            for pg in (host.page, g):
+                if my_turn(pg):
+                    if not compared:
+                        v = version(pg)
+                        until(w, f"Number(document.body.dataset.version) >= {v}")
+                        until(w, "!window.escobaShowing()")
+                        labels = "Array.from(document.querySelectorAll('#table-cards .card')).map(b => b.dataset.card)"
+                        assert w.evaluate(labels) == pg.evaluate(labels)
+                        shot(w, "humans-spectator-phone")
+                        axe_check(w, "spectator")
+                        compared = True
+                    play_turn(pg)
+            time.sleep(0.03)
+        for pg in (host.page, g, w):
+            pg.wait_for_selector("#round-box:not([hidden])", timeout=15000)
+            until(pg, "!window.escobaShowing()")
+            in_viewport(pg, "#round-box h2")
+            no_overflow(pg)
+        in_viewport(g, "#next-round")
+        assert w.locator("#next-round").is_hidden()
+        shot(w, "humans-spectator-score-box")
+        g.get_by_role("button", name="NEXT ROUND").click()
+        host.page.wait_for_selector("#round-box", state="hidden", timeout=10000)
+        assert "Round 2" in host.page.text_content("#round-info")
+        for x in (host, guest, watcher):
+            assert not x.errors, x.errors
+    finally:
+        for x in (host, guest, watcher):
+            x.close()
+
+
+def test_a_bots_play_is_shown_at_a_pace_a_person_can_follow(browser):
+    """At the page's own pace: the card travels, stays lit, and the strip and the live line say it."""
+    s = serve()
+    p = Page(browser, "phone", pace="1")
+    page = p.page
+    try:
+        open_table(page, s.url, "selminha")
+        add_bots(page, 1)
+        start(page)  # the host deals: the bot leads
+        page.wait_for_selector(".figure.flying", timeout=15000)  # the card on its way from the bot's seat
+        t0 = time.time()
+        shot(page, "bot-play-flying")
+        page.wait_for_selector("#strip li.latest:has-text('Carmen')", timeout=10000)
+        line = page.text_content("#strip li.latest")
+        assert "Carmen" in line and ("left on the table" in line or "takes" in line)
+        assert "Carmen" in page.text_content("#live")
+        lit = page.locator("#table-cards .card.just-played, #table-cards .card.taking")
+        if "left on the table" in line:
+            assert lit.count() == 1
+        shot(page, "bot-play-shown")
+        # the turn passes only once the play has been shown
+        page.wait_for_selector(".seat.you.turn", timeout=10000)
+        assert time.time() - t0 >= 0.5
+        assert not p.errors, p.errors
+    finally:
+        p.close()
         s.stop()
 
 
 def test_the_page_works_under_its_content_security_policy(server, browser):
-    """The page's own CSP (api/headers.py) blocks nothing the page needs: no violation, no console
-    error, while it opens a table, takes a socket and starts a game; and no site can frame it."""
-    ctx = browser.new_context(viewport={"width": 900, "height": 900})
-    page = ctx.new_page()
-    problems = []
-    page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
-    page.on("pageerror", lambda e: problems.append(str(e)))
-    page.add_init_script("document.addEventListener('securitypolicyviolation',"
-                         " e => console.error('CSP violation: ' + e.violatedDirective + ' ' + e.blockedURI));")
-    response = page.goto(f"{server.url}/")
-    assert "frame-ancestors 'none'" in response.headers["content-security-policy"]
-    _open_with_human(page, server.url)
-    page.wait_for_timeout(300)
-    assert not problems, problems
-    ctx.close()
+    """The app's own CSP blocks nothing the page needs while it opens a table, takes a socket,
+    shows plays and the score; and no site can frame the page."""
+    p = Page(browser, "desktop")
+    page = p.page
+    try:
+        response = page.goto(f"{server.url}/")
+        csp = response.headers["content-security-policy"]
+        assert "script-src 'self'" in csp and "style-src 'self'" in csp and "frame-ancestors 'none'" in csp
+        assert "unsafe" not in csp
+        open_table(page, server.url, "del15")
+        add_bots(page, 1)
+        start(page)
+        until(page, "document.body.dataset.live === 'yes'", what="the socket open")
+        until(page, "!!document.querySelector('.seat.you.turn') && !window.escobaShowing()", what="a bot's play shown")
+        play_turn(page)
+        assert not p.errors, p.errors
+    finally:
+        p.close()

@@ -1,0 +1,257 @@
+// Showing every play: views arrive (socket, poll, our own moves) and wait in a
+// queue; each change is drawn in turn, its plays first shown moving (the card from
+// its seat to the table, the capture to the side's pile) and announced, so a bot's
+// play a second after the last one is seen, not just found changed.
+
+import { cardFigure } from "./cards.js";
+import { $, api, app, label, say, seatName, sleep, v } from "./state.js";
+import { playText, render } from "./table.js";
+import { sound } from "./sound.js";
+
+const queue = [];
+let pumping = false;
+export const hooks = { afterRender: () => {}, keepPick: () => {} };
+
+/** A view from anywhere: shown after the ones before it. `now` skips the motion. */
+export function receive(view, { now = false } = {}) {
+  if (!view) return;
+  app.latest = Math.max(app.latest, view.version);
+  if (now) { // a new deck design or a new seat: same table, drawn again at once
+    queue.length = 0;
+    show(view);
+    return;
+  }
+  queue.push(view);
+  pump();
+}
+
+export const busyShowing = () => pumping || queue.length > 0;
+
+function show(view) {
+  const old = app.view;
+  app.view = view;
+  hooks.keepPick(old, view);
+  render();
+  hooks.afterRender(old, view);
+}
+
+async function pump() {
+  if (pumping) return;
+  pumping = true;
+  try {
+    while (queue.length) {
+      const next = queue.shift();
+      const old = app.view;
+      if (old && next.table_id === old.table_id && next.version <= old.version) continue; // stale or seen
+      // far behind (a tab in the background): catch up without the show
+      const quick = !old || document.hidden || queue.length > 4 || app.pace === 0;
+      if (quick) {
+        const rises = escobaRises(old, next);
+        markSweeps(old, next, rises);
+        show(next);
+        announceStep(old, next, false, rises);
+        continue;
+      }
+      await step(old, next);
+    }
+  } finally {
+    pumping = false;
+  }
+}
+
+/** The plays in `next` that `old` did not show yet. */
+export function newPlays(old, next) {
+  if (!old || !next || next.status === "waiting") return [];
+  const oh = old.history || [];
+  const nh = next.history || [];
+  const same = old.round === next.round && old.game === next.game && old.status !== "waiting";
+  if (same) return nh.length >= oh.length ? nh.slice(oh.length) : [];
+  return nh;
+}
+
+function seatEl(seat) {
+  return document.querySelector(`.seat[data-seat="${seat}"]`);
+}
+function pileEl(seat) {
+  const s = seatEl(seat);
+  return (s && s.querySelector(".pile")) || s;
+}
+function rectOf(el) {
+  return el ? el.getBoundingClientRect() : null;
+}
+
+/** A card's figure moving from one place on the screen to another. */
+async function fly(card, from, to, view, ms) {
+  if (!from || !to) return;
+  const fig = cardFigure(card, view);
+  fig.classList.add("flying");
+  document.body.append(fig);
+  const w = fig.offsetWidth || 56;
+  const h = fig.offsetHeight || 80;
+  const x0 = from.left + from.width / 2 - w / 2;
+  const y0 = from.top + from.height / 2 - h / 2;
+  const x1 = to.left + to.width / 2 - w / 2;
+  const y1 = to.top + to.height / 2 - h / 2;
+  fig.style.left = "0px";
+  fig.style.top = "0px";
+  const reduced = matchMedia("(prefers-reduced-motion: reduce)").matches;
+  const frames = reduced
+    ? [{ transform: `translate(${x1}px, ${y1}px)`, opacity: 1 }, { transform: `translate(${x1}px, ${y1}px)`, opacity: 1 }]
+    : [{ transform: `translate(${x0}px, ${y0}px) scale(.9)` }, { transform: `translate(${x1}px, ${y1}px) scale(1)` }];
+  const anim = fig.animate(frames, { duration: Math.max(1, ms * app.pace), easing: "ease-in-out", fill: "forwards" });
+  try { await anim.finished; } catch { /* cancelled */ }
+  return fig;
+}
+
+function banner(text, cls = "") {
+  const b = $("banner");
+  b.textContent = text;
+  b.className = `banner ${cls}`;
+  b.hidden = false;
+  clearTimeout(banner.t);
+  banner.t = setTimeout(() => { b.hidden = true; }, 2600 * Math.max(app.pace, 0.4));
+}
+
+/** Which side's escobas rose in this change (the server counted them). */
+function escobaRises(old, next) {
+  const out = [];
+  if (!old || !next.captured) return out;
+  const same = old.round === next.round && old.game === next.game && old.captured;
+  next.captured.forEach((side, i) => {
+    const before = same ? (old.captured[i] || { escobas: 0 }).escobas : 0;
+    if (side.escobas > before) out.push({ side, n: side.escobas - before });
+  });
+  return out;
+}
+
+async function step(old, next) {
+  const plays = newPlays(old, next);
+  const mine = (p) => next.you !== null && next.you !== undefined && p.seat === next.you;
+  const rises = escobaRises(old, next);
+  for (const p of plays) {
+    if (p.kind === "opening") continue; // dealt and taken at once: shown after the deal is drawn
+    const own = mine(p);
+    const from = own
+      ? rectOf(document.querySelector(`#hand [data-card="${p.card}"]`)) || rectOf(seatEl(p.seat))
+      : rectOf(seatEl(p.seat));
+    const felt = $("table-cards");
+    const fr = felt.getBoundingClientRect();
+    // lands at the end of the row of table cards
+    const spot = { left: fr.left + Math.min(fr.width - 40, fr.width * 0.75), top: fr.top, width: 40, height: Math.min(fr.height, 90) };
+    say(`${playText(p, next)}.`, { hold: 4000 });
+    let fig = null;
+    if (p.kind === "play") {
+      const src = own ? document.querySelector(`#hand [data-card="${p.card}"]`) : null;
+      if (src) src.classList.add("gone");
+      fig = await fly(p.card, from, spot, next, own ? 260 : 520);
+    } else if (p.kind === "fifteen") {
+      const el = felt.querySelector(`[data-card="${p.card}"]`);
+      if (el) el.classList.add("taking");
+      banner("TAKE THE 15!", "fifteen");
+    }
+    if (p.captured && p.captured.length) {
+      const taken = p.captured.map((c) => felt.querySelector(`[data-card="${c}"]`)).filter(Boolean);
+      taken.forEach((el) => el.classList.add("taking"));
+      sound("capture");
+      await sleep(own ? 450 : 1100); // long enough to read what was taken
+      const to = rectOf(pileEl(p.seat));
+      const flights = taken.map((el) => {
+        const r = el.getBoundingClientRect();
+        el.classList.add("gone");
+        return fly(el.dataset.card, r, to, next, 420).then((f) => f && f.remove());
+      });
+      if (fig) flights.push(fly(p.card, fig.getBoundingClientRect(), to, next, 420).then((f) => f && f.remove()));
+      if (fig) fig.remove();
+      if (p.kind === "fifteen") {
+        const el = felt.querySelector(`[data-card="${p.card}"]`);
+        if (el) flights.push(fly(p.card, el.getBoundingClientRect(), to, next, 420).then((f) => f && f.remove()));
+        if (el) el.classList.add("gone");
+      }
+      await Promise.all(flights);
+    } else if (fig) {
+      fig.remove();
+    }
+  }
+  // the round's end: what was left on the table goes to the last to capture (the server says who)
+  const ended = old && old.status === "playing" && (next.status === "round_over" || next.status === "finished");
+  if (ended) await leftovers(old, next);
+  markSweeps(old, next, rises);
+  show(next);
+  const last = plays[plays.length - 1];
+  if (last && last.kind === "play" && !(last.captured && last.captured.length)) {
+    const el = $("table-cards").querySelector(`[data-card="${last.card}"]`);
+    if (el) el.classList.add("just-played");
+  }
+  announceStep(old, next, true, rises);
+  if (plays.length && !plays.every(mine)) await sleep(rises.length ? 1600 : 700);
+}
+
+async function leftovers(old, next) {
+  let found = null;
+  try {
+    const data = await api("GET", `/tables/${next.table_id || app.tableId}/events?after=${old.version}`);
+    const ev = (data.events || []).find((e) => e.type === "RoundEnded");
+    if (ev) found = ev.data;
+  } catch { /* the score box still opens */ }
+  if (!found || !found.leftovers || !found.leftovers.length || found.to_seat === null) {
+    app.leftovers = null;
+    return;
+  }
+  app.leftovers = { round: next.round, game: next.game, cards: found.leftovers, seat: found.to_seat };
+  const text = `Leftovers to ${seatName(found.to_seat, next)} (last to capture): ${found.leftovers.map((c) => label(c, next)).join(" + ")}.`;
+  app.stripExtras = (app.stripExtras || []).concat([{ round: next.round, game: next.game, at: (next.history || []).length, text, cls: "leftovers" }]);
+  say(text, { hold: 2500 });
+  const felt = $("table-cards");
+  const to = rectOf(pileEl(found.to_seat));
+  const flights = found.leftovers.map((c) => {
+    const el = felt.querySelector(`[data-card="${c}"]:not(.gone)`);
+    if (!el) return null;
+    const r = el.getBoundingClientRect();
+    el.classList.add("gone");
+    return fly(c, r, to, next, 500).then((f) => f && f.remove());
+  }).filter(Boolean);
+  await Promise.all(flights);
+  await sleep(500);
+}
+
+/** The play that made a side's escoba: its last capture in this change. */
+function sweeper(old, next, side) {
+  const plays = newPlays(old, next).filter((p) => side.seats.includes(p.seat) && p.captured.length);
+  return plays.length ? plays[plays.length - 1] : null;
+}
+
+/** The strip marks the plays that swept (before the change is drawn). */
+function markSweeps(old, next, rises) {
+  for (const { side, n } of rises) {
+    const by = sweeper(old, next, side);
+    if (by) app.sweeps.set(`${next.game}:${next.round}:${next.history.indexOf(by)}`, n >= 2 ? "DOUBLE ESCOBA!" : "ESCOBA!");
+  }
+}
+
+/** What a change means, said and shown: ESCOBA!, DOUBLE ESCOBA!, a new round, the end. */
+function announceStep(old, next, animated, rises = escobaRises(old, next)) {
+  for (const { side, n } of rises) {
+    const by = sweeper(old, next, side);
+    const who = by ? seatName(by.seat, next) : side.seats.map((s) => seatName(s, next)).join(" & ");
+    const double = n >= 2 || (by && by.kind === "opening" && n >= 2);
+    const word = double ? "DOUBLE ESCOBA!" : "ESCOBA!";
+    const how = by && by.kind === "opening" ? "took the opening table" : "swept the table";
+    say(`${word} ${who} ${how}.`, { hold: 3000 });
+    banner(word, "escoba");
+    if (animated) sound("escoba");
+    const s = by ? document.querySelector(`.seat[data-seat="${by.seat}"]`) : null;
+    if (s) s.classList.add("swept");
+  }
+  if (!old) return;
+  if (next.status === "playing" && (next.turn !== old.turn || old.status !== "playing")) {
+    if (next.turn === next.you) { say("Your turn."); sound("turn"); }
+    else say(`${seatName(next.turn, next)}'s turn.`);
+  }
+  if (next.status === "round_over" && old.status !== "round_over") say("Round over: see the score box.");
+  if (next.status === "finished" && old.status !== "finished") {
+    const r = $("result-text").textContent;
+    say(r);
+  }
+}
+
+export const currentView = v;

@@ -1,0 +1,115 @@
+// What the page knows: the view it shows, the seat's token, the pick in hand.
+// Every rule comes from the server's view (`options`, `fifteen_to_take`, `history`,
+// `last_round`...): the page never adds to 15 or decides who takes what.
+
+export const $ = (id) => document.getElementById(id);
+
+function stored(key, fallback) {
+  try { return localStorage.getItem(key) ?? fallback; } catch { return fallback; }
+}
+export function store(key, value) {
+  try { localStorage.setItem(key, value); } catch { /* private mode */ }
+}
+
+export const app = {
+  deck: stored("escoba.deck", ""), // the reader's own deck design ("" = the table's)
+  sound: stored("escoba.sound", "on") !== "off",
+  // every wait of the animations is multiplied by this (tests speed it up)
+  pace: Math.max(0, Number(stored("escoba.pace", "1")) || 0),
+  presets: null, // GET /presets: each preset's defaults and what a host may choose
+  tableId: null,
+  token: null,
+  spectator: false,
+  view: null, // the view drawn now (may lag the server while plays are shown)
+  latest: 0, // the newest version received
+  picked: null, // card code picked in hand
+  selected: new Set(), // table cards marked for capture
+  setIndex: -1, // which of the picked card's sets ↓ marked
+  focusIndex: 0,
+  busy: false,
+  leftovers: null, // {round, cards, seat} from the round's RoundEnded event
+  sweeps: new Map(), // "game:round:index" of a history entry → "ESCOBA!" as it was announced
+};
+
+export const storeKey = (id) => `escoba.table.${id}`;
+export function loadSeat(id) {
+  try { return JSON.parse(localStorage.getItem(storeKey(id)) || "null"); } catch { return null; }
+}
+export function saveSeat(id, data) {
+  store(storeKey(id), JSON.stringify(data));
+}
+
+export async function api(method, path, body) {
+  const headers = { Accept: "application/json" };
+  if (body !== undefined) headers["Content-Type"] = "application/json";
+  if (app.token) headers.Authorization = `Bearer ${app.token}`;
+  // each player's deck design changes only the labels of their own view
+  if (app.deck && path.startsWith("/tables/")) path += `${path.includes("?") ? "&" : "?"}deck=${app.deck}`;
+  const res = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  let data = null;
+  try { data = await res.json(); } catch { data = null; }
+  if (!res.ok) {
+    const err = (data && data.error) || { code: String(res.status), message: `The server answered ${res.status}.` };
+    const e = new Error(err.message || err.code);
+    e.code = err.code; e.status = res.status; e.details = err.details;
+    throw e;
+  }
+  return data;
+}
+
+export const sleep = (ms) => new Promise((r) => setTimeout(r, ms * app.pace));
+
+export function showError(message) {
+  const el = $("error");
+  el.textContent = message || "";
+  el.hidden = !message;
+}
+
+// The live line: an ESCOBA! (or any held message) is not wiped by the next
+// "X's turn": later messages are added after it until the hold runs out.
+let heldUntil = 0;
+let held = "";
+export function say(message, { hold = 0 } = {}) {
+  const el = $("live");
+  const now = Date.now();
+  let text = message;
+  if (now < heldUntil && held && !hold) text = `${held} ${message}`;
+  if (hold) { held = message; heldUntil = now + hold * Math.max(app.pace, 0.5); }
+  if (el.textContent === text) el.textContent = "";
+  el.textContent = text;
+}
+
+// ---------------------------------------------------------------- view helpers
+export const v = () => app.view;
+export const isSeated = (view = v()) => !!view && view.you !== null && view.you !== undefined;
+
+export function label(card, view = v()) {
+  return (view && view.labels && view.labels[card]) || card;
+}
+export const worth = (card) => parseInt(card, 10);
+
+export function seatName(seat, view = v()) {
+  const s = view && view.seats.find((x) => x.seat === seat);
+  if (!s || s.empty) return `Seat ${seat + 1}`;
+  // two bots (or players) with one name are told apart by their seat
+  const twin = view.seats.some((x) => !x.empty && x.seat !== seat && x.name === s.name);
+  const name = twin ? `${s.name} (seat ${seat + 1})` : s.name;
+  return s.seat === view.you ? `${name} (you)` : name;
+}
+export const sideName = (side, view = v()) => side.seats.map((s) => seatName(s, view)).join(" & ");
+
+export function myTurn(view = v()) {
+  return !!view && view.status === "playing" && isSeated(view) && view.turn === view.you;
+}
+export function optionFor(card) {
+  const opts = (v() && v().options) || [];
+  return opts.find((o) => o.card === card) || null;
+}
+export function isHost(view = v()) {
+  return isSeated(view) && view.host === view.you;
+}
+export function inviteUrl() {
+  const saved = loadSeat(app.tableId);
+  return (saved && saved.invite_url) || `${location.origin}/t/${app.tableId}`;
+}
+export const inGameSeats = (view) => view.seats.filter((s) => !s.empty && s.in_game !== false);
