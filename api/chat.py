@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 
+from events.connection import is_cluster
 from events.store import table_key
 
 _POST = """
@@ -16,7 +17,7 @@ local line = cjson.decode(ARGV[1])
 line['id'] = n
 local encoded = cjson.encode(line)
 redis.call('XADD', KEYS[1], 'MAXLEN', '~', 2000, n .. '-0', 'line', encoded)
-redis.call('PUBLISH', KEYS[3], cjson.encode({table_id = ARGV[2], chat = line}))
+redis.call(ARGV[3], KEYS[3], cjson.encode({table_id = ARGV[2], chat = line}))
 return encoded
 """
 
@@ -25,6 +26,8 @@ class ChatStore:
     def __init__(self, redis):
         self.redis = redis
         self._post = redis.register_script(_POST)
+        # the notice goes where the table's moves' notices go (events/store.py): SPUBLISH on a cluster
+        self._publish = "SPUBLISH" if is_cluster(redis) else "PUBLISH"
 
     @staticmethod
     def _keys(table_id: str) -> list[str]:
@@ -32,7 +35,7 @@ class ChatStore:
 
     def post(self, table_id: str, seat: int, name: str, text: str, at: str) -> dict:
         line = {"seat": seat, "name": name, "text": text, "at": at}
-        raw = self._post(keys=self._keys(table_id), args=[json.dumps(line), table_id])
+        raw = self._post(keys=self._keys(table_id), args=[json.dumps(line), table_id, self._publish])
         return json.loads(raw)
 
     def read(self, table_id: str, after: int = 0, limit: int = 500) -> list[dict]:

@@ -1,8 +1,9 @@
 """Fan-out of change notices to this process's sockets, through Redis pub/sub.
 
-One listener thread per API process subscribes to every table's channel, so a
-socket here hears a move made through any other process. Each notice loads
-the table once, however many sockets here watch it.
+The listener (api/notices.py: PSUBSCRIBE on one Redis, SSUBSCRIBE per watched
+table and a thread per node on a cluster) hears every change of the tables
+watched here, so a socket here hears a move made through any other process.
+Each notice loads the table once, however many sockets here watch it.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ import queue
 import threading
 from collections import defaultdict
 
+from .notices import listener_for
+
 log = logging.getLogger("escoba.hub")
 
 
@@ -23,47 +26,41 @@ class Hub:
         self.service = service
         self._lock = threading.Lock()
         self._watchers: dict[str, set[queue.Queue]] = defaultdict(set)
-        self._thread: threading.Thread | None = None
-        self._stop = threading.Event()
+        # subscription changes in order (a table's last socket leaving while its next one
+        # arrives must end subscribed); dispatch never waits for this one
+        self._subscribing = threading.Lock()
+        self.listener = listener_for(redis, self._dispatch, self.watched)
 
     def watch(self, table_id: str) -> queue.Queue:
-        self._ensure_listening()
         q: queue.Queue = queue.Queue(maxsize=256)
-        with self._lock:
-            self._watchers[table_id].add(q)
+        with self._subscribing:
+            with self._lock:
+                first = not self._watchers.get(table_id)
+                self._watchers[table_id].add(q)
+            if first:  # the first socket here on this table: subscribe (it resyncs once confirmed)
+                self.listener.add(table_id)
         return q
 
     def unwatch(self, table_id: str, q: queue.Queue) -> None:
+        with self._subscribing:
+            with self._lock:
+                self._watchers[table_id].discard(q)
+                last = not self._watchers[table_id]
+                if last:
+                    del self._watchers[table_id]
+            if last:
+                self.listener.remove(table_id)
+
+    def watched(self) -> list[str]:
         with self._lock:
-            self._watchers[table_id].discard(q)
-            if not self._watchers[table_id]:
-                del self._watchers[table_id]
+            return list(self._watchers)
 
     def open_sockets(self) -> int:
         with self._lock:
             return sum(len(v) for v in self._watchers.values())
 
-    def _ensure_listening(self) -> None:
-        with self._lock:
-            if self._thread is None or not self._thread.is_alive():
-                self._thread = threading.Thread(target=self._listen, name="escoba-hub", daemon=True)
-                self._thread.start()
-
     def stop(self) -> None:
-        self._stop.set()
-
-    def _listen(self) -> None:
-        while not self._stop.is_set():
-            try:
-                pubsub = self.redis.pubsub(ignore_subscribe_messages=True)
-                pubsub.psubscribe("table:*:changes")
-                while not self._stop.is_set():
-                    message = pubsub.get_message(timeout=1.0)
-                    if message and message.get("type") == "pmessage":
-                        self._dispatch(message["data"])
-            except Exception:  # Redis went away: wait and subscribe again
-                log.exception("pub/sub listener failed; retrying")
-                self._stop.wait(1.0)
+        self.listener.stop()
 
     def _dispatch(self, raw) -> None:
         notice = json.loads(raw)

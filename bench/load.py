@@ -31,7 +31,7 @@ from events import autoplay  # noqa: E402
 from events.config import Config  # noqa: E402
 from events.service import TableService  # noqa: E402
 from events.snapshots import SNAPSHOT_EVERY  # noqa: E402
-from events.store import TABLE_INDEX  # noqa: E402
+from events.store import index_key  # noqa: E402
 
 
 def connect(force_fake: bool):
@@ -99,7 +99,7 @@ def main(argv=None) -> int:
     if where.startswith("real"):
         for tid in (big, small):
             client.delete(f"table:{{{tid}}}:events", f"table:{{{tid}}}:snapshot")
-            client.zrem(TABLE_INDEX, tid)
+            client.zrem(index_key(tid), tid)
     return 0 if ratio <= 1.2 else 1
 
 

@@ -10,13 +10,13 @@ import pytest
 
 from events.records import dumps
 from events.store import (
-    TABLE_INDEX,
     AlreadyApplied,
     EventStore,
     VersionConflict,
     changes_channel,
     events_key,
     idempotency_key,
+    index_key,
     table_key,
 )
 
@@ -161,8 +161,9 @@ def test_table_index(any_redis):
     store.add_to_index(b, 2.0)
     ids = store.table_ids()
     assert a in ids and b in ids and ids.index(a) < ids.index(b)
-    assert any_redis.zscore(TABLE_INDEX, a) == 1.0
-    any_redis.zrem(TABLE_INDEX, a, b)
+    assert any_redis.zscore(index_key(a), a) == 1.0
+    any_redis.zrem(index_key(a), a)
+    any_redis.zrem(index_key(b), b)
 
 
 def test_decoded_responses_work_too(real_or_fake_decoded):
