@@ -144,3 +144,9 @@ def backends(topology):
     assert b.cluster == topology.is_cluster
     yield b
     b.close()
+
+
+@pytest.fixture
+def tables(backends):
+    """The tables' client on ``topology``: a plain Redis, or a RedisCluster."""
+    return backends.tables
