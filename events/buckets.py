@@ -12,7 +12,7 @@ the same keys are just keys.
 Empty buckets do not exist (no memory). ``escoba:slots`` lists the slots that have
 ever held a table (written before a table's create step, so a crash in between
 lists an empty bucket, never hides a table; each process writes a slot at most
-once, so it is written at most 16384 times per process and is not a hot key).
+once an hour, so it is not a hot key).
 Reading a whole index (``escoba reconcile``, ``/metrics``) reads only those buckets:
 a bounded number of calls, at most 16384 per index pipelined per node, whatever
 the number of tables.
@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import binascii
 import functools
+import time
 
 SLOTS = 16384
 _ALPHABET = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ-_"
@@ -71,19 +72,26 @@ def all_buckets(kind: str) -> list[str]:
 SLOTS_KEY = "escoba:slots"
 
 
+# a slot this process listed is listed again after this long: a directory that lost a write
+# (a failover, an older AOF) is whole again within the hour, at one SADD per slot per hour
+RENOTE_EVERY = 3600.0
+
+
 class SlotDirectory:
     """The slots that hold tables (``escoba:slots``), remembered by this process."""
 
-    def __init__(self, redis):
+    def __init__(self, redis, clock=time.monotonic):
         self.redis = redis
-        self._known: set[int] = set()
+        self.clock = clock
+        self._known: dict[int, float] = {}  # slot -> when this process last listed it
 
     def note(self, table_id: str) -> None:
-        """Before a table's first write: list its slot (once per process per slot)."""
+        """Before a table's first write: list its slot (once per process per slot per hour)."""
         slot = slot_of(table_id)
-        if slot not in self._known:
+        now = self.clock()
+        if now - self._known.get(slot, -RENOTE_EVERY) >= RENOTE_EVERY:
             self.redis.sadd(SLOTS_KEY, slot)
-            self._known.add(slot)
+            self._known[slot] = now
 
     def slots(self) -> list[int]:
         return sorted(int(x) for x in self.redis.smembers(SLOTS_KEY))

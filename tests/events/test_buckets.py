@@ -9,7 +9,7 @@ import pytest
 from redis.crc import key_slot
 
 from events import autoplay
-from events.buckets import SLOTS, SLOTS_KEY, bucket_key, slot_of, slot_tags
+from events.buckets import RENOTE_EVERY, SLOTS, SLOTS_KEY, bucket_key, slot_of, slot_tags
 from events.service import TableService
 from events.store import COUNTS, STATUS, TABLES, EventStore, events_key, index_key, tokens_key
 
@@ -83,11 +83,17 @@ def redis_cluster_node(cluster, port: int):
     return node.client()
 
 
-def test_the_slot_directory_is_written_once_per_slot_per_process(fake_redis, monkeypatch):
+def test_the_slot_directory_is_written_once_per_slot_per_process_and_hour(fake_redis, monkeypatch):
     store = EventStore(fake_redis)
+    now = [0.0]
+    store.slots.clock = lambda: now[0]
     calls = []
     real = fake_redis.sadd
     monkeypatch.setattr(fake_redis, "sadd", lambda *a: calls.append(a) or real(*a))
     for _ in range(3):
         store.add_to_index("same-table", 1.0)
     assert len(calls) == 1
+    fake_redis.delete(SLOTS_KEY)  # the directory lost that write (a failover)
+    now[0] += RENOTE_EVERY
+    store.add_to_index("same-table", 1.0)
+    assert len(calls) == 2 and "same-table" in store.table_ids()
