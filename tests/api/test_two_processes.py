@@ -222,3 +222,20 @@ def test_escoba_replay_reads_a_table_from_the_store(pair):
     assert out.returncode == 0, out.stderr
     assert "TableOpened" in out.stdout and "PlayerSeated" in out.stdout
     assert out.stdout.strip().splitlines()[-1].startswith("version 2:")
+
+
+def test_chat_posted_through_one_process_reaches_a_socket_on_the_other(pair):
+    a, b = pair.ports
+    http = Http([b])
+    host = Client(http).create(preset="del15")
+    tid = host["table_id"]
+    ws = websocket.create_connection(f"ws://127.0.0.1:{a}/tables/{tid}/ws?token={host['token']}", timeout=10)
+    try:
+        recv(ws, "table")
+        auth = {"Authorization": f"Bearer {host['token']}"}
+        r = http.post(f"/tables/{tid}/chat", json={"text": "hola"}, headers=auth)
+        assert r.status_code == 201, r.get_json()
+        line = recv(ws, "chat")["line"]
+        assert line["text"] == "hola" and line["seat"] == 0
+    finally:
+        ws.close()
