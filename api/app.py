@@ -14,7 +14,7 @@ from events.config import Config
 from events.connection import Backends, connect, from_clients
 from events.service import TableService
 
-from . import admin, errors, observability, sockets, tables
+from . import admin, errors, observability, push, review, sockets, tables
 from .chat import ChatStore
 from .hub import Hub
 from .openapi import build_spec
@@ -82,6 +82,8 @@ def create_app(redis=None, config: Config | None = None) -> Flask:
     observability.install(app, metrics)
     app.register_blueprint(tables.bp)
     app.register_blueprint(admin.bp)
+    app.register_blueprint(push.bp)
+    app.register_blueprint(review.bp)
     sockets.install(Sock(app))
 
     spec = build_spec()

@@ -1,38 +1,79 @@
-"""The ``escoba`` command: serve, dev, worker, reconcile, replay."""
+"""The ``escoba`` command: serve, dev, worker, reconcile, replay.
+
+Every command that talks to Redis takes ``--redis-url`` (the old ``--redis`` of
+``escoba dev`` still works, unlisted); without it, ``REDIS_URL`` is used.
+"""
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+
+from events.config import REDIS_URL_HELP as REDIS_HELP
+
+
+def add_redis_url(parser: argparse.ArgumentParser, help_text: str = REDIS_HELP) -> None:
+    """``--redis-url URL``, the one name of the Redis flag on every command; ``--redis`` is
+    kept as a hidden alias (``escoba dev`` used to call it that)."""
+    parser.add_argument("--redis-url", metavar="URL", default=None, help=help_text)
+    parser.add_argument("--redis", dest="redis_url", metavar="URL", help=argparse.SUPPRESS)
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="escoba", description="Escoba table server: an event-sourced server for the make-15 card game.",
+        epilog="Run 'escoba COMMAND --help' for a command's flags and their defaults.")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    serve = sub.add_parser("serve", help="the API under gunicorn (threads for the sockets)",
+                           description="The API under gunicorn: a threaded worker per process, "
+                                       "so sockets do not starve HTTP. Run 'escoba worker' beside it.")
+    serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default: %(default)s)")
+    serve.add_argument("--port", type=int, default=8000, help="port to listen on (default: %(default)s)")
+    serve.add_argument("--threads", type=int, default=64,
+                       help="threads per worker process; each open socket holds one (default: %(default)s)")
+    serve.add_argument("--workers", type=int, default=1,
+                       help="worker processes; about one per core for HTTP throughput (default: %(default)s)")
+    add_redis_url(serve)
+
+    dev = sub.add_parser("dev", help="everything in one process on an embedded store, for a try-out",
+                         description="The API, a worker with its scheduler, the bots and the page in one "
+                                     "process. The store is in memory unless --redis-url names a Redis: "
+                                     "nothing survives a restart.")
+    dev.add_argument("--host", default="127.0.0.1", help="address to listen on (default: %(default)s)")
+    dev.add_argument("--port", type=int, default=8000, help="port to listen on (default: %(default)s)")
+    add_redis_url(dev, "use this Redis instead of the embedded in-memory store "
+                       "(default: the embedded store; REDIS_URL is not read)")
+    from .dev import default_vapid_file
+
+    dev.add_argument("--vapid-key-file", metavar="PATH", default=None,
+                     help="where the Web Push (VAPID) private key is kept: made on the first run, "
+                          "read on the next ones; ignored when ESCOBA_VAPID_PRIVATE_KEY is set "
+                          f"(default: {default_vapid_file()})")
+
+    # these three parse their own flags (see 'escoba worker --help' and the others)
+    sub.add_parser("worker", help="an RQ worker with its scheduler (timers, bots, notices)", add_help=False)
+    sub.add_parser("reconcile", help="rebuild every table's due timers from the logs, once", add_help=False)
+    sub.add_parser("replay", help="step through a table's log (from Redis, a file or a running server)",
+                   add_help=False)
+    return parser
 
 
 def main(argv=None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    parser = argparse.ArgumentParser(prog="escoba", description="Escoba table server")
-    sub = parser.add_subparsers(dest="command", required=True)
-    serve = sub.add_parser("serve", help="the API under gunicorn (threads for the sockets)")
-    serve.add_argument("--host", default="127.0.0.1")
-    serve.add_argument("--port", type=int, default=8000)
-    serve.add_argument("--threads", type=int, default=64)
-    serve.add_argument("--workers", type=int, default=1)
-    dev = sub.add_parser("dev", help="everything in one process on an embedded store")
-    dev.add_argument("--host", default="127.0.0.1")
-    dev.add_argument("--port", type=int, default=8000)
-    dev.add_argument("--redis", default=None, help="use this Redis URL instead of the embedded store")
-    sub.add_parser("worker", help="an RQ worker with its scheduler", add_help=False)
-    sub.add_parser("reconcile", help="rebuild every table's due timers from the logs", add_help=False)
-    sub.add_parser("replay", help="step through a table's log", add_help=False)
-
     if argv and argv[0] in ("replay", "worker", "reconcile"):
         return _delegate(argv[0], argv[1:])
-    args = parser.parse_args(argv)
+    args = _parser().parse_args(argv)
     if args.command == "serve":
         from .serve import serve as run
 
+        if args.redis_url:  # gunicorn's workers build the app from the environment
+            os.environ["REDIS_URL"] = args.redis_url
         return run(args.host, args.port, args.threads, args.workers)
     from .dev import run_dev
 
-    return run_dev(args.host, args.port, args.redis)
+    return run_dev(args.host, args.port, args.redis_url, vapid_key_file=args.vapid_key_file)
 
 
 def _delegate(command: str, rest: list[str]) -> int:

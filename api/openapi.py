@@ -14,7 +14,8 @@ def build_spec() -> dict:
     spec = APISpec(title="Escoba table server", version="1.0.0", openapi_version="3.0.3",
                    plugins=[MarshmallowPlugin()])
     for name, schema in (("CreateTable", schemas.CreateTable), ("TakeSeat", schemas.TakeSeat),
-                         ("Chat", schemas.Chat), ("Notify", schemas.Notify)):
+                         ("Chat", schemas.Chat), ("Notify", schemas.Notify),
+                         ("PushSubscription", schemas.PushSubscription), ("PushEndpoint", schemas.PushEndpoint)):
         spec.components.schema(name, schema=schema)
     move_refs = []
     for kind, schema in schemas.MOVES.items():
@@ -56,6 +57,24 @@ def build_spec() -> dict:
     spec.path("/tables/{table_id}/notify", parameters=tid, operations={
         "post": {"summary": "Register a URL for turn notices", "security": [{"seat": []}],
                  "requestBody": body("Notify"), "responses": {"201": ok("seat, url"), **errors}}})
+    spec.path("/tables/{table_id}/push", parameters=tid, operations={
+        "post": {"summary": "Keep a browser's Web Push subscription for turn notices (seated players)",
+                 "security": [{"seat": []}], "requestBody": body("PushSubscription"),
+                 "responses": {"201": ok("seat, endpoint"), **errors}},
+        "delete": {"summary": "Forget a browser's Web Push subscription", "security": [{"seat": []}],
+                   "requestBody": body("PushEndpoint"), "responses": {"200": ok("endpoint, removed"), **errors}}})
+    spec.path("/push/key", operations={
+        "get": {"summary": "The VAPID public key (applicationServerKey); 404 when push is off",
+                "responses": {"200": ok("public_key"), "404": _ERROR}}})
+    spec.path("/tables/{table_id}/review", parameters=tid, operations={
+        "get": {"summary": "The steps of a game for its review: a seat token once the game is over, or the "
+                           "admin token (Authorization header only)", "security": [{"seat": []}],
+                "responses": {"200": ok("table_id, name, last, operator, steps"), **errors}}})
+    spec.path("/tables/{table_id}/review/{version}", parameters=tid + [
+        {"name": "version", "in": "path", "required": True, "schema": {"type": "integer"}}], operations={
+        "get": {"summary": "The event at a version and the full view after it (every hand)",
+                "security": [{"seat": []}],
+                "responses": {"200": ok("table_id, version, last, operator, record, table"), **errors}}})
     spec.path("/tables/{table_id}/ws", parameters=tid, operations={
         "get": {"summary": "WebSocket: table, your_turn, chat and ping messages",
                 "responses": {"101": {"description": "switching protocols"}}}})

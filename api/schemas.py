@@ -59,6 +59,24 @@ class Notify(Strict):
     url = fields.Url(required=True, schemes={"http", "https"}, validate=validate.Length(max=500))
 
 
+class PushKeys(Strict):
+    p256dh = fields.String(required=True, validate=validate.Length(min=1, max=200))
+    auth = fields.String(required=True, validate=validate.Length(min=1, max=100))
+
+
+class PushSubscription(Strict):
+    """What a browser's ``PushSubscription.toJSON()`` gives: the push service's URL and our keys."""
+
+    endpoint = fields.Url(required=True, schemes={"http", "https"}, require_tld=False,
+                          validate=validate.Length(max=1000))
+    keys = fields.Nested(PushKeys, required=True)
+    expirationTime = fields.Integer(allow_none=True, load_default=None)  # noqa: N815 (the browser's name)
+
+
+class PushEndpoint(Strict):
+    endpoint = fields.String(required=True, validate=validate.Length(min=1, max=1000))
+
+
 class _Move(Strict):
     type = fields.String(required=True)
     expected_version = fields.Integer(validate=validate.Range(min=0))
@@ -126,6 +144,8 @@ create_table = CreateTable()
 take_seat = TakeSeat()
 chat = Chat()
 notify = Notify()
+push_subscription = PushSubscription()
+push_endpoint = PushEndpoint()
 
 
 def load_move(body: dict) -> dict:

@@ -21,6 +21,7 @@ STATUS = {
     "away_not_open": 409,
     "table_expired": 409,
     "game_over": 409,
+    "game_in_progress": 409,  # a player's review of a game still being played
     "illegal_capture": 422,
     "must_capture": 422,
     "card_not_in_hand": 422,

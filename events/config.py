@@ -5,6 +5,9 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
+# the --redis-url flag of every command
+REDIS_URL_HELP = "the Redis to use (default: $REDIS_URL, else redis://127.0.0.1:6379/0)"
+
 
 @dataclass(frozen=True)
 class Config:
@@ -17,6 +20,12 @@ class Config:
     bot_delay: float = 1.0
     rematch_window: float = 86400.0  # 24 hours
     public_url: str = ""  # base of invitation links; empty: taken from the request
+    # Web Push: the VAPID private key (base64url, the raw 32 bytes); unset: no push notices
+    vapid_private_key: str | None = None
+    # the VAPID "sub" claim push services may write to about misuse
+    vapid_subject: str = "mailto:escoba@localhost"
+    # notify and push URLs may reach loopback and private addresses (tests, a private network)
+    notify_allow_private: bool = False
 
     @classmethod
     def from_env(cls, env=None) -> Config:
@@ -30,4 +39,7 @@ class Config:
             bot_delay=float(env.get("ESCOBA_BOT_DELAY", cls.bot_delay)),
             rematch_window=float(env.get("ESCOBA_REMATCH_WINDOW", cls.rematch_window)),
             public_url=env.get("ESCOBA_PUBLIC_URL", ""),
+            vapid_private_key=env.get("ESCOBA_VAPID_PRIVATE_KEY") or None,
+            vapid_subject=env.get("ESCOBA_VAPID_SUBJECT") or cls.vapid_subject,
+            notify_allow_private=env.get("ESCOBA_NOTIFY_ALLOW_PRIVATE", "") == "1",
         )

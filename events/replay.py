@@ -1,9 +1,10 @@
 """``escoba replay``: step through a table's log, printing each event and the state after it.
 
-    escoba replay TABLE_ID            read the log from Redis (REDIS_URL)
-    escoba replay --file LOG.jsonl    read an exported log (one record per line)
-    --until N                         stop at version N
-    --json                            print only the final full view (hidden cards included)
+    escoba replay TABLE_ID                          read the log from Redis (REDIS_URL)
+    escoba replay TABLE_ID --server URL --token T   read it from a running server's admin log
+    escoba replay --file LOG.jsonl                  read an exported log (one record per line)
+    --until N                                       stop at version N
+    --json                                          print only the final full view (hidden cards included)
 
 A log that does not replay (a gap in the versions, an unknown event type, data
 that does not fit its schema, an event the state cannot take) is reported as
@@ -14,7 +15,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
+import urllib.error
+import urllib.request
 from collections.abc import Iterable
 
 import engine
@@ -22,7 +26,7 @@ from engine import events as ev
 from engine.state import State, evolve
 
 from .config import Config
-from .export import read_file
+from .export import read_file, read_text
 from .records import LogError, from_record, summary
 
 
@@ -93,13 +97,34 @@ def compact(state: State) -> str:
     return " ".join(parts)
 
 
+DESCRIPTION = "Step through a table's log: each event, and the state after it (every hand shown)."
+EPILOG = """where the log comes from (one of):
+  TABLE_ID                    from Redis (--redis-url, else $REDIS_URL)
+  TABLE_ID --server URL       from a running server's admin log (GET /admin/tables/ID/log),
+                              with the admin token (--token, else $ESCOBA_ADMIN_TOKEN);
+                              the way to reach a game played on 'escoba dev', whose store is in memory
+  --file LOG.jsonl            an exported log (what GET /admin/tables/ID/log returns)
+
+A log that does not replay is reported as 'log breaks at version N: reason', exit code 1."""
+
+
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="escoba replay", description=__doc__.split("\n\n")[0])
-    p.add_argument("table_id", nargs="?", help="the table to read from Redis")
-    p.add_argument("--file", help="an exported log, one JSON record per line")
-    p.add_argument("--until", type=int, help="stop at this version")
-    p.add_argument("--json", action="store_true", help="print the final full view as JSON")
-    p.add_argument("--redis-url", help="Redis to read (default: REDIS_URL)")
+    p = argparse.ArgumentParser(prog="escoba replay", description=DESCRIPTION, epilog=EPILOG,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("table_id", nargs="?", metavar="TABLE_ID", help="the table whose log to read")
+    p.add_argument("--file", metavar="LOG.jsonl",
+                   help="read an exported log instead, one JSON record a line (default: none)")
+    p.add_argument("--until", type=int, metavar="N", help="stop at version N (default: the whole log)")
+    p.add_argument("--json", action="store_true",
+                   help="print only the final full view as JSON, hidden cards included (default: every step)")
+    p.add_argument("--redis-url", metavar="URL",
+                   help="the Redis to read TABLE_ID from (default: $REDIS_URL, else redis://127.0.0.1:6379/0)")
+    p.add_argument("--redis", dest="redis_url", help=argparse.SUPPRESS)  # the old name on escoba dev
+    p.add_argument("--server", metavar="URL", default=os.environ.get("ESCOBA_SERVER_URL"),
+                   help="read TABLE_ID from this running server's admin log, e.g. http://127.0.0.1:8000 "
+                        "(default: $ESCOBA_SERVER_URL; unset: read Redis)")
+    p.add_argument("--token", metavar="TOKEN",
+                   help="the server's admin token, for --server (default: $ESCOBA_ADMIN_TOKEN)")
     return p
 
 
@@ -119,6 +144,33 @@ def _records_from_redis(table_id: str, url: str | None) -> list[dict]:
     return records
 
 
+SERVER_TIMEOUT = 30
+
+
+def _records_from_server(table_id: str, server: str, token: str | None) -> list[dict]:
+    """The log from ``GET {server}/admin/tables/{id}/log`` (the admin token in the header)."""
+    from urllib.parse import quote
+
+    token = token or os.environ.get("ESCOBA_ADMIN_TOKEN")
+    if not token:
+        raise LookupError("--server needs the admin token: --token TOKEN or ESCOBA_ADMIN_TOKEN")
+    url = f"{server.rstrip('/')}/admin/tables/{quote(table_id, safe='')}/log"
+    request = urllib.request.Request(url, headers={"Authorization": f"Bearer {token}",
+                                                   "Accept": "application/x-ndjson"})
+    try:
+        with urllib.request.urlopen(request, timeout=SERVER_TIMEOUT) as response:
+            text = response.read().decode("utf-8")
+    except urllib.error.HTTPError as exc:
+        try:
+            message = json.loads(exc.read())["error"]["message"]
+        except Exception:
+            message = exc.reason
+        raise LookupError(f"{url} answered {exc.code}: {message}") from None
+    except (urllib.error.URLError, OSError) as exc:
+        raise LookupError(f"cannot reach {server}: {getattr(exc, 'reason', exc)}") from None
+    return read_text(text)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = _parser()
     try:
@@ -133,6 +185,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.file:
             records = read_file(args.file)
+        elif args.server:
+            records = _records_from_server(args.table_id, args.server, args.token)
         else:
             records = _records_from_redis(args.table_id, args.redis_url)
     except LogError as exc:

@@ -72,6 +72,8 @@ from rq.registry import ScheduledJobRegistry
 
 from events.store import flat_hash, table_key
 
+from .push import marker as push_marker
+
 log = logging.getLogger("escoba.workers")
 
 QUEUE_NAME = "escoba"
@@ -488,12 +490,17 @@ def _notices(table_id: str, state, wanted: list[tuple[int, str]], urls: dict[str
     """Turn notices (and PLAYER AWAY notices) for the seats ``wanted`` that registered a URL."""
     out = []
     for seat, reason in wanted:
-        if str(seat) not in urls:
-            continue
         tag = state.turn_seq if reason == "turn" else f"away{state.turn_seq}"
-        timer = Timer(f"notify:{seat}", f"{table_id}_notify_{seat}_{tag}", "workers.jobs.notify",
-                      (table_id, seat, state.version), now, {"reason": reason})
-        out.append((timer, Retry(max=len(NOTIFY_RETRY), interval=list(NOTIFY_RETRY))))
+        if str(seat) in urls:
+            timer = Timer(f"notify:{seat}", f"{table_id}_notify_{seat}_{tag}", "workers.jobs.notify",
+                          (table_id, seat, state.version), now, {"reason": reason})
+            out.append((timer, Retry(max=len(NOTIFY_RETRY), interval=list(NOTIFY_RETRY))))
+        occupant = state.seats[seat]
+        if occupant is not None and push_marker(occupant.player) in urls:  # workers/push.py
+            timer = Timer(f"notify:push:{seat}", f"{table_id}_push_{seat}_{tag}",
+                          "workers.push.turn_push", (table_id, seat, state.version), now,
+                          {"reason": reason})
+            out.append((timer, Retry(max=len(NOTIFY_RETRY), interval=list(NOTIFY_RETRY))))
     return out
 
 

@@ -32,8 +32,11 @@ def _call(port, path, body=None, token=None):
 
 def test_escoba_dev_serves_and_plays_a_bots_only_game_to_the_end(tmp_path):
     port = _free_port()
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "ESCOBA_BOT_DELAY": "0.01"}
+    # the dev server keeps its VAPID key in the user's data dir: here, the test's own
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "ESCOBA_BOT_DELAY": "0.01",
+           "XDG_DATA_HOME": str(tmp_path / "data")}
     env.pop("REDIS_URL", None)
+    env.pop("ESCOBA_VAPID_PRIVATE_KEY", None)
     out = (tmp_path / "dev.log").open("w")
     proc = subprocess.Popen([sys.executable, "-m", "api.cli", "dev", "--port", str(port)], cwd=ROOT, env=env,
                             stdout=out, stderr=subprocess.STDOUT)
@@ -49,6 +52,12 @@ def test_escoba_dev_serves_and_plays_a_bots_only_game_to_the_end(tmp_path):
         banner = (tmp_path / "dev.log").read_text()
         assert f"http://127.0.0.1:{port}/" in banner and "NOTHING SURVIVES A RESTART" in banner
         assert b"<html" in urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=5).read().lower()
+        # a Web Push key was made and kept; the page is given its public half
+        from workers.push import public_key
+
+        kept = (tmp_path / "data" / "escoba" / "vapid-private-key").read_text().strip()
+        assert _call(port, "/push/key")["public_key"] == public_key(kept)
+        assert "made and kept in" in banner
 
         host = _call(port, "/tables", {"name": "Ana", "preset": "del15", "settings": {"target": 10}, "watch": True})
         table_id, token = host["table_id"], host["token"]
