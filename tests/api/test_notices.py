@@ -163,3 +163,41 @@ def wait_for(condition, timeout: float = 10.0) -> None:
             return
         time.sleep(0.05)
     raise AssertionError("condition not met in time")
+
+
+def test_a_master_that_goes_down_and_comes_back_is_listened_to_again(tmp_path):
+    """A real outage of one shard (kill -9 of a master, then its restart from its AOF and
+    nodes.conf): the hub's listener on it re-subscribes, and the socket hears the next move."""
+    from ..redis_servers import redis_binary, redis_cli, start_cluster
+
+    if redis_binary() is None or redis_cli() is None:
+        pytest.skip("redis-server and redis-cli are needed for a private cluster")
+    cluster = start_cluster(tmp_path, 3, durable=True)
+    client = cluster.client()
+    hub = Hub(client, TableService(client, cache_size=0))
+    try:
+        writer = TableService(client)
+        tid = autoplay.new_table(writer, players=1)
+        q = hub.watch(tid)
+        next_state(q, 1)
+        port = client.get_node_from_key(changes_channel(tid)).port
+        (node,) = [n for n in cluster.nodes if n.port == port]
+        node.kill()
+        time.sleep(1.5)  # the listener's reads fail while the master is gone
+        node.start()  # same port, directory and nodes.conf: it takes its slots back
+        cluster.wait_ok()
+        deadline = time.monotonic() + 20
+        while True:  # the writer's client finds the node again too
+            try:
+                after = sit(writer, tid, 1)
+                break
+            except (redis_lib.ConnectionError, redis_lib.exceptions.ClusterError, redis_lib.TimeoutError):
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.2)
+        assert next_state(q, after, timeout=20).version == after
+        hub.unwatch(tid, q)
+    finally:
+        hub.stop()
+        client.close()
+        cluster.stop()
