@@ -133,17 +133,6 @@ def cluster_client(url: str, wait: float = CONNECT_WAIT) -> RedisCluster:
             time.sleep(0.5)
 
 
-def limits_storage_uri(redis_url: str, cluster: bool) -> str:
-    """The storage URI of the ``limits`` library (flask-limiter) for the tables' store: its
-    counters are keys of their own, one slot each, so on a cluster they shard like the tables
-    (``redis+cluster://``, no db); on one Redis, ``REDIS_URL`` itself."""
-    if not cluster:
-        return redis_url
-    scheme, rest = redis_url.split("://", 1)
-    tls = scheme == "rediss"
-    return ("rediss+cluster://" if tls else "redis+cluster://") + _without_db(rest)
-
-
 def _without_db(url: str) -> str:
     """``url`` without a trailing ``/<db>`` (``redis://h:1/0`` -> ``redis://h:1``; ``h:1/0`` -> ``h:1``)."""
     head, sep, tail = url.rpartition("/")
@@ -160,5 +149,4 @@ def _where(url: str) -> str:
 
 
 __all__ = ["Backends", "TopologyError", "cluster_client", "connect", "from_clients", "is_cluster",
-           "limits_storage_uri",
            "probe_cluster", "tables_client"]

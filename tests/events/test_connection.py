@@ -8,7 +8,7 @@ import pytest
 from redis.cluster import RedisCluster
 
 from events.config import Config
-from events.connection import TopologyError, _without_db, connect, from_clients, is_cluster, limits_storage_uri
+from events.connection import TopologyError, _without_db, connect, from_clients, is_cluster
 
 
 def test_queue_url_is_read_and_defaults_to_empty():
@@ -79,8 +79,3 @@ def test_urls_lose_only_a_trailing_db():
     assert _without_db("h:6379/3") == "h:6379"
     assert _without_db("redis://u:p@h:6379/12") == "redis://u:p@h:6379"
 
-
-def test_rate_limit_storage_follows_the_topology():
-    assert limits_storage_uri("redis://h:6379/0", cluster=False) == "redis://h:6379/0"
-    assert limits_storage_uri("redis://h:7000/0", cluster=True) == "redis+cluster://h:7000"
-    assert limits_storage_uri("rediss://u:p@h:7000", cluster=True) == "rediss+cluster://u:p@h:7000"
