@@ -33,13 +33,6 @@ def new_token(player: str) -> tuple[str, tuple[str, str]]:
     return token, (_hash(token), player)
 
 
-def issue_token(redis, table_id: str, player: str) -> str:
-    """A fresh seat token written on its own (for a seat taken without ``new_token``'s grant)."""
-    token, (digest, _) = new_token(player)
-    redis.hset(_tokens_key(table_id), digest, player)
-    return token
-
-
 def bearer() -> str | None:
     header = request.headers.get("Authorization", "")
     if header.startswith("Bearer "):

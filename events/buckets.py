@@ -64,13 +64,7 @@ def slot_bucket(kind: str, slot: int) -> str:
     return f"escoba:{kind}:{{{slot_tags()[slot]}}}"
 
 
-def all_buckets(kind: str) -> list[str]:
-    """Every bucket key of index ``kind``, slot by slot."""
-    return [slot_bucket(kind, slot) for slot in range(SLOTS)]
-
-
 SLOTS_KEY = "escoba:slots"
-
 
 # a slot this process listed is listed again after this long: a directory that lost a write
 # (a failover, an older AOF) is whole again within the hour, at one SADD per slot per hour
@@ -113,5 +107,5 @@ def read_buckets(redis, keys: list[str], read, chunk: int = 2048) -> list:
     return out
 
 
-__all__ = ["SLOTS", "SLOTS_KEY", "SlotDirectory", "all_buckets", "bucket_key", "read_buckets", "slot_bucket",
+__all__ = ["SLOTS", "SLOTS_KEY", "SlotDirectory", "bucket_key", "read_buckets", "slot_bucket",
            "slot_of", "slot_tags"]

@@ -314,6 +314,3 @@ class EventStore:
                 totals[status] = totals.get(status, 0) + int(n)
         return {status: n for status, n in totals.items() if n}
 
-    def status_of(self, table_id: str) -> str | None:
-        raw = self.redis.hget(bucket_key(STATUS, table_id), table_id)
-        return None if raw is None else _text(raw)
