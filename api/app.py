@@ -14,13 +14,15 @@ from events.config import Config
 from events.connection import Backends, connect, from_clients
 from events.service import TableService
 
-from . import admin, errors, observability, push, review, sockets, tables
+from . import admin, errors, headers, limits, observability, push, review, sockets, tables
 from .chat import ChatStore
 from .hub import Hub
 from .openapi import build_spec
 from .schemas import BODY_MAX
 
 STATIC = Path(__file__).parent / "static"
+# the key /healthz writes (and lets expire) to learn that the store takes writes
+HEALTH_KEY = "escoba:healthz"
 
 
 class FastJSON(DefaultJSONProvider):
@@ -79,11 +81,13 @@ def create_app(redis=None, config: Config | None = None) -> Flask:
                                         metrics, backends)
 
     errors.install(app)
+    headers.install(app)
     observability.install(app, metrics)
     app.register_blueprint(tables.bp)
     app.register_blueprint(admin.bp)
     app.register_blueprint(push.bp)
     app.register_blueprint(review.bp)
+    limits.install(app, redis, config)
     sockets.install(Sock(app))
 
     spec = build_spec()
@@ -94,13 +98,17 @@ def create_app(redis=None, config: Config | None = None) -> Flask:
 
     @app.get("/healthz")
     def healthz():
+        # a store that answers PING may still refuse every write (full under noeviction, a
+        # replica, loading): write a tiny key that expires, as every move must
         ctx = current_app.extensions["escoba"]
         try:
-            ctx.backends.tables.ping()
+            ctx.backends.tables.set(HEALTH_KEY, "1", ex=60)
             if ctx.backends.queue is not ctx.backends.tables:
-                ctx.backends.queue.ping()
-        except Exception as e:  # a backing service is down: say so, with a 503
-            return errors.error_response("unavailable", f"Redis is not reachable: {e}", 503)
+                ctx.backends.queue.set(HEALTH_KEY, "1", ex=60)
+        except Exception as e:
+            state = errors.store_unavailable(e) or "failing"
+            current_app.logger.warning("healthz: the store refuses writes: %s: %s", type(e).__name__, e)
+            return errors.unavailable_response(state)
         return jsonify({"ok": True, "redis": "ok"})
 
     @app.get("/")

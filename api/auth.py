@@ -34,10 +34,13 @@ def new_token(player: str) -> tuple[str, tuple[str, str]]:
 
 
 def bearer() -> str | None:
+    """The token of ``Authorization: Bearer <token>``, never one in the address: addresses end
+    up in logs and in the browser's history. (Sockets, which cannot send headers from a
+    browser, read their seat token from ``?token=`` in api/sockets.py: a seat token only.)"""
     header = request.headers.get("Authorization", "")
     if header.startswith("Bearer "):
         return header[7:].strip() or None
-    return request.args.get("token") or None
+    return None
 
 
 # A token, once issued, names the same player for ever: remember the answers (not the refusals).

@@ -20,8 +20,12 @@ from events.store import EventStore
 
 class JsonFormatter(logging.Formatter):
     def format(self, record: logging.LogRecord) -> str:
+        try:
+            message = record.getMessage()
+        except Exception:  # a caller's format and arguments that don't fit: keep both, lose nothing
+            message = f"{record.msg} {record.args!r}"
         line = {"time": self.formatTime(record), "level": record.levelname, "logger": record.name,
-                "message": record.getMessage()}
+                "message": message}
         line.update(getattr(record, "fields", {}))
         if record.exc_info:
             line["exc"] = self.formatException(record.exc_info)
@@ -98,6 +102,7 @@ def stop_logging() -> None:
     writer, _writer = _writer, None
     if writer is not None:
         logging.getLogger().removeHandler(writer)
+        logging.getLogger("gunicorn.error").removeHandler(writer)
         writer.close()
 
 
@@ -112,13 +117,16 @@ def setup_logging(level=logging.INFO, stream=None) -> None:
     """
     global _writer
     stop_logging()
-    # the JSON line names neither the source file nor the thread: don't look them up
+    # the JSON line names neither the source file nor the thread: don't look them up. The
+    # process id stays: gunicorn's own format prints %(process)d, and None there broke its lines
     logging._srcfile = None
-    logging.logThreads = logging.logProcesses = logging.logMultiprocessing = False
+    logging.logThreads = logging.logMultiprocessing = False
     _writer = BatchedLines(stream)
     _writer.setFormatter(JsonFormatter())
     root = logging.getLogger()
     root.handlers[:] = [_writer]
+    # gunicorn's worker-side lines ("Socket error processing request.", timeouts) as JSON lines too
+    logging.getLogger("gunicorn.error").handlers[:] = [_writer]
     root.setLevel(level)
     # our own request log line carries table, version, seat, command, outcome, latency
     logging.getLogger("werkzeug").setLevel(logging.WARNING)
@@ -208,7 +216,7 @@ def install(app, metrics: Metrics) -> None:
             fields["outcome"] = outcome
             metrics.moves.labels(fields["command"], outcome).inc()
         fields.update(method=request.method, path=request.path, status=response.status_code,
-                      latency_ms=round((time.perf_counter() - g.get("started", time.perf_counter())) * 1000, 2))
+                      latency_ms=round(max(0.0, time.perf_counter() - g.get("started", time.perf_counter())) * 1000, 2))
         log.info("request", extra={"fields": fields})
         return response
 

@@ -66,8 +66,8 @@ def _body() -> dict:
 def subscribe(table_id: str):
     """Keep a browser's push subscription for the caller's seat."""
     ctx = _ctx()
+    player, seat = _seated_player(table_id)  # who asks comes first: a 401 says more than push being off
     _public_key()  # nothing to subscribe to while push is off
-    player, seat = _seated_player(table_id)
     body = schemas.push_subscription.load(_body())
     try:
         push.check_endpoint(body["endpoint"], ctx.config)

@@ -5,9 +5,11 @@ The same schemas feed /openapi.json, so the document cannot drift from the check
 
 from __future__ import annotations
 
+import re
+
 from marshmallow import RAISE, Schema, ValidationError, fields, validate
 
-from engine.cards import is_card
+from engine.cards import FULL_DECK, is_card
 from engine.rules import PRESETS
 
 NAME_MAX = 40
@@ -19,11 +21,34 @@ BOTS = ("carmen", "tito", "luna")
 class Card(fields.String):
     """A card code of the contract: ``7o``, ``10b``."""
 
+    def __init__(self, **kwargs):
+        # the forty codes, in /openapi.json too
+        kwargs["metadata"] = {"enum": list(FULL_DECK), **kwargs.get("metadata", {})}
+        super().__init__(**kwargs)
+
     def _deserialize(self, value, attr, data, **kwargs):
         code = super()._deserialize(value, attr, data, **kwargs)
         if not is_card(code):
             raise ValidationError(f"{code!r} is not a card: use a value 1..10 and a suit o, c, e or b (7o).")
         return code
+
+
+class Integer(fields.Integer):
+    """A JSON integer, never coerced: "0", 4.5, 1.0 and true are refused (marshmallow takes them)."""
+
+    def _deserialize(self, value, attr, data, **kwargs):
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise self.make_error("invalid")
+        return super()._deserialize(value, attr, data, **kwargs)
+
+
+class Boolean(fields.Boolean):
+    """A JSON true or false, never coerced: "yes", 1 and "true" are refused."""
+
+    def _deserialize(self, value, attr, data, **kwargs):
+        if not isinstance(value, bool):
+            raise self.make_error("invalid")
+        return value
 
 
 def _name(**kw):
@@ -40,11 +65,12 @@ class CreateTable(Strict):
     preset = fields.String(required=True, validate=validate.OneOf(list(PRESETS)))
     settings = fields.Dict(keys=fields.String(), load_default=dict)
     table_name = _name()
-    watch = fields.Boolean(load_default=False, metadata={"description": "the host runs the table without a seat"})
+    watch = Boolean(load_default=False, metadata={"description": "the host runs the table without a seat"})
     # operators only (admin token)
-    decks = fields.List(fields.List(Card(), validate=validate.Length(equal=40)),
+    decks = fields.List(fields.List(Card(), validate=validate.Length(equal=40),
+                                    metadata={"uniqueItems": True, "description": "the forty cards in order"}),
                         validate=validate.Length(min=1, max=50))
-    first_dealer = fields.Integer(validate=validate.Range(0, 3))
+    first_dealer = Integer(validate=validate.Range(0, 3))
 
 
 class TakeSeat(Strict):
@@ -55,8 +81,24 @@ class Chat(Strict):
     text = fields.String(required=True, validate=validate.Length(min=1, max=CHAT_MAX))
 
 
+# An http(s) URL whose host is a name or an IPv4 address (RFC 3986 reg-name characters) and whose
+# port, if any, is 0..65535. Whether the host is public is for workers/outbound.py to judge.
+_PORT = r"(6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[0-9]{1,4})"
+URL_PATTERN = rf"^[Hh][Tt][Tt][Pp][Ss]?://[A-Za-z0-9._~%!$&'()*+,;=-]+(:{_PORT})?([/?#][^\s]*)?$"
+
+
+_URL = re.compile(URL_PATTERN)
+
+
+def _http_url(value: str) -> None:
+    # fullmatch: the pattern's $ must not let a trailing newline through (re.match's $ does)
+    if not _URL.fullmatch(value):
+        raise ValidationError("Not an http(s) URL with a host name or address (and a port 0..65535).")
+
+
 class Notify(Strict):
-    url = fields.Url(required=True, schemes={"http", "https"}, validate=validate.Length(max=500))
+    url = fields.String(required=True, validate=[validate.Length(max=500), _http_url],
+                        metadata={"description": "http(s) URL of a public host", "pattern": URL_PATTERN})
 
 
 class PushKeys(Strict):
@@ -79,20 +121,21 @@ class PushEndpoint(Strict):
 
 class _Move(Strict):
     type = fields.String(required=True)
-    expected_version = fields.Integer(validate=validate.Range(min=0))
+    # bounded as ``after`` is: a JSON number every client reads exactly
+    expected_version = Integer(validate=validate.Range(min=0, max=2**53 - 1))
 
 
 class AddBot(_Move):
     bot = fields.String(required=True, validate=validate.OneOf(BOTS))
-    seat = fields.Integer(validate=validate.Range(0, 3))
+    seat = Integer(validate=validate.Range(0, 3))
 
 
 class RemoveBot(_Move):
-    seat = fields.Integer(validate=validate.Range(0, 3))
+    seat = Integer(validate=validate.Range(0, 3))
 
 
 class ChoosePartner(_Move):
-    seat = fields.Integer(required=True, validate=validate.Range(0, 3))
+    seat = Integer(required=True, validate=validate.Range(0, 3))
 
 
 class ChangeSettings(_Move):
@@ -109,7 +152,7 @@ class TakeFifteen(_Move):
 
 
 class Rematch(_Move):
-    accept = fields.Boolean(required=True)
+    accept = Boolean(required=True)
     teams = fields.String(validate=validate.OneOf(["keep", "swap"]))
 
 

@@ -17,7 +17,7 @@ from simple_websocket import ConnectionClosed
 import engine
 
 from . import auth
-from .tables import redacted_events
+from .tables import redacted_events, version_arg
 
 IDLE = 20.0  # seconds between our own {"type": "ping"} messages
 
@@ -34,6 +34,7 @@ def install(sock) -> None:
             state = ctx.service.load(table_id)
             if deck is not None and deck not in engine.cards.DECKS:
                 raise engine.RuleError("bad_request", f"Unknown deck design {deck!r}.", {"deck": "unknown"})
+            after = version_arg(request.args.get("after"))
         except engine.RuleError as e:
             ctx.hub.unwatch(table_id, watch)
             ws.send(json.dumps({"type": "error", **e.as_dict()}))
@@ -41,7 +42,6 @@ def install(sock) -> None:
             return
         ctx.metrics.open_sockets.inc()
         try:
-            after = request.args.get("after", type=int)
             if after is not None and after < state.version:
                 missed = redacted_events(ctx.service, table_id, player, after)
                 ws.send(json.dumps({"type": "events", "events": missed}))

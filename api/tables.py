@@ -15,6 +15,7 @@ from marshmallow import ValidationError
 import engine
 from engine import RuleError
 from events.records import from_record
+from workers import outbound
 from workers.scheduling import notify_key
 
 from . import auth, schemas
@@ -184,8 +185,17 @@ def set_notify(table_id: str):
     seat = ctx.service.load(table_id).seat_of(player)
     if seat is None:
         raise RuleError("forbidden", "Only seated players get turn notices.")
+    try:  # resolves the host: nothing inside (loopback, private, metadata...) is ever called
+        outbound.check_url(body["url"], allow_private=ctx.config.notify_allow_private)
+    except outbound.RefusedURL as exc:
+        raise ValidationError({"url": [f"refused: {exc}"]}) from None
     ctx.redis.hset(notify_key(table_id), str(seat), body["url"])
     return jsonify({"seat": seat, "url": body["url"]}), 201
+
+
+# The largest ``after`` taken: a version or a chat line number can never be near it, and it fits
+# the store's stream ids and a JSON number every client reads exactly (2**53 - 1).
+AFTER_MAX = 2**53 - 1
 
 
 def _int_arg(name: str, default: int) -> int:
@@ -193,12 +203,28 @@ def _int_arg(name: str, default: int) -> int:
     if raw is None:
         return default
     try:
-        value = int(raw)
-    except ValueError:
-        raise ValidationError({name: ["must be a whole number"]}) from None
-    if value < 0:
-        raise ValidationError({name: ["must be 0 or more"]})
-    return value
+        return _bounded_int(raw)
+    except ValueError as e:
+        raise ValidationError({name: [str(e)]}) from None
+
+
+def _bounded_int(raw: str) -> int:
+    # digits only: int() would also take " 7", "+7", "7_0" and a number of a thousand digits
+    if raw.startswith("-") and raw[1:].isascii() and raw[1:].isdigit():
+        raise ValueError("must be 0 or more")
+    if not (raw.isascii() and raw.isdigit()) or len(raw) > 16 or int(raw) > AFTER_MAX:
+        raise ValueError(f"must be a whole number from 0 to {AFTER_MAX}")
+    return int(raw)
+
+
+def version_arg(raw: str | None, name: str = "after") -> int | None:
+    """An ``after`` from a socket's address: None when absent, RuleError(bad_request) when bad."""
+    if raw is None:
+        return None
+    try:
+        return _bounded_int(raw)
+    except ValueError as e:
+        raise RuleError("bad_request", f"{name} {e}.", {name: [str(e)]}) from None
 
 
 def _now() -> str:

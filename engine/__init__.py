@@ -22,6 +22,7 @@ Nothing here reads a clock, a random generator, Redis or Flask.
 
 from .errors import RuleError
 from .events import EVENT_TYPES, event_data, event_from, event_type
+from .flow import PICK_RANGE
 from .game import PLAYER_MOVES, SYSTEM_COMMANDS, decide, decide_and_fold
 from .rules import PRESETS, Settings, custom_settings, settings_for
 from .state import State, fold, replay
@@ -32,7 +33,7 @@ from .view import redact, view
 ENGINE_VERSION = 1
 
 __all__ = [
-    "ENGINE_VERSION", "EVENT_TYPES", "PLAYER_MOVES", "PRESETS", "SYSTEM_COMMANDS",
+    "ENGINE_VERSION", "EVENT_TYPES", "PICK_RANGE", "PLAYER_MOVES", "PRESETS", "SYSTEM_COMMANDS",
     "RuleError", "Settings", "State", "custom_settings", "decide", "decide_and_fold", "event_data",
     "event_from", "event_type", "fold", "redact", "replay", "settings_for", "view",
 ]

@@ -65,6 +65,22 @@ DECKS: dict[str, dict] = {
 }
 
 
+# Designs that draw the same faces and differ only in which face shows which value.
+_SAME_DRAWING = {"french": "french", "french_swapped": "french"}
+
+
+def design_for(table_deck: str, asked: str | None) -> str:
+    """The design a reader's view is labelled in: the one they asked for, except that the faces'
+    values are the table's. At a jack-8 table (``french_swapped``) the 8 is a J for everyone,
+    whether they picked ``french`` or not: a reader's choice changes the drawing, never which
+    face a value is (players at one table must call a card by the same name)."""
+    if asked is None:
+        return table_deck
+    if _SAME_DRAWING.get(asked) is not None and _SAME_DRAWING.get(asked) == _SAME_DRAWING.get(table_deck):
+        return table_deck
+    return asked
+
+
 def label(card: str, deck: str = "french") -> str:
     """A human name for a card in one deck design: ``Q♦``, ``Sota de oros``."""
     design = DECKS[deck]

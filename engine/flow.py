@@ -11,13 +11,18 @@ from .scoring import game_winner, score_round
 
 MIDGAME = ("playing", "round_over")
 
+# The shell draws a random first dealer's ``pick`` from range(PICK_RANGE): 12 divides evenly by
+# 2, 3 and 4 players, so ``pick % players`` favours no seat (range(4) % 3 gave seat 0 half the deals).
+PICK_RANGE = 12
+
 
 def begin_game(d: Decision, game: int, deck, pick: int) -> None:
     """Sides, the first dealer, and the first deal.
 
     Four players in a ruleset with teams make two teams, partners across;
     otherwise every player is a side. ``pick`` is the shell's random number,
-    used only where the first dealer is random (cardgames).
+    used only where the first dealer is random (cardgames): drawn evenly from
+    ``range(PICK_RANGE)``, it gives every player the same chance.
     """
     s = d.state
     players = tuple(s.seated())

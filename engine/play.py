@@ -35,14 +35,14 @@ def options(state, seat: int) -> list[dict]:
     return result
 
 
-def fifteen_sets(state) -> list[tuple[str, ...]]:
-    """The sets the card left behind can be taken with, or none."""
+def fifteen_sets(state, limit: int = OPTIONS_LIMIT) -> list[tuple[str, ...]]:
+    """The sets the card left behind can be taken with (at most ``limit``), or none."""
     if state.fifteen is None:
         return []
     card = state.fifteen[0]
     rest = list(state.table)
     rest.remove(card)
-    return captures(card, rest, state.settings, limit=OPTIONS_LIMIT)
+    return captures(card, rest, state.settings, limit=limit)
 
 
 def require_turn(state, seat) -> None:

@@ -11,9 +11,9 @@ from __future__ import annotations
 from functools import lru_cache
 
 from . import events as ev
-from .cards import FULL_DECK, SEVEN_OF_COINS, is_coin, is_seven, label_map
+from .cards import FULL_DECK, SEVEN_OF_COINS, design_for, is_coin, is_seven, label_map
 from .events import event_data, event_type
-from .play import fifteen_sets, options
+from .play import OPTIONS_LIMIT, fifteen_sets, options
 from .state import State
 
 SPECTATOR = None
@@ -36,7 +36,7 @@ def view(state: State, reader: int | None = SPECTATOR, *, deck: str | None = Non
     s = state
     you = reader if reader is not None and reader in range(4) and s.seats[reader] else None
     in_round = s.status == "playing"
-    design = deck or s.settings.deck
+    design = design_for(s.settings.deck, deck)
     result = {
         "version": s.version,
         "status": s.status,
@@ -131,11 +131,13 @@ def _captured(s: State) -> list[dict]:
 
 
 def _fifteen(s: State) -> dict | None:
-    sets = fifteen_sets(s) if s.status == "playing" else []
+    # one more than is listed, to say whether the list is cut (as options' more_captures)
+    sets = fifteen_sets(s, OPTIONS_LIMIT + 1) if s.status == "playing" else []
     if not sets:
         return None
     card, by = s.fifteen
-    return {"card": card, "left_by": by, "sets": [[card, *x] for x in sets]}
+    return {"card": card, "left_by": by, "sets": [[card, *x] for x in sets[:OPTIONS_LIMIT]],
+            "more_sets": len(sets) > OPTIONS_LIMIT}
 
 
 def _rematch(s: State) -> dict | None:
@@ -156,6 +158,11 @@ def redact(event, reader: int | None = SPECTATOR) -> dict:
     if isinstance(event, ev.TableOpened):
         data.pop("decks", None)
         data.pop("first_dealer", None)
+        # player ids are the handles seat tokens stand for: readers see seats (host_seated says
+        # whether the host holds seat 0)
+        data.pop("host", None)
+    elif isinstance(event, ev.PlayerSeated):
+        data.pop("player", None)
     elif isinstance(event, ev.RoundDealt):
         deck = data.pop("deck")
         data["table"] = deck[:4]

@@ -26,6 +26,10 @@ class Config:
     vapid_subject: str = "mailto:escoba@localhost"
     # notify and push URLs may reach loopback and private addresses (tests, a private network)
     notify_allow_private: bool = False
+    # "off" turns the per-address and per-token limits off; else the limits of api/limits.py
+    rate_limits: str = "on"
+    # how many proxies in front of the API append to X-Forwarded-For; 0: the peer's address counts
+    trusted_proxies: int = 0
 
     @classmethod
     def from_env(cls, env=None) -> Config:
@@ -42,4 +46,6 @@ class Config:
             vapid_private_key=env.get("ESCOBA_VAPID_PRIVATE_KEY") or None,
             vapid_subject=env.get("ESCOBA_VAPID_SUBJECT") or cls.vapid_subject,
             notify_allow_private=env.get("ESCOBA_NOTIFY_ALLOW_PRIVATE", "") == "1",
+            rate_limits=env.get("ESCOBA_RATE_LIMITS", "on"),
+            trusted_proxies=int(env.get("ESCOBA_TRUSTED_PROXIES", "0") or 0),
         )

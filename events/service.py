@@ -242,7 +242,7 @@ class TableService:
             self.rng.shuffle(deck)
             command["deck"] = deck
         if command.get("pick") is None:
-            command["pick"] = self.rng.randrange(4)
+            command["pick"] = self.rng.randrange(engine.PICK_RANGE)  # even for 2, 3 or 4 players
         return command
 
     def _apply(self, table_id: str, state: State, command: dict, actor: str,

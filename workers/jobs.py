@@ -18,14 +18,12 @@ import json
 import logging
 import random
 import time
-import urllib.error
-import urllib.request
 
 import engine
 from events.config import Config
 from events.service import TableService
 
-from . import scheduling
+from . import outbound, scheduling
 
 try:  # imported here, once, so that a forking worker's job processes inherit them
     from engine.bots import choose as _bots_choose
@@ -260,15 +258,15 @@ def notify(table_id: str, seat: int, version: int, reason: str = "turn") -> str:
     if reason == "turn" and (state.status != "playing" or state.turn != seat):
         return "stale"
     body = json.dumps(notice(table_id, seat, version, state, reason, config)).encode()
-    request = urllib.request.Request(url, data=body, method="POST",
-                                     headers={"Content-Type": "application/json",
-                                              "User-Agent": "escoba-notify/1"})
     try:
-        with urllib.request.urlopen(request, timeout=NOTIFY_TIMEOUT) as response:
-            status = response.status
-    except urllib.error.HTTPError as exc:
-        raise DeliveryFailed(f"{url} answered {exc.code}") from None
-    except (urllib.error.URLError, OSError) as exc:
+        status = outbound.post(url, data=body, timeout=NOTIFY_TIMEOUT,
+                               headers={"Content-Type": "application/json", "User-Agent": "escoba-notify/1"},
+                               allow_private=config.notify_allow_private)
+    except outbound.RefusedURL as exc:
+        # refused now though accepted at registration (DNS changed): retrying would not help
+        log.warning("table %s seat %s: notice not sent: %s", table_id, seat, exc)
+        return f"refused: {exc}"
+    except OSError as exc:
         raise DeliveryFailed(f"{url}: {exc}") from None
     if not 200 <= status < 300:
         raise DeliveryFailed(f"{url} answered {status}")

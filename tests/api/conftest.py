@@ -47,7 +47,9 @@ class Client:
 
 @pytest.fixture
 def config():
-    return dataclasses.replace(Config(), admin_token=ADMIN, bot_delay=0.0)
+    # the limits are off: tests play whole games through HTTP in seconds (tests/api/test_limits.py
+    # turns them on)
+    return dataclasses.replace(Config(), admin_token=ADMIN, bot_delay=0.0, rate_limits="off")
 
 
 @pytest.fixture

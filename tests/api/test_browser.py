@@ -3,7 +3,8 @@
 Drives Debian's chromium (``/usr/bin/chromium``) through Playwright for
 Python against the app served by a werkzeug thread on a free port, with the
 in-process bot worker when the project has one. Screenshots go to
-``test-artifacts/``.
+``test-artifacts/``. Waits are written as functions (``"v => ..."``): Playwright
+evaluates a bare expression with eval, which the page's CSP refuses.
 """
 
 from __future__ import annotations
@@ -220,7 +221,7 @@ def test_open_play_a_round_and_watch(server, browser, opponent_kind):
         before = _version(page)
         if not compared:
             # the spectator sees the same table, live
-            watcher.wait_for_function(f"Number(document.body.dataset.version) >= {before}", timeout=10000)
+            watcher.wait_for_function("v => Number(document.body.dataset.version) >= v", arg=before, timeout=10000)
             assert _table_labels(watcher) == _table_labels(page)
             _shot(watcher, f"{opponent_kind}-02-spectator-phone")
             compared = True
@@ -228,7 +229,7 @@ def test_open_play_a_round_and_watch(server, browser, opponent_kind):
         if take.count():
             # the 15 left behind: take it before playing
             take.first.click()
-            page.wait_for_function(f"Number(document.body.dataset.version) > {before}")
+            page.wait_for_function("v => Number(document.body.dataset.version) > v", arg=before)
             continue
         hand = page.locator("#hand button.card")
         assert hand.count() > 0
@@ -271,7 +272,7 @@ def test_open_play_a_round_and_watch(server, browser, opponent_kind):
                     tried_bad_pick = True
                     table.first.click()  # unmark it
                 page.get_by_role("button", name="LEAVE ON TABLE").click()
-        page.wait_for_function(f"Number(document.body.dataset.version) > {before}", timeout=10000)
+        page.wait_for_function("v => Number(document.body.dataset.version) > v", arg=before, timeout=10000)
         moves += 1
         if moves == 3:
             _shot(page, f"{opponent_kind}-04-playing")
@@ -292,7 +293,7 @@ def test_open_play_a_round_and_watch(server, browser, opponent_kind):
     # NEXT ROUND deals again
     page.get_by_role("button", name="NEXT ROUND").click()
     page.wait_for_selector("#round-box", state="hidden", timeout=10000)
-    page.wait_for_function("document.body.dataset.status !== 'round_over'")
+    page.wait_for_function("() => document.body.dataset.status !== 'round_over'")
     assert "Round 2" in page.text_content("#round-info")
 
     assert not errors, errors
@@ -336,7 +337,7 @@ def test_resign_shows_the_result_and_the_rematch(server, browser):
 
     _http("POST", f"{base}/tables/{table_id}/moves", {"type": "rematch", "accept": True}, bruno)
     if server.bots:  # the worker's job starts the rematch
-        page.wait_for_function("document.body.dataset.status === 'playing'", timeout=15000)
+        page.wait_for_function("() => document.body.dataset.status === 'playing'", timeout=15000)
         assert page.locator("#result").is_hidden()
     assert not errors, errors
     ctx.close()
@@ -367,3 +368,21 @@ def test_player_away_can_be_ended(browser):
         ctx.close()
     finally:
         s.stop()
+
+
+def test_the_page_works_under_its_content_security_policy(server, browser):
+    """The page's own CSP (api/headers.py) blocks nothing the page needs: no violation, no console
+    error, while it opens a table, takes a socket and starts a game; and no site can frame it."""
+    ctx = browser.new_context(viewport={"width": 900, "height": 900})
+    page = ctx.new_page()
+    problems = []
+    page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: problems.append(str(e)))
+    page.add_init_script("document.addEventListener('securitypolicyviolation',"
+                         " e => console.error('CSP violation: ' + e.violatedDirective + ' ' + e.blockedURI));")
+    response = page.goto(f"{server.url}/")
+    assert "frame-ancestors 'none'" in response.headers["content-security-policy"]
+    _open_with_human(page, server.url)
+    page.wait_for_timeout(300)
+    assert not problems, problems
+    ctx.close()

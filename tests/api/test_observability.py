@@ -75,3 +75,30 @@ def test_metrics_count_moves_by_outcome_and_tables_by_status(client):
     assert 'escoba_tables{status="playing"} 1.0' in text
     assert "escoba_command_seconds_bucket" in text and "escoba_open_sockets" in text
     assert 'escoba_jobs{state="scheduled"}' in text and "escoba_jobs_total" in text
+
+
+def test_gunicorn_socket_error_lines_are_written_as_json(tmp_path, capsys):
+    """gunicorn's worker logs "Socket error processing request." with its own format (%(process)d);
+    under our logging setup that line broke ("--- Logging error ---", TypeError: %d format)."""
+    from gunicorn.config import Config as GunicornConfig
+    from gunicorn.glogging import Logger
+
+    gunicorn_log = Logger(GunicornConfig())  # as in the arbiter, before the worker sets ours up
+    out = (tmp_path / "log").open("w")
+    setup_logging(stream=out)
+    try:
+        try:
+            raise OSError(5, "Input/output error")
+        except OSError:
+            gunicorn_log.exception("Socket error processing request.")
+        # and a line whose arguments don't fit its format is still written, not dropped
+        logging.getLogger("escoba.api").info("%d sockets", "many")
+    finally:
+        stop_logging()
+        out.close()
+    assert "Logging error" not in capsys.readouterr().err
+    lines = [json.loads(line) for line in (tmp_path / "log").read_text().splitlines()]
+    socket_error = next(line for line in lines if line["logger"] == "gunicorn.error")
+    assert socket_error["message"] == "Socket error processing request." and socket_error["level"] == "ERROR"
+    assert "OSError" in socket_error["exc"]
+    assert any(line["message"].startswith("%d sockets") for line in lines)

@@ -78,6 +78,16 @@ def test_socket_with_a_bad_token_gets_an_error(client, live):
     assert message["type"] == "error" and message["error"]["code"] == "unauthorized"
 
 
+@pytest.mark.parametrize("after", ["-1", "x", "1e3", str(2**53), "9" * 40])
+def test_socket_with_a_bad_after_gets_an_error_message(client, live, after):
+    table_id = client.create()["table_id"]
+    ws = websocket.create_connection(f"ws://{live}/tables/{table_id}/ws?after={after}", timeout=5)
+    message = json.loads(ws.recv())
+    assert message["type"] == "error" and message["error"]["code"] == "bad_request"
+    assert "after" in message["error"]["details"]
+    ws.close()
+
+
 def test_closed_sockets_are_let_go(client, live, app):
     table_id = client.create()["table_id"]
     hub = app.extensions["escoba"].hub

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import dataclasses
 import random
+import re
 
+from api.app import create_app
 from engine.cards import FULL_DECK
+from workers.scheduling import notify_key
 
-from .conftest import ADMIN, play_out, two_player_table
+from .conftest import ADMIN, Client, play_out, two_player_table
 
 
 def error(r):
@@ -261,3 +265,52 @@ def test_each_reader_picks_a_deck_design_for_labels_only(client):
     card = spanish["hand"][0]
     assert " de " in spanish["labels"][card] and " de " not in french["labels"][card]
     assert client.http.get(f"/tables/{table_id}?deck=tarot").status_code == 400
+
+
+def test_a_notify_url_inside_is_refused_naming_the_field(client):
+    table_id, host, _guest = two_player_table(client)
+    for url in ("http://127.0.0.1:6379/", "http://169.254.169.254/latest", "http://[::ffff:10.0.0.1]/x"):
+        r = client.http.post(f"/tables/{table_id}/notify", json={"url": url},
+                             headers={"Authorization": f"Bearer {host}"})
+        assert r.status_code == 400, r.get_json()
+        error = r.get_json()["error"]
+        assert error["code"] == "bad_request" and "url" in error["details"]
+    assert client.http.application.extensions["escoba"].redis.hgetall(notify_key(table_id)) == {}
+
+
+def test_a_notify_url_inside_is_accepted_when_private_addresses_are_allowed(fake_redis, config):
+    app = create_app(fake_redis, dataclasses.replace(config, notify_allow_private=True))
+    c = Client(app.test_client())
+    table_id, host, _guest = two_player_table(c)
+    r = c.http.post(f"/tables/{table_id}/notify", json={"url": "http://127.0.0.1:8999/hook"},
+                    headers={"Authorization": f"Bearer {host}"})
+    assert r.status_code == 201 and r.get_json() == {"seat": 0, "url": "http://127.0.0.1:8999/hook"}
+
+
+def test_the_events_feed_names_seats_never_player_ids(client):
+    table_id, host, guest = two_player_table(client, preset="del15")
+    client.ok(table_id, host, type="start")
+    log = client.http.get(f"/admin/tables/{table_id}/log", headers=client.admin()).get_data(as_text=True)
+    ids = set(re.findall(r"p_[0-9a-f]{16}", log))
+    assert len(ids) == 2  # the host's and the guest's, in the operators' log
+    for token in (None, host, guest):
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        feed = client.http.get(f"/tables/{table_id}/events?after=0", headers=headers)
+        text = feed.get_data(as_text=True)
+        assert not any(i in text for i in ids), text[:300]
+        events = feed.get_json()["events"]
+        opened = next(e for e in events if e["type"] == "TableOpened")["data"]
+        seated = next(e for e in events if e["type"] == "PlayerSeated")["data"]
+        assert "host" not in opened and opened["host_seated"] is True
+        assert seated == {"seat": 1, "name": "Bea"}
+
+
+def test_after_is_a_bounded_whole_number_on_events_and_chat(client):
+    table_id = client.create()["table_id"]
+    for path in ("events", "chat"):
+        for bad in ("-1", "x", "1.5", "+3", " 3", str(10**30), str(2**53), "9" * 1500):
+            r = client.http.get(f"/tables/{table_id}/{path}", query_string={"after": bad})
+            assert r.status_code == 400, (path, bad, r.get_json())
+            assert error(r) == "bad_request" and "after" in r.get_json()["error"]["details"]
+        assert client.http.get(f"/tables/{table_id}/{path}?after={2**53 - 1}").status_code == 200
+    assert client.http.get(f"/tables/{table_id}/events?after={2**53 - 1}").get_json()["events"] == []

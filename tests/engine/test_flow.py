@@ -4,6 +4,7 @@ import random
 
 import pytest
 
+import engine
 from engine import RuleError, decide, fold
 from engine import events as ev
 from engine.capture import captures
@@ -312,3 +313,72 @@ def test_a_whole_game_then_a_rematch():
 def test_the_hosts_target_decides_when_the_game_ends(target, status):
     state = last_play(end_of_round([7, 0], settings={"target": target}))
     assert state.scores == [10, 0] and state.status == status
+
+
+# --- a random first dealer -------------------------------------------------------
+
+
+@pytest.mark.parametrize("players", [2, 3, 4])
+def test_a_random_first_dealer_is_even_over_the_picks_the_shell_draws(players):
+    """cardgames: every pick in range(PICK_RANGE) once gives each player the same number of first
+    deals (with range(4) and three players, seat 0 had half of them)."""
+    from collections import Counter
+
+    from engine import PICK_RANGE
+
+    dealers = Counter(start(open_table("cardgames", players), pick=p).dealer for p in range(PICK_RANGE))
+    assert sorted(dealers) == list(range(players))
+    assert set(dealers.values()) == {PICK_RANGE // players}
+
+
+def test_a_rematchs_random_first_dealer_is_even_too():
+    from collections import Counter
+
+    from engine import PICK_RANGE
+
+    state = start(open_table("cardgames", 3), pick=0)
+    state = apply(state, {"type": "resign", "by": 1})
+    while state.status != "finished":  # the others resign too, until one is left
+        state = apply(state, {"type": "resign", "by": next(p for p in state.players if p in state.seated()
+                                                              and p != 0)})
+    for seat in (0, 1, 2):
+        state = apply(state, {"type": "rematch", "by": seat, "accept": True})
+    assert state.rematch_ready()
+    dealers = Counter(apply(state, {"type": "start_rematch", "deck": list(FULL_DECK), "pick": p}).dealer
+                      for p in range(PICK_RANGE))
+    assert dealers == {0: 4, 1: 4, 2: 4}
+
+
+# --- who deals first ----------------------------------------------------------
+
+
+def _host_watches_then_sits(preset: str, pick: int):
+    """The host opens to watch, seats a bot (seat 0), then sits down: the host holds seat 1."""
+    state = apply(engine.State(), {"type": "open", "name": "t", "preset": preset, "settings": {}, "player": "h",
+                            "host_name": "Hana", "host_seated": False})
+    state = apply(state, {"type": "add_bot", "player": "h", "bot": "tito"})
+    state = apply(state, {"type": "sit", "player": "h", "name": "Hana"})
+    assert state.seat_of("h") == 1
+    return state
+
+
+@pytest.mark.parametrize("preset", ["selminha", "del15"])
+@pytest.mark.parametrize("pick", [0, 1, 2, 3])
+def test_the_host_deals_first_wherever_the_host_sits(preset, pick):
+    waiting = _host_watches_then_sits(preset, pick)
+    events = decide(waiting, {"type": "start", "player": "h", "deck": list(FULL_DECK), "pick": pick})
+    assert next(e for e in events if isinstance(e, ev.GameStarted)).first_dealer == 1
+    state = fold(waiting, events)
+    assert state.dealer == 1 and state.turn == 0  # the host deals; the next seat leads
+
+
+@pytest.mark.parametrize("preset", ["selminha", "del15"])
+def test_a_host_who_only_watches_lets_the_first_player_deal(preset):
+    state = apply(engine.State(), {"type": "open", "name": "t", "preset": preset, "settings": {}, "player": "h",
+                            "host_name": "Hana", "host_seated": False})
+    for bot in ("tito", "carmen", "luna"):
+        state = apply(state, {"type": "add_bot", "player": "h", "bot": bot})
+    state = apply(state, {"type": "remove_bot", "player": "h", "seat": 0})
+    assert state.seated() == [1, 2]
+    state = apply(state, {"type": "start", "player": "h", "deck": list(FULL_DECK), "pick": 3})
+    assert state.dealer == 1 and state.turn == 2

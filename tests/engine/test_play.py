@@ -1,9 +1,13 @@
 """A turn: mandatory capture, escobas, TAKE THE 15, the hybrid's last card, errors."""
 
+import dataclasses
+
 import pytest
 
 from engine import PRESETS, RuleError, custom_settings, decide, fold, view
 from engine import events as ev
+from engine.capture import captures
+from engine.play import OPTIONS_LIMIT
 
 from .helpers import apply, deck_with, open_table, play, started, started_custom
 
@@ -174,8 +178,29 @@ def test_leaving_a_card_that_could_capture_opens_the_fifteen():
     state = left_behind()
     assert state.fifteen == ("7b", 1)
     seen = view(state, 0)["fifteen_to_take"]
-    assert seen == {"card": "7b", "left_by": 1, "sets": [["7b", "8e"], ["7b", "3o", "5c"]]}
+    assert seen == {"card": "7b", "left_by": 1, "sets": [["7b", "8e"], ["7b", "3o", "5c"]], "more_sets": False}
     assert view(state, None)["fifteen_to_take"] == seen  # public
+
+
+def test_a_fifteen_with_more_sets_than_listed_says_so_and_any_set_is_taken():
+    """The view lists 64 sets of a 15 left behind and flags the cut (as more_captures)."""
+    import copy
+
+    from engine.capture import captures
+    from engine.play import OPTIONS_LIMIT
+
+    state = copy.deepcopy(left_behind())
+    # a big table: the 7 left behind makes 15 with a great many sets of small cards
+    small = [f"{v}{s}" for v in (1, 2, 3, 4) for s in "oceb"]
+    state.table = ["7b", *small]
+    every = captures("7b", small, state.settings)
+    assert len(every) > OPTIONS_LIMIT
+    seen = view(state, 0)["fifteen_to_take"]
+    assert len(seen["sets"]) == OPTIONS_LIMIT and seen["more_sets"] is True
+    unlisted = ["7b", *every[-1]]
+    assert unlisted not in seen["sets"]
+    after = apply(state, {"type": "take_fifteen", "by": 0, "cards": unlisted})
+    assert sorted(after.piles[0]) == sorted(unlisted)
 
 
 def test_leaving_a_card_that_could_not_capture_opens_nothing():
@@ -285,3 +310,77 @@ def test_seed_000_seven_takes_five_and_three_in_play():
     assert state.table == ["9b", "10e"]
     nxt = started("selminha", 2, None, deck_with(["5o", "3c", "9b", "10e"], ["6e", "7e", "1e"]))
     assert play(nxt, "6e", ["9b"]).table == ["5o", "3c", "10e"]  # a jack is worth 9
+
+
+def test_take_the_fifteen_with_the_card_left_behind_alone_is_refused():
+    err = refused(left_behind(), {"type": "take_fifteen", "by": 0, "cards": ["7b"]})
+    assert err.code == "illegal_capture" and err.status == 422
+    assert err.details == {"card": "7b", "sets": [["8e"], ["3o", "5c"]]}
+
+
+@pytest.mark.parametrize("cards", [
+    ["7b", "8c"],  # 8c is not on the table
+    ["7b", "3o", "3o", "5c"],  # a table card named twice
+    ["7b", "7b", "8e", "3o"],  # the card left behind named again, as a table card
+])
+def test_take_the_fifteen_names_only_table_cards_each_once(cards):
+    state = left_behind()
+    err = refused(state, {"type": "take_fifteen", "by": 0, "cards": cards})
+    assert err.code == "illegal_capture" and err.status == 422
+    assert err.details["card"] == "7b"
+
+
+def test_take_the_fifteen_refusal_names_the_card_left_behind_and_its_sets():
+    err = refused(left_behind(), {"type": "take_fifteen", "by": 0, "cards": ["8e", "3o", "4c"]})
+    assert err.details == {"card": "7b", "sets": [["8e"], ["3o", "5c"]]}
+    assert "takes the card left behind, 7b" in err.message
+
+
+# --- how many sets the view lists -------------------------------------------
+
+
+def _many_sets_table(n_small: int):
+    """Seat 1 holds a 5 facing ``n_small`` small cards (aces first): many sets make 10."""
+    small = ["1o", "1c", "1e", "1b", "2o", "2c", "2e", "2b", "3o", "3c", "3e", "3b", "4o", "4c"]
+    table = small[:n_small]
+    state = started_custom(custom_settings(mandatory_capture=False), 2,
+                           deck_with(table[:4], ["5o", "6c", "9e"], ["10o", "10c", "10e"]))
+    return replace_table(state, table)
+
+
+def replace_table(state, table):
+    """The same turn with another table, as if players had let it grow (the listing is what is tested)."""
+    return dataclasses.replace(state.copy(), table=list(table))
+
+
+def test_every_set_is_listed_up_to_the_limit_without_the_more_flag():
+    state = _many_sets_table(8)  # the aces and twos: ten sets make 10 with the 5
+    five = next(o for o in view(state, 1)["options"] if o["card"] == "5o")
+    expected = captures("5o", state.table, state.settings)
+    assert 2 < len(expected) <= OPTIONS_LIMIT
+    assert five["captures"] == [list(s) for s in expected] and five["more_captures"] is False
+
+
+def test_more_than_the_limit_lists_the_limit_and_says_there_are_more():
+    state = _many_sets_table(10)  # and two threes: 121 sets
+    five = next(o for o in view(state, 1)["options"] if o["card"] == "5o")
+    assert len(captures("5o", state.table, state.settings)) > OPTIONS_LIMIT
+    assert len(five["captures"]) == OPTIONS_LIMIT and five["more_captures"] is True
+    # a set beyond the listed ones is still accepted
+    listed = {tuple(s) for s in five["captures"]}
+    extra = next(s for s in captures("5o", state.table, state.settings) if s not in listed)
+    after = apply(state, {"type": "play", "by": 1, "card": "5o", "capture": list(extra)})
+    assert sorted(after.piles[1]) == sorted(["5o", *extra])
+
+
+def test_exactly_the_limit_lists_every_set_and_no_more_flag(monkeypatch):
+    import engine.play
+
+    monkeypatch.setattr(engine.play, "OPTIONS_LIMIT", 10)
+    state = _many_sets_table(8)  # exactly ten sets
+    assert len(captures("5o", state.table, state.settings)) == 10
+    five = next(o for o in view(state, 1)["options"] if o["card"] == "5o")
+    assert len(five["captures"]) == 10 and five["more_captures"] is False
+    state = _many_sets_table(9)  # 50 sets
+    five = next(o for o in view(state, 1)["options"] if o["card"] == "5o")
+    assert len(five["captures"]) == 10 and five["more_captures"] is True

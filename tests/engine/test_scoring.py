@@ -186,3 +186,17 @@ def test_sole_best():
 )
 def test_game_winner(scores, target, winner):
     assert game_winner(scores, target) == winner
+
+
+@pytest.mark.parametrize("settings", [SELMINHA, CARDGAMES, PLAIN])
+def test_without_the_setenta_no_side_shows_one(settings):
+    whole = [list(FULL_DECK[:20]), list(FULL_DECK[20:])]
+    assert [side["setenta"] for side in score(whole, settings)] == [None, None]
+    assert all("setenta" not in side["points"] for side in score(whole, settings))
+
+
+def test_with_the_setenta_every_side_shows_its_own():
+    whole = [[c for c in FULL_DECK if c.startswith("7")], [c for c in FULL_DECK if not c.startswith("7")]]
+    sides = score(whole, DEL15)
+    assert sides[0]["setenta"] == 84 and sides[1]["setenta"] == 72  # four sevens; four sixes
+    assert [s["points"]["setenta"] for s in sides] == [1, 0]

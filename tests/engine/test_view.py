@@ -198,3 +198,25 @@ def test_played_card_leaves_the_hand_in_the_view():
     state = started("selminha", 2, None, DECK)
     state = play(state, "6c")
     assert "6c" not in view(state, 1)["hand"] and "6c" in view(state, None)["table_cards"]
+
+
+def test_a_jack_eight_tables_values_decide_the_faces_whatever_design_a_reader_picks():
+    """At a french_swapped table the 8 is a J and the 9 a Q, for a reader who picks ``french`` too;
+    another drawing (Spanish, numbers) is still the reader's to pick."""
+    deck = deck_with(["8o", "9c", "10e", "1b"])
+    swapped = started("selminha", 2, {"deck": "french_swapped"}, deck)
+    for asked in (None, "french", "french_swapped"):
+        seen = view(swapped, 0, deck=asked)
+        assert seen["labels"]["8o"] == "J♦" and seen["labels"]["9c"] == "Q♥", asked
+        assert seen["deck"] == "french_swapped"
+    assert view(swapped, 0, deck="spanish")["labels"]["8o"] == "Sota de oros"
+    assert view(swapped, 0, deck="numeric")["labels"]["8o"] == "8♦"
+    plain = started("selminha", 2, {"deck": "french"}, deck)
+    assert view(plain, 0, deck="french_swapped")["labels"]["8o"] == "Q♦"
+
+
+def test_redacted_events_carry_no_player_id():
+    opened = redact(ev.TableOpened("t", "del15", {}, "p_0123456789abcdef", "Ana"), None)
+    seated = redact(ev.PlayerSeated(1, "p_fedcba9876543210", "Bea"), 1)
+    assert "p_" not in json.dumps([opened, seated])
+    assert seated["data"] == {"seat": 1, "name": "Bea"}

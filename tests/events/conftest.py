@@ -65,7 +65,7 @@ def _with_chance(command: dict, rng: random.Random) -> dict:
     if command.get("type") in ("start", "next_round", "start_rematch"):
         deck = list(FULL_DECK)
         rng.shuffle(deck)
-        command = {**command, "deck": deck, "pick": rng.randrange(4)}
+        command = {**command, "deck": deck, "pick": rng.randrange(engine.PICK_RANGE)}
     return command
 
 

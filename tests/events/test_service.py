@@ -238,3 +238,24 @@ def test_engine_version_bump_ignores_snapshots(fake_redis, monkeypatch):
     assert snapshots.load_snapshot(fake_redis, tid) is None
     assert TableService(fake_redis, cache_size=0).load(tid) == state
     assert json.loads(fake_redis.get(snapshot_key(tid)))["engine"] == engine.ENGINE_VERSION
+
+
+@pytest.mark.parametrize("kind", ["start", "start_rematch"])
+def test_the_service_draws_the_first_dealers_pick_evenly_for_three_players(fake_redis, kind):
+    """The shell's pick is drawn from range(engine.PICK_RANGE), which 2, 3 and 4 divide."""
+    from collections import Counter
+
+    class Recording(random.Random):
+        ranges = []
+
+        def randrange(self, *args):
+            self.ranges.append(args)
+            return super().randrange(*args)
+
+    rng = Recording(11)
+    svc = new_service(fake_redis, rng=rng)
+    picks = [svc.with_chance({"type": kind})["pick"] for _ in range(3000)]
+    assert set(rng.ranges) == {(engine.PICK_RANGE,)}
+    assert all(engine.PICK_RANGE % n == 0 for n in (2, 3, 4))
+    seats = Counter(p % 3 for p in picks)
+    assert all(900 < seats[s] < 1100 for s in range(3)), seats  # randrange(4) % 3 gives seat 0 1500

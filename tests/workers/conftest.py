@@ -85,7 +85,9 @@ def clock() -> Clock:
 
 @pytest.fixture
 def config() -> Config:
-    return Config(bot_delay=0.0, away_after=60.0, expire_after=600.0, rematch_window=300.0)
+    # the notices go to a receiver on 127.0.0.1
+    return Config(bot_delay=0.0, away_after=60.0, expire_after=600.0, rematch_window=300.0,
+                  notify_allow_private=True)
 
 
 @pytest.fixture

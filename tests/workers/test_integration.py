@@ -187,7 +187,8 @@ def test_reconciler_recovers_every_timer_after_the_worker_is_killed(rdb, start_w
 
 
 def test_turn_notice_reaches_a_receiver_after_two_failures(rdb, start_worker):
-    slow = {"ESCOBA_BOT_DELAY": "0.05", "ESCOBA_AWAY_AFTER": "60", "ESCOBA_EXPIRE_AFTER": "120"}
+    slow = {"ESCOBA_BOT_DELAY": "0.05", "ESCOBA_AWAY_AFTER": "60", "ESCOBA_EXPIRE_AFTER": "120",
+            "ESCOBA_NOTIFY_ALLOW_PRIVATE": "1"}  # the receiver listens on 127.0.0.1
     svc, _ = _service(rdb, slow)
     with Receiver(statuses=[500, 500]) as rx:
         worker = start_worker(slow)

@@ -1,0 +1,100 @@
+"""Rate limits (flask-limiter), counted in the tables' Redis so every API process shares them.
+
+Defaults (``ESCOBA_RATE_LIMITS=off`` turns them all off, for benchmarks and tests that flood):
+
+| what | counted per | limit |
+|---|---|---|
+| ``POST /tables`` (open a table) | client address | 10 a minute, 60 an hour |
+| ``POST /tables/{id}/seats`` (take a seat) | client address | 30 a minute |
+| ``POST /tables/{id}/moves`` | seat token | 120 a minute |
+| ``POST /tables/{id}/chat`` | seat token | 20 a minute |
+
+A request over a limit is refused before anything is read or written: 429 ``rate_limited``
+in the contract's shape, with ``Retry-After`` (seconds). Tokens are counted by a hash, never
+stored as such. Each counter is one Redis key (fixed windows, flask-limiter's default), so the
+counters spread over a Redis Cluster like any other key.
+
+The client address is the TCP peer's, unless ``ESCOBA_TRUSTED_PROXIES=N`` says N proxies in
+front of the API each append to ``X-Forwarded-For``: then the address N hops from the right of
+that header counts (werkzeug's ProxyFix). Without it a client cannot pick its own address by
+sending the header; behind a proxy and without it, every client shares the proxy's limits.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+
+from flask import request
+from flask_limiter import Limiter
+from flask_limiter.errors import RateLimitExceeded
+from werkzeug.middleware.proxy_fix import ProxyFix
+
+from events.config import Config
+
+from .errors import error_response
+
+CREATE_TABLE = "10 per minute;60 per hour"
+TAKE_SEAT = "30 per minute"
+# one window (one Redis round trip a move); a human plays a few moves a minute, bots use no HTTP
+MOVES = "120 per minute"
+CHAT = "20 per minute"
+
+
+def client_address() -> str:
+    return request.remote_addr or "unknown"
+
+
+def seat_token() -> str:
+    """A hash of the bearer token (a request without one is counted by its address)."""
+    header = request.headers.get("Authorization", "")
+    token = header[7:].strip() if header.startswith("Bearer ") else ""
+    if not token:
+        return "addr:" + client_address()
+    return "token:" + hashlib.sha256(token.encode()).hexdigest()[:32]
+
+
+# endpoint -> (limit, counted per)
+LIMITS = {
+    "tables.create_table": (CREATE_TABLE, client_address),
+    "tables.take_seat": (TAKE_SEAT, client_address),
+    "tables.post_move": (MOVES, seat_token),
+    "tables.post_chat": (CHAT, seat_token),
+}
+
+
+def _storage(redis) -> tuple[str, dict]:
+    """Where the counters live: the tables' own Redis (its connection pool), or its cluster."""
+    from redis.cluster import RedisCluster
+
+    if isinstance(redis, RedisCluster):
+        nodes = ",".join(f"{node.host}:{node.port}" for node in redis.get_nodes())
+        return f"redis+cluster://{nodes}", {}
+    return "redis://", {"connection_pool": redis.connection_pool}
+
+
+def install(app, redis, config: Config) -> Limiter | None:
+    """The limits on ``app``'s table routes (registered before), or None when they are off."""
+    if config.trusted_proxies > 0:
+        app.wsgi_app = ProxyFix(app.wsgi_app, x_for=config.trusted_proxies, x_proto=0, x_host=0,
+                                x_port=0, x_prefix=0)
+    if config.rate_limits.strip().lower() == "off":
+        return None
+    uri, options = _storage(redis)
+    limiter = Limiter(client_address, app=app, storage_uri=uri, storage_options=options,
+                      strategy="fixed-window", headers_enabled=False, key_prefix="escoba",
+                      swallow_errors=False)
+    for endpoint, (limit, key) in LIMITS.items():
+        app.view_functions[endpoint] = limiter.limit(limit, key_func=key)(app.view_functions[endpoint])
+
+    @app.errorhandler(RateLimitExceeded)
+    def rate_limited(e: RateLimitExceeded):
+        current = limiter.current_limit
+        wait = max(1, int(current.reset_at - time.time())) if current is not None else 1
+        response, status = error_response(
+            "rate_limited", f"Too many requests: {e.description}. Try again in {wait} s.", 429,
+            {"limit": str(e.description), "retry_after": wait})
+        response.headers["Retry-After"] = str(wait)
+        return response, status
+
+    return limiter
