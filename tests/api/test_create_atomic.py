@@ -37,7 +37,7 @@ def test_a_create_refused_by_a_full_redis_leaves_nothing(redis_server_binary, tm
     server = start_plain(tmp_path)
     try:
         client = server.client()
-        app = create_app(client, dataclasses.replace(Config(), bot_delay=0.0))
+        app = create_app(client, dataclasses.replace(Config(), bot_delay=0.0, rate_limits="off"))
         http = app.test_client()
         # the slot directory is written before the step (events/buckets.py): list every slot now
         # so that the only write a create makes is the one Lua step under test

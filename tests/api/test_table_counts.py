@@ -24,7 +24,7 @@ def tables_metric(text: str) -> dict[str, float]:
 @pytest.mark.integration
 def test_metrics_count_tables_by_status_on_each_topology(backends, topology):
     topology.flush()  # counts are global: start from an empty store (the suite's own servers)
-    app = create_app(backends, dataclasses.replace(Config(), bot_delay=0.0))
+    app = create_app(backends, dataclasses.replace(Config(), bot_delay=0.0, rate_limits="off"))
     app.testing = True
     client = Client(app.test_client())
     playing = []
