@@ -16,9 +16,11 @@ from events.service import TableService
 
 from . import admin, errors, headers, limits, observability, push, review, sockets, tables
 from .chat import ChatStore
+from .frames import ViewFrames
 from .hub import Hub
 from .openapi import build_spec
 from .schemas import BODY_MAX
+from .socket_limits import SocketLimits
 
 STATIC = Path(__file__).parent / "static"
 # the key /healthz writes (and lets expire) to learn that the store takes writes
@@ -48,6 +50,8 @@ class Context:
     chat: ChatStore
     hub: Hub
     metrics: observability.Metrics
+    socket_limits: SocketLimits
+    frames: ViewFrames  # the frames of each change for each reader, built once in this process
     backends: Backends | None = None
 
 
@@ -76,9 +80,11 @@ def create_app(redis=None, config: Config | None = None) -> Flask:
     app = Flask(__name__, static_folder=str(STATIC), static_url_path="/static")
     app.config["MAX_CONTENT_LENGTH"] = BODY_MAX
     app.json = FastJSON(app)
-    app.config["SOCK_SERVER_OPTIONS"] = {"ping_interval": 25}
+    app.config["SOCK_SERVER_OPTIONS"] = sockets.server_options(config)
+    socket_limits = SocketLimits(config.sockets_per_address, config.sockets_per_address_table,
+                                 config.sockets_per_table)
     app.extensions["escoba"] = Context(redis, config, service, ChatStore(redis), Hub(redis, service),
-                                        metrics, backends)
+                                       metrics, socket_limits, ViewFrames(), backends)
 
     errors.install(app)
     headers.install(app)
@@ -88,7 +94,7 @@ def create_app(redis=None, config: Config | None = None) -> Flask:
     app.register_blueprint(push.bp)
     app.register_blueprint(review.bp)
     limits.install(app, redis, config)
-    sockets.install(Sock(app))
+    sockets.install(Sock(app), app)
 
     spec = build_spec()
 

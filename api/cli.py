@@ -26,15 +26,20 @@ def _parser() -> argparse.ArgumentParser:
         epilog="Run 'escoba COMMAND --help' for a command's flags and their defaults.")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    serve = sub.add_parser("serve", help="the API under gunicorn (threads for the sockets)",
-                           description="The API under gunicorn: a threaded worker per process, "
-                                       "so sockets do not starve HTTP. Run 'escoba worker' beside it.")
+    serve = sub.add_parser("serve", help="the API under gunicorn (gevent worker: a socket is a greenlet)",
+                           description="The API under gunicorn's gevent worker: an open socket is a "
+                                       "greenlet, so held sockets never keep HTTP waiting. "
+                                       "Run 'escoba worker' beside it.")
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default: %(default)s)")
     serve.add_argument("--port", type=int, default=8000, help="port to listen on (default: %(default)s)")
-    serve.add_argument("--threads", type=int, default=64,
-                       help="threads per worker process; each open socket holds one (default: %(default)s)")
     serve.add_argument("--workers", type=int, default=1,
                        help="worker processes; about one per core for HTTP throughput (default: %(default)s)")
+    serve.add_argument("--worker-class", choices=("gevent", "gthread"), default="gevent",
+                       help="gevent, or the old threaded worker (a thread per socket) (default: %(default)s)")
+    serve.add_argument("--connections", type=int, default=20_000,
+                       help="gevent: sockets and HTTP connections one worker holds at once (default: %(default)s)")
+    serve.add_argument("--threads", type=int, default=64,
+                       help="gthread only: threads per worker; each open socket holds one (default: %(default)s)")
     add_redis_url(serve)
 
     dev = sub.add_parser("dev", help="everything in one process on an embedded store, for a try-out",
@@ -70,7 +75,8 @@ def main(argv=None) -> int:
 
         if args.redis_url:  # gunicorn's workers build the app from the environment
             os.environ["REDIS_URL"] = args.redis_url
-        return run(args.host, args.port, args.threads, args.workers)
+        return run(args.host, args.port, args.threads, args.workers, worker_class=args.worker_class,
+                   connections=args.connections)
     from .dev import run_dev
 
     return run_dev(args.host, args.port, args.redis_url, vapid_key_file=args.vapid_key_file)

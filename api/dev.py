@@ -14,13 +14,11 @@ import dataclasses
 import os
 from pathlib import Path
 
-from werkzeug.serving import make_server
-
 from events.config import Config
-from events.connection import connect, from_clients
 
-from .app import create_app
-from .observability import setup_logging
+# The app, the store's clients and werkzeug are imported in run_dev, not here: ``escoba serve``'s
+# parser reads default_vapid_file from this module, and its master process must import nothing
+# that opens sockets or makes locks before gevent patches the standard library in the workers.
 
 
 def embedded_redis():
@@ -59,6 +57,13 @@ def vapid_key(path: Path | str | None = None) -> tuple[str, Path, bool]:
 
 def run_dev(host: str, port: int, redis_url: str | None = None, *,
             vapid_key_file: str | None = None) -> int:
+    from werkzeug.serving import make_server
+
+    from events.connection import connect, from_clients
+
+    from .app import create_app
+    from .observability import setup_logging
+
     setup_logging()
     config = Config.from_env()
     if "ESCOBA_BOT_DELAY" not in os.environ:

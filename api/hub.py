@@ -1,23 +1,61 @@
 """Fan-out of change notices to this process's sockets, through Redis pub/sub.
 
 The listener (api/notices.py: PSUBSCRIBE on one Redis, SSUBSCRIBE per watched
-table and a thread per node on a cluster) hears every change of the tables
-watched here, so a socket here hears a move made through any other process.
-Each notice loads the table once, however many sockets here watch it.
+table and a listener per node on a cluster; threads, greenlets under gevent) hears
+every change of the tables watched here, so a socket here hears a move made
+through any other process. Each notice loads the table once, however many sockets
+here watch it, and only drops it in each socket's mailbox: posting never waits for
+a socket, so a stuck one holds up no other. The socket's own handler builds (or
+finds in api/frames.py) its reader's frames and sends them.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
-import queue
 import threading
-from collections import defaultdict
+from collections import defaultdict, deque
 
+from . import frames
 from .notices import listener_for
 
 log = logging.getLogger("escoba.hub")
+
+CHAT_BACKLOG = 64  # chat frames a socket may have waiting; older ones are dropped
+
+
+class Mailbox:
+    """What one socket has yet to send: the latest state (an older one is never sent after it) and chat frames.
+
+    ``wake`` is set on every post; the socket's handler waits on it.
+    """
+
+    __slots__ = ("wake", "state", "chats")
+    _lock = threading.Lock()  # one for every mailbox: posts and takes are a few instructions
+
+    def __init__(self, wake=None):
+        self.wake = wake if wake is not None else threading.Event()
+        self.state = None
+        self.chats: deque[bytes] = deque(maxlen=CHAT_BACKLOG)
+
+    def post_state(self, state) -> None:
+        with self._lock:
+            if self.state is None or state.version > self.state.version:
+                self.state = state
+        self.wake.set()
+
+    def post_chat(self, frame: bytes) -> None:
+        with self._lock:
+            self.chats.append(frame)
+        self.wake.set()
+
+    def take(self):
+        """(the latest state posted or None, the chat frames posted), emptying the mailbox."""
+        with self._lock:
+            state, self.state = self.state, None
+            chats = list(self.chats)
+            self.chats.clear()
+        return state, chats
 
 
 class Hub:
@@ -25,14 +63,14 @@ class Hub:
         self.redis = redis
         self.service = service
         self._lock = threading.Lock()
-        self._watchers: dict[str, set[queue.Queue]] = defaultdict(set)
+        self._watchers: dict[str, set[Mailbox]] = defaultdict(set)
         # subscription changes in order (a table's last socket leaving while its next one
         # arrives must end subscribed); dispatch never waits for this one
         self._subscribing = threading.Lock()
         self.listener = listener_for(redis, self._dispatch, self.watched)
 
-    def watch(self, table_id: str) -> queue.Queue:
-        q: queue.Queue = queue.Queue(maxsize=256)
+    def watch(self, table_id: str, mailbox: Mailbox | None = None) -> Mailbox:
+        q = mailbox if mailbox is not None else Mailbox()
         with self._subscribing:
             with self._lock:
                 first = not self._watchers.get(table_id)
@@ -41,7 +79,7 @@ class Hub:
                 self.listener.add(table_id)
         return q
 
-    def unwatch(self, table_id: str, q: queue.Queue) -> None:
+    def unwatch(self, table_id: str, q: Mailbox) -> None:
         with self._subscribing:
             with self._lock:
                 self._watchers[table_id].discard(q)
@@ -62,17 +100,35 @@ class Hub:
     def stop(self) -> None:
         self.listener.stop()
 
+    # --- what a notice does (nothing here waits for a socket) ---------------------------
     def _dispatch(self, raw) -> None:
         notice = json.loads(raw)
         table_id = notice.get("table_id")
-        with self._lock:
-            targets = list(self._watchers.get(table_id, ()))
+        targets = self._targets(table_id)
         if not targets:
             return
         if "chat" in notice:
-            item = ("chat", notice["chat"])
+            self._post_chat(targets, notice["chat"])
+        elif notice.get("resync"):  # (re)subscribed: notices may have been missed, read the log
+            self._post_state(targets, table_id, float("inf"))
         else:
-            item = ("state", self.service.load(table_id))
+            self._post_state(targets, table_id, notice.get("version", 0))
+
+    def _targets(self, table_id) -> list[Mailbox]:
+        with self._lock:
+            return list(self._watchers.get(table_id, ()))
+
+    def _post_chat(self, targets: list[Mailbox], line) -> None:
+        frame = frames.message({"type": "chat", "line": line})  # one encoding for every socket
         for q in targets:
-            with contextlib.suppress(queue.Full):  # a stuck socket must not hold up the others
-                q.put_nowait(item)
+            q.post_chat(frame)
+
+    def _post_state(self, targets: list[Mailbox], table_id: str, version: int) -> None:
+        # the process that made the move already holds that state: no read then
+        try:
+            state = self.service.load_at_least(table_id, version)
+        except Exception:  # a table gone or a log that won't fold: the sockets keep what they have
+            log.exception("could not load table %s for its sockets", table_id)
+            return
+        for q in targets:
+            q.post_state(state)

@@ -1,34 +1,126 @@
 """WebSocket /tables/{id}/ws: the current view on connect, then one message per change.
 
 A reconnecting client passes ``after`` (its last version) and first gets the
-events it missed, redacted for it, so it catches up with no gap. Protocol
-pings (flask-sock's ping_interval) find sockets whose client is gone, and the
-handler's thread is then freed. ``deck`` picks the reader's deck design.
+events it missed, redacted for it, so it catches up with no gap. ``deck`` picks
+the reader's deck design.
+
+A socket is public, so it is built to cost little and to be hard to abuse
+(shared/API.md): sockets carry no game input (moves are HTTP), so what a client
+sends is dropped as it arrives, and a client message over 4 KB closes the socket
+with 1009 before more than one receive buffer of it is read; a peer that answers
+no protocol ping is dropped at the next one (``ESCOBA_SOCKET_PING_INTERVAL``);
+a client that reads nothing for ``SEND_TIMEOUT`` is dropped; one client address
+and one table may hold only so many sockets (api/socket_limits.py). No
+compression is negotiated: it would cost a deflate per socket per change, and
+an inflated client frame could be far larger than what was sent.
 """
 
 from __future__ import annotations
 
-import json
-import queue
+import logging
+import socket
+import time
 
 from flask import current_app, request
 from simple_websocket import ConnectionClosed
 
 import engine
 
-from . import auth
+from . import auth, frames
+from .hub import Mailbox
 from .tables import redacted_events, version_arg
 
-IDLE = 20.0  # seconds between our own {"type": "ping"} messages
+MAX_CLIENT_MESSAGE = 4096  # bytes; shared/API.md: "a client frame over 4 KB closes the socket (status 1009)"
+RECEIVE_BYTES = 4096  # what one read takes off a socket, so what an oversize frame can cost before it closes
+SEND_TIMEOUT = 10.0  # seconds a send may wait for a client that does not read
+# seconds: a handler wakes this often with nothing to send, in case its reader died without a word (the
+# reader sets the handler's event whenever it ends a connection; 10,000 handlers waking each 30 s cost a
+# tenth of a core)
+CHECK_EVERY = 300.0
+POLICY_VIOLATION = 1008
+LINGER = 1.0  # seconds a closing socket reads what the client was still sending, so the close frame arrives
+LINGER_BYTES = 256 * 1024  # ... and at most this much of it
+_DRAIN = bytearray(RECEIVE_BYTES)
+
+log = logging.getLogger("escoba.sockets")
 
 
-def install(sock) -> None:
+def server_options(config) -> dict:
+    """simple-websocket's options (flask-sock's SOCK_SERVER_OPTIONS)."""
+    return {"ping_interval": config.socket_ping_interval, "max_message_size": MAX_CLIENT_MESSAGE,
+            "receive_bytes": RECEIVE_BYTES}
+
+
+class _Dropped(list):
+    """The socket's input buffer: client messages carry nothing here, so none is kept."""
+
+    def append(self, item) -> None:
+        pass
+
+
+class _LingeringSocket:
+    """The connection's socket as simple-websocket holds it: closing it first stops our side, then reads
+    and drops what the client is still sending (bounded in time and bytes). Closed at once with unread
+    bytes, the kernel would answer with a reset, and the client would lose the close frame (1009)."""
+
+    __slots__ = ("_sock",)
+
+    def __init__(self, sock):
+        self._sock = sock
+
+    def __getattr__(self, name):
+        return getattr(self._sock, name)
+
+    def close(self) -> None:
+        sock = self._sock
+        try:
+            sock.shutdown(socket.SHUT_WR)
+            sock.settimeout(LINGER)
+            deadline, drained = time.monotonic() + LINGER, 0
+            while drained < LINGER_BYTES and time.monotonic() < deadline:
+                n = sock.recv_into(_DRAIN)  # into one buffer for every socket: what is read is dropped
+                if not n:
+                    break
+                drained += n
+        except OSError:
+            pass
+        finally:
+            sock.close()
+
+
+def install(sock, app) -> None:
+    @app.before_request
+    def _no_compression():
+        # simple-websocket accepts permessage-deflate when offered: refuse it by not seeing the offer
+        if request.environ.get("HTTP_UPGRADE", "").lower() == "websocket":
+            request.environ.pop("HTTP_SEC_WEBSOCKET_EXTENSIONS", None)
+
     @sock.route("/tables/<table_id>/ws")
     def table_socket(ws, table_id):
+        ws.input_buffer = _Dropped()
+        ws.sock = _LingeringSocket(ws.sock)
+        try:
+            ws.sock.settimeout(SEND_TIMEOUT)
+        except OSError:
+            return
         ctx = current_app.extensions["escoba"]
-        deck = request.args.get("deck")
-        # watch before loading: a change landing in between is then queued, not lost
-        watch = ctx.hub.watch(table_id)
+        address = request.remote_addr or "unknown"
+        refusal = ctx.socket_limits.acquire(address, table_id)
+        if refusal is not None:
+            _refuse(ws, "too_many_sockets", refusal.message(), {"scope": refusal.scope, "limit": refusal.limit})
+            return
+        try:
+            _serve(ws, ctx, table_id)
+        finally:
+            ctx.socket_limits.release(address, table_id)
+
+
+def _serve(ws, ctx, table_id: str) -> None:
+    deck = request.args.get("deck")
+    mailbox = Mailbox(ws.event)  # simple-websocket sets this event when the peer goes, too
+    # watch before loading: a change landing in between is then in the mailbox, not lost
+    ctx.hub.watch(table_id, mailbox)
+    try:
         try:
             player = auth.player_for(ctx.redis, table_id, request.args.get("token"))
             state = ctx.service.load(table_id)
@@ -36,38 +128,63 @@ def install(sock) -> None:
                 raise engine.RuleError("bad_request", f"Unknown deck design {deck!r}.", {"deck": "unknown"})
             after = version_arg(request.args.get("after"))
         except engine.RuleError as e:
-            ctx.hub.unwatch(table_id, watch)
-            ws.send(json.dumps({"type": "error", **e.as_dict()}))
-            ws.close()
+            _refuse(ws, None, None, None, error=e)
             return
         ctx.metrics.open_sockets.inc()
         try:
             if after is not None and after < state.version:
-                missed = redacted_events(ctx.service, table_id, player, after)
-                ws.send(json.dumps({"type": "events", "events": missed}))
-            last = _send_state(ws, table_id, state, player, deck)
-            while ws.connected:
-                try:
-                    kind, item = watch.get(timeout=IDLE)
-                except queue.Empty:
-                    ws.send(json.dumps({"type": "ping"}))
-                    continue
-                if kind == "chat":
-                    ws.send(json.dumps({"type": "chat", "line": item}))
-                elif item.version > last:
-                    last = _send_state(ws, table_id, item, player, deck)
-        except ConnectionClosed:
+                _send(ws, frames.message({"type": "events",
+                                        "events": redacted_events(ctx.service, table_id, player, after)}))
+            last = _send_state(ws, ctx, table_id, state, player, deck)
+            while True:
+                ws.event.wait(CHECK_EVERY)
+                ws.event.clear()
+                if not ws.connected or not ws.thread.is_alive():
+                    # the reader closed it (the peer left, an oversize frame, no pong): let it finish
+                    # closing before the server drops the connection under it
+                    ws.thread.join(LINGER + 1.0)
+                    break
+                state, chats = mailbox.take()
+                out = b"".join(chats)
+                if state is not None and state.version > last:
+                    out += _frames(ctx, table_id, state, player, deck)
+                    last = state.version
+                if out:
+                    _send(ws, out)
+        except (ConnectionClosed, OSError):
             pass
+        except Exception:  # e.g. gevent refusing two greenlets waiting to write one socket: drop it
+            log.exception("socket of table %s failed", table_id)
         finally:
-            ctx.hub.unwatch(table_id, watch)
             ctx.metrics.open_sockets.dec()
+    finally:
+        ctx.hub.unwatch(table_id, mailbox)
 
 
-def _send_state(ws, table_id: str, state, player, deck) -> int:
+def _frames(ctx, table_id: str, state, player, deck) -> bytes:
     seat = state.seat_of(player) if player else None
-    view = {"table_id": table_id, **engine.view(state, seat, deck=deck),
-            "you_are_host": player is not None and player == state.host}
-    ws.send(json.dumps({"type": "table", "version": state.version, "table": view}))
-    if seat is not None and state.status == "playing" and state.turn == seat:
-        ws.send(json.dumps({"type": "your_turn", "seat": seat, "version": state.version}))
+    return ctx.frames.frames(table_id, state, seat, player is not None and player == state.host, deck)
+
+
+def _send_state(ws, ctx, table_id: str, state, player, deck) -> int:
+    _send(ws, _frames(ctx, table_id, state, player, deck))
     return state.version
+
+
+def _send(ws, data: bytes) -> None:
+    """Frames already built (api/frames.py), written whole; a client that reads nothing times out."""
+    if not ws.connected:
+        raise ConnectionClosed(ws.close_reason, ws.close_message)
+    ws.sock.sendall(data)
+
+
+def _refuse(ws, code, message, details, *, error=None) -> None:
+    """An error message in the contract's shape, then a close saying why."""
+    body = error.as_dict() if error is not None else {"error": {"code": code, "message": message,
+                                                                "details": details}}
+    try:
+        _send(ws, frames.message({"type": "error", **body}))
+        ws.close(reason=POLICY_VIOLATION if error is None else None,
+                 message=body["error"]["code"])
+    except (ConnectionClosed, OSError):
+        pass

@@ -43,6 +43,15 @@ def _view(table_id: str, state, reader, player=None) -> dict:
             "you_are_host": player is not None and player == state.host}
 
 
+def _view_json(table_id: str, state, reader, player=None) -> bytes:
+    """``_view`` encoded, from the process's per-change views (api/frames.py): the mover's sockets
+    are then sent the view this answer built."""
+    deck = request.args.get("deck")
+    if deck is not None and deck not in engine.cards.DECKS:
+        raise RuleError("bad_request", f"Unknown deck design {deck!r}.", {"deck": list(engine.cards.DECKS)})
+    return _ctx().frames.view_json(table_id, state, reader, player is not None and player == state.host, deck)
+
+
 def _invite_url(table_id: str) -> str:
     base = _ctx().config.public_url or request.host_url
     return f"{base.rstrip('/')}/t/{table_id}"
@@ -121,7 +130,8 @@ def post_move(table_id: str):
     seat = outcome.state.seat_of(player)
     g.log.update(version=outcome.version, seat=seat, repeated=outcome.repeated)
     ctx.metrics.command_latency.labels(move["type"]).observe(time.perf_counter() - started)
-    return jsonify({"version": outcome.version, "table": _view(table_id, outcome.state, seat, player)})
+    body = b'{"version":%d,"table":%s}' % (outcome.version, _view_json(table_id, outcome.state, seat, player))
+    return current_app.response_class(body, mimetype="application/json")
 
 
 @bp.get("/tables/<table_id>/events")

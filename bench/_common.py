@@ -148,9 +148,10 @@ def _serve_args(port: int, threads: int, workers: int) -> list[str]:
     return ["--host", "127.0.0.1", "--port", str(port), "--threads", str(threads), "--workers", str(workers)]
 
 
-def escoba_server(port: int, threads: int, workers: int) -> Server:
-    argv = ["-m", "api.cli", "serve", *_serve_args(port, threads, workers)]
-    return start_server("escoba", argv, port, workers=workers)
+def escoba_server(port: int, threads: int, workers: int, *, env: dict | None = None,
+                  extra: tuple[str, ...] = ()) -> Server:
+    argv = ["-m", "api.cli", "serve", *_serve_args(port, threads, workers), *extra]
+    return start_server("escoba", argv, port, workers=workers, env=env)
 
 
 def baseline_server(port: int, threads: int, workers: int) -> Server:
@@ -196,6 +197,67 @@ def rss_kib(pid: int) -> int:
 
 
 # --- Redis ------------------------------------------------------------------------
+
+
+@dataclass
+class PrivateRedis:
+    """A ``redis-server`` of the benchmark's own on a free port, durable as in production
+    (AOF, ``appendfsync always``), in a temporary directory; ``stop()`` ends it."""
+
+    port: int
+    workdir: str
+    proc: subprocess.Popen
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def cpu_seconds(self) -> float:
+        return cpu_seconds([self.proc.pid])
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        import shutil
+
+        shutil.rmtree(self.workdir, ignore_errors=True)
+
+
+def start_private_redis(durable: bool = True) -> PrivateRedis:
+    import shutil
+    import tempfile
+
+    binary = shutil.which("redis-server")
+    if binary is None:
+        raise SystemExit("redis-server is not installed: the benchmark starts a Redis of its own")
+    port = free_port()
+    workdir = tempfile.mkdtemp(prefix="bench-redis-")
+    fsync = ["--appendonly", "yes", "--appendfsync", "always"] if durable else ["--appendonly", "no"]
+    proc = subprocess.Popen(
+        [binary, "--port", str(port), "--bind", "127.0.0.1", "--dir", workdir, "--save", "",
+         "--maxmemory-policy", "noeviction", "--maxclients", "20000", *fsync],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    from redis import Redis
+
+    client = Redis(port=port, socket_connect_timeout=0.2)
+    deadline = time.time() + 10
+    try:
+        while time.time() < deadline:
+            try:
+                if client.ping():
+                    return PrivateRedis(port, workdir, proc)
+            except Exception:
+                time.sleep(0.05)
+    finally:
+        client.close()
+    proc.kill()
+    raise SystemExit("the benchmark's redis-server did not start")
 
 
 def flush_bench_db() -> None:

@@ -20,6 +20,12 @@ class Config:
     bot_delay: float = 1.0
     rematch_window: float = 86400.0  # 24 hours
     public_url: str = ""  # base of invitation links; empty: taken from the request
+    # WebSocket bounds (api/socket_limits.py), counted in each API process
+    sockets_per_address: int = 256  # one client address, all tables
+    sockets_per_address_table: int = 16  # one client address at one table
+    sockets_per_table: int = 1024  # one table, all addresses
+    # seconds between protocol pings; a peer that answers none is dropped at the next one
+    socket_ping_interval: float = 25.0
     # Web Push: the VAPID private key (base64url, the raw 32 bytes); unset: no push notices
     vapid_private_key: str | None = None
     # the VAPID "sub" claim push services may write to about misuse
@@ -43,6 +49,11 @@ class Config:
             bot_delay=float(env.get("ESCOBA_BOT_DELAY", cls.bot_delay)),
             rematch_window=float(env.get("ESCOBA_REMATCH_WINDOW", cls.rematch_window)),
             public_url=env.get("ESCOBA_PUBLIC_URL", ""),
+            sockets_per_address=int(env.get("ESCOBA_SOCKETS_PER_ADDRESS", cls.sockets_per_address)),
+            sockets_per_address_table=int(env.get("ESCOBA_SOCKETS_PER_ADDRESS_TABLE",
+                                                  cls.sockets_per_address_table)),
+            sockets_per_table=int(env.get("ESCOBA_SOCKETS_PER_TABLE", cls.sockets_per_table)),
+            socket_ping_interval=float(env.get("ESCOBA_SOCKET_PING_INTERVAL", cls.socket_ping_interval)),
             vapid_private_key=env.get("ESCOBA_VAPID_PRIVATE_KEY") or None,
             vapid_subject=env.get("ESCOBA_VAPID_SUBJECT") or cls.vapid_subject,
             notify_allow_private=env.get("ESCOBA_NOTIFY_ALLOW_PRIVATE", "") == "1",

@@ -109,9 +109,20 @@ def connect(config: Config, *, wait: float = CONNECT_WAIT) -> Backends:
     if cluster:
         tables = cluster_client(config.redis_url, wait)
     else:
-        tables = redis_lib.Redis.from_url(config.redis_url)
-    queue = tables if same else redis_lib.Redis.from_url(queue_url)
+        tables = plain_client(config.redis_url)
+    queue = tables if same else plain_client(queue_url)
     return Backends(tables=tables, queue=queue, cluster=cluster)
+
+
+# per process and Redis: under gevent, thousands of greenlets (a socket's each) may want Redis at
+# once; past this many they wait their turn instead of opening a connection each
+PLAIN_CONNECTIONS = 64
+
+
+def plain_client(url: str) -> redis_lib.Redis:
+    """A plain Redis client whose pool is bounded (and blocks, up to 10 s, when all are in use)."""
+    pool = redis_lib.BlockingConnectionPool.from_url(url, max_connections=PLAIN_CONNECTIONS, timeout=10)
+    return redis_lib.Redis(connection_pool=pool)
 
 
 def tables_client(url: str, wait: float = CONNECT_WAIT):
@@ -148,5 +159,5 @@ def _where(url: str) -> str:
     return rest.split("/", 1)[0]
 
 
-__all__ = ["Backends", "TopologyError", "cluster_client", "connect", "from_clients", "is_cluster",
+__all__ = ["Backends", "TopologyError", "cluster_client", "connect", "from_clients", "is_cluster", "plain_client",
            "probe_cluster", "tables_client"]

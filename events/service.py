@@ -142,6 +142,13 @@ class TableService:
             self._remember(table_id, state)
         return state
 
+    def load_at_least(self, table_id: str, version: int) -> State:
+        """The latest state, from this process's cache with no read when it is at ``version`` or later."""
+        state = self._cached(table_id)
+        if state is not None and state.version >= version:
+            return state
+        return self.load(table_id)
+
     def records(self, table_id: str, after: int = 0) -> list[dict]:
         return self.store.read(table_id, after=after)
 

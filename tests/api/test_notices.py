@@ -3,7 +3,6 @@ resubscribes and its sockets catch up from the log, a lost node's tables move on
 
 from __future__ import annotations
 
-import queue
 import random
 import time
 
@@ -19,16 +18,15 @@ from events.store import changes_channel
 pytestmark = pytest.mark.integration
 
 
-def next_state(q: queue.Queue, at_least: int, timeout: float = 10.0):
-    """The first state item of version >= ``at_least`` (resyncs may repeat older ones)."""
+def next_state(q, at_least: int, timeout: float = 10.0):
+    """The first state posted to mailbox ``q`` at version >= ``at_least`` (resyncs may post older ones)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        try:
-            kind, item = q.get(timeout=max(0.01, deadline - time.monotonic()))
-        except queue.Empty:
-            break
-        if kind == "state" and item.version >= at_least:
-            return item
+        q.wake.wait(max(0.01, deadline - time.monotonic()))
+        q.wake.clear()
+        state, _chats = q.take()
+        if state is not None and state.version >= at_least:
+            return state
     raise AssertionError(f"no state at version >= {at_least} within {timeout}s")
 
 

@@ -44,6 +44,7 @@ def server():
     from events.config import Config
 
     redis = fakeredis.FakeRedis(server=fakeredis.FakeServer())
+    # a whole game is played through HTTP in seconds: no per-token limit
     app = create_app(redis, dataclasses.replace(Config(), admin_token=ADMIN, bot_delay=0.0, rate_limits="off"))
     srv = make_server("127.0.0.1", 0, app, threaded=True)
     thread = threading.Thread(target=srv.serve_forever, daemon=True)

@@ -111,7 +111,7 @@ def _free_port() -> int:
 
 
 def _start_api(port: int, env: dict) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "api.cli", "serve", "--port", str(port), "--threads", "8"],
+    return subprocess.Popen([sys.executable, "-m", "api.cli", "serve", "--port", str(port)],
                             cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 

@@ -27,16 +27,19 @@ def test_three_services_with_redis_durable_and_healthy():
     assert "redis-data" in compose()["volumes"]
 
 
-def test_api_runs_gunicorn_threads_and_worker_runs_rq():
+def test_api_runs_gunicorn_gevent_and_worker_runs_rq():
     services = compose()["services"]
     api = services["api"]["command"]
-    assert api[:2] == ["escoba", "serve"] and "--threads" in api and "0.0.0.0" in api
+    assert api[:2] == ["escoba", "serve"] and "0.0.0.0" in api
+    assert "--threads" not in api  # the gevent worker holds a socket in a greenlet, not a thread
+    assert int(api[api.index("--connections") + 1]) >= 10_000
+    assert int(services["api"]["ulimits"]["nofile"]["hard"]) > int(api[api.index("--connections") + 1])
     assert services["worker"]["command"] == ["escoba", "worker"]
     for name in ("api", "worker"):
         assert services[name]["depends_on"]["redis"]["condition"] == "service_healthy"
     from api.serve import gunicorn_options
 
-    assert gunicorn_options("0.0.0.0", 8000, 256, 1)["worker_class"] == "gthread"
+    assert gunicorn_options("0.0.0.0", 8000, 256, 1)["worker_class"] == "gevent"
 
 
 def test_environment_is_exactly_what_the_code_reads():

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from engine import RuleError, decide
+from engine import RuleError, State, decide
 from engine import events as ev
 from engine.capture import captures
 from engine.cards import FULL_DECK
@@ -58,6 +58,21 @@ CASES = {
     "play between rounds": (lambda: apply(finished(), {"type": "rematch", "by": 0, "accept": True}),
                             {"type": "play", "by": 1, "card": "7b", "capture": []},
                             "not_playing", 409, "No round is being played at this table now.", {}),
+    # the capture rule (engine/capture.py)
+    "a card not on the table": (game, {"type": "play", "by": 1, "card": "7b", "capture": ["8c"]},
+                                "illegal_capture", 422, "8c is not on the table.", {"not_on_table": ["8c"]}),
+    "cards not on the table": (game, {"type": "play", "by": 1, "card": "7b", "capture": ["8c", "9b"]},
+                               "illegal_capture", 422, "8c, 9b are not on the table.", {"not_on_table": ["8c", "9b"]}),
+    "a table card twice": (game, {"type": "play", "by": 1, "card": "7b", "capture": ["8e", "8e"]},
+                           "illegal_capture", 422, "A table card can be taken only once.", {"capture": ["8e", "8e"]}),
+    "a set that is not 15": (game, {"type": "play", "by": 1, "card": "7b", "capture": ["3o"]},
+                             "illegal_capture", 422, "7 + 3 makes 10, not 15.",
+                             {"card": "7b", "capture": ["3o"], "sum": 10}),
+    # an operator's deck (engine/deal.py)
+    "a deck with a card twice": (State, {"type": "open", "name": "t", "preset": "del15", "settings": {},
+                                         "player": "p0", "host_name": "Ana", "decks": [["1o"] * 40]},
+                                 "bad_request", 400, "A deck must list the 40 cards, each exactly once.",
+                                 {"deck": "invalid"}),
     # the flow (engine/flow.py)
     "next round mid-round": (game, {"type": "next_round", "by": 0, "deck": list(FULL_DECK)},
                              "not_between_rounds", 409, "NEXT ROUND is for the end of a round.", {}),

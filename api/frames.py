@@ -1,0 +1,83 @@
+"""What a socket is sent on a change: built once per process per reader, framed once, sent as bytes.
+
+A change reaches every socket of its table. Most of them read the same view
+(the spectators all alike; each player, however many tabs they keep open), so
+the view for one (table, version, seat, host, deck) is built, encoded and put
+in a WebSocket frame once in this process, and every socket of that reader is
+sent the same bytes. The key holds the seat: a view is only ever sent to the
+reader it was built for, so hidden cards stay hidden.
+
+Server frames are never masked, and the sockets negotiate no compression
+(api/sockets.py), so a frame's bytes are the same for every connection.
+"""
+
+from __future__ import annotations
+
+import struct
+import threading
+from collections import OrderedDict
+
+import orjson
+
+import engine
+
+
+def text_frame(payload: bytes) -> bytes:
+    """One unmasked, final WebSocket text frame (RFC 6455 5.2) holding ``payload``."""
+    n = len(payload)
+    if n < 126:
+        head = struct.pack("!BB", 0x81, n)
+    elif n < 1 << 16:
+        head = struct.pack("!BBH", 0x81, 126, n)
+    else:
+        head = struct.pack("!BBQ", 0x81, 127, n)
+    return head + payload
+
+
+def message(obj) -> bytes:
+    """``obj`` as JSON in one text frame."""
+    return text_frame(orjson.dumps(obj))
+
+
+class ViewFrames:
+    """The encoded view and the frames of one change for one reader, for the last ``size``
+    (table, version, reader)s. The move's own answer (POST /moves) takes its view from here too,
+    so the mover's sockets are sent the view that answer already built."""
+
+    def __init__(self, size: int = 4096):
+        self.size = size
+        self._built: OrderedDict[tuple, tuple[bytes, bytes]] = OrderedDict()
+        self._lock = threading.Lock()
+        self.built = 0  # views built (the rest were sent from here)
+
+    def frames(self, table_id: str, state, seat: int | None, is_host: bool, deck: str | None) -> bytes:
+        """The ``table`` message of ``state`` for this reader and, on its turn, ``your_turn``."""
+        return self._get(table_id, state, seat, is_host, deck)[1]
+
+    def view_json(self, table_id: str, state, seat: int | None, is_host: bool, deck: str | None) -> bytes:
+        """The reader's view of ``state`` as JSON."""
+        return self._get(table_id, state, seat, is_host, deck)[0]
+
+    def _get(self, table_id, state, seat, is_host, deck) -> tuple[bytes, bytes]:
+        key = (table_id, state.version, seat, is_host, deck)
+        with self._lock:
+            out = self._built.get(key)
+            if out is not None:
+                self._built.move_to_end(key)
+                return out
+        out = _build(table_id, state, seat, is_host, deck)
+        with self._lock:
+            self.built += 1
+            self._built[key] = out
+            while len(self._built) > self.size:
+                self._built.popitem(last=False)
+        return out
+
+
+def _build(table_id: str, state, seat, is_host, deck) -> tuple[bytes, bytes]:
+    view = orjson.dumps({"table_id": table_id, **engine.view(state, seat, deck=deck), "you_are_host": is_host})
+    frames = text_frame(b'{"type":"table","version":%d,"table":%s}' % (state.version, view))
+    if seat is not None and state.status == "playing" and state.turn == seat:
+        # sent with the view, in the same write
+        frames += message({"type": "your_turn", "seat": seat, "version": state.version})
+    return view, frames

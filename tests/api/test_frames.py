@@ -1,0 +1,105 @@
+"""What a change sends a socket: one frame per reader, built once per process, hidden cards kept hidden."""
+
+from __future__ import annotations
+
+import struct
+
+import orjson
+
+import engine
+from api.frames import ViewFrames, message, text_frame
+from api.hub import CHAT_BACKLOG, Mailbox
+
+
+def unframe(data: bytes) -> list[dict]:
+    """The JSON messages in a run of unmasked server text frames."""
+    out = []
+    while data:
+        assert data[0] == 0x81  # final text frame
+        n, at = data[1], 2
+        assert not n & 0x80  # a server never masks
+        if n == 126:
+            n, at = struct.unpack_from("!H", data, 2)[0], 4
+        elif n == 127:
+            n, at = struct.unpack_from("!Q", data, 2)[0], 10
+        out.append(orjson.loads(data[at:at + n]))
+        data = data[at + n:]
+    return out
+
+
+def test_a_frame_carries_its_payload_at_every_length_encoding():
+    for n in (0, 125, 126, 65535, 65536, 70000):
+        payload = b"x" * n
+        frame = text_frame(payload)
+        head = 2 if len(payload) < 126 else 4 if len(payload) < 65536 else 10
+        assert len(frame) == head + len(payload) and frame.endswith(payload)
+    assert unframe(message({"type": "ping"})) == [{"type": "ping"}]
+
+
+def playing_state():
+    s = engine.State()
+    for command in ({"type": "open", "name": "t", "preset": "selminha", "settings": {}, "player": "p0",
+                     "host_name": "Ana"},
+                    {"type": "sit", "player": "p1", "name": "Bea"}):
+        s = engine.fold(s, engine.decide(s, command))
+    from engine.cards import FULL_DECK
+
+    return engine.fold(s, engine.decide(s, {"type": "start", "by": 0, "deck": list(FULL_DECK), "pick": 0}))
+
+
+def test_each_reader_gets_its_own_view_and_nobody_elses_hidden_cards():
+    state = playing_state()
+    frames = ViewFrames()
+    seat0 = unframe(frames.frames("T", state, 0, True, None))
+    seat1 = unframe(frames.frames("T", state, 1, False, None))
+    spectator = unframe(frames.frames("T", state, None, False, None))
+    hand0 = state.hands[0]
+    assert hand0 and seat0[0]["table"]["hand"] == engine.view(state, 0)["hand"] and seat0[0]["table"]["you_are_host"]
+    text1, text_spectator = orjson.dumps(seat1).decode(), orjson.dumps(spectator).decode()
+    for card in hand0:
+        assert f'"{card}"' not in text1 and f'"{card}"' not in text_spectator
+    assert spectator[0]["table"]["hand"] == [] and spectator[0]["version"] == state.version
+    # your_turn rides with the view of the player to move, and only theirs
+    turn = state.turn
+    mover = unframe(frames.frames("T", state, turn, turn == 0, None))
+    other = unframe(frames.frames("T", state, 1 - turn, turn != 0, None))
+    assert [m["type"] for m in mover] == ["table", "your_turn"] and mover[1]["seat"] == turn
+    assert [m["type"] for m in other] == ["table"]
+
+
+def test_a_view_is_built_once_however_many_sockets_read_it():
+    state = playing_state()
+    frames = ViewFrames()
+    sent = [frames.frames("T", state, None, False, None) for _ in range(500)]
+    assert frames.built == 1 and all(f is sent[0] for f in sent)
+    frames.frames("T", state, None, False, "spanish")  # another deck design is another view
+    assert frames.built == 2
+
+
+def test_the_cache_keeps_only_the_latest_views():
+    state = playing_state()
+    frames = ViewFrames(size=2)
+    for table in ("A", "B", "C"):
+        frames.frames(table, state, None, False, None)
+    assert len(frames._built) == 2 and ("A", state.version, None, False, None) not in frames._built
+
+
+def test_a_mailbox_keeps_the_latest_state_and_a_bounded_chat_backlog():
+    box = Mailbox()
+    old, new = engine.State(version=3), engine.State(version=5)
+    box.post_state(new)
+    box.post_state(old)  # late: never sent after a newer one
+    for i in range(CHAT_BACKLOG + 10):
+        box.post_chat(b"%d" % i)
+    assert box.wake.is_set()
+    state, chats = box.take()
+    assert state is new and len(chats) == CHAT_BACKLOG and chats[-1] == b"%d" % (CHAT_BACKLOG + 9)
+    assert box.take() == (None, [])
+
+
+def test_the_view_json_is_the_table_message_s_view():
+    state = playing_state()
+    frames = ViewFrames()
+    view = orjson.loads(frames.view_json("T", state, 1, False, None))
+    assert unframe(frames.frames("T", state, 1, False, None))[0]["table"] == view
+    assert view["table_id"] == "T" and view["you"] == 1 and frames.built == 1
