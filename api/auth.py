@@ -11,7 +11,7 @@ from collections import OrderedDict
 from flask import request
 
 from engine import RuleError
-from events.store import table_key
+from events.store import tokens_key
 
 
 def _hash(token: str) -> str:
@@ -19,18 +19,18 @@ def _hash(token: str) -> str:
 
 
 def _tokens_key(table_id: str) -> str:
-    return table_key(table_id, "tokens")
+    return tokens_key(table_id)
 
 
 def new_player_id() -> str:
     return "p_" + secrets.token_hex(8)
 
 
-def issue_token(redis, table_id: str, player: str) -> str:
-    """A fresh seat token; Redis keeps only its hash, so a leaked dump seats nobody."""
+def new_token(player: str) -> tuple[str, tuple[str, str]]:
+    """A fresh seat token and the grant the service writes in the append's own step:
+    ``(token_hash, player)``. Redis keeps only the hash, so a leaked dump seats nobody."""
     token = secrets.token_urlsafe(24)
-    redis.hset(_tokens_key(table_id), _hash(token), player)
-    return token
+    return token, (_hash(token), player)
 
 
 def bearer() -> str | None:

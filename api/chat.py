@@ -10,6 +10,7 @@ import json
 
 from engine import RuleError
 from events.compaction import archive_key
+from events.connection import is_cluster
 from events.store import table_key
 
 _POST = """
@@ -19,7 +20,7 @@ local line = cjson.decode(ARGV[1])
 line['id'] = n
 local encoded = cjson.encode(line)
 redis.call('XADD', KEYS[1], 'MAXLEN', '~', 2000, n .. '-0', 'line', encoded)
-redis.call('PUBLISH', KEYS[3], cjson.encode({table_id = ARGV[2], chat = line}))
+redis.call(ARGV[3], KEYS[3], cjson.encode({table_id = ARGV[2], chat = line}))
 return encoded
 """
 
@@ -32,6 +33,8 @@ class ChatStore:
         self.redis = redis
         self._post = redis.register_script(_POST)
         self._archive = archive
+        # the notice goes where the table's moves' notices go (events/store.py): SPUBLISH on a cluster
+        self._publish = "SPUBLISH" if is_cluster(redis) else "PUBLISH"
 
     @staticmethod
     def _keys(table_id: str) -> list[str]:
@@ -40,7 +43,7 @@ class ChatStore:
 
     def post(self, table_id: str, seat: int, name: str, text: str, at: str) -> dict:
         line = {"seat": seat, "name": name, "text": text, "at": at}
-        raw = self._post(keys=self._keys(table_id), args=[json.dumps(line), table_id])
+        raw = self._post(keys=self._keys(table_id), args=[json.dumps(line), table_id, self._publish])
         if raw is None:  # the same Lua step found the table compacted
             raise RuleError("table_closed", "This table is closed for good: it is kept read-only.")
         return json.loads(raw)

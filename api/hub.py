@@ -1,11 +1,12 @@
 """Fan-out of change notices to this process's sockets, through Redis pub/sub.
 
-One listener thread (a greenlet under gevent) per API process subscribes to
-every table's channel, so a socket here hears a move made through any other
-process. Each notice loads the table once, however many sockets here watch it,
-and only drops it in each socket's mailbox: posting never waits for a socket,
-so a stuck one holds up no other. The socket's own handler builds (or finds
-in api/frames.py) its reader's frames and sends them.
+The listener (api/notices.py: PSUBSCRIBE on one Redis, SSUBSCRIBE per watched
+table and a listener per node on a cluster; threads, greenlets under gevent) hears
+every change of the tables watched here, so a socket here hears a move made
+through any other process. Each notice loads the table once, however many sockets
+here watch it, and only drops it in each socket's mailbox: posting never waits for
+a socket, so a stuck one holds up no other. The socket's own handler builds (or
+finds in api/frames.py) its reader's frames and sends them.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import threading
 from collections import defaultdict, deque
 
 from . import frames
+from .notices import listener_for
 
 log = logging.getLogger("escoba.hub")
 
@@ -62,47 +64,41 @@ class Hub:
         self.service = service
         self._lock = threading.Lock()
         self._watchers: dict[str, set[Mailbox]] = defaultdict(set)
-        self._thread: threading.Thread | None = None
-        self._stop = threading.Event()
+        # subscription changes in order (a table's last socket leaving while its next one
+        # arrives must end subscribed); dispatch never waits for this one
+        self._subscribing = threading.Lock()
+        self.listener = listener_for(redis, self._dispatch, self.watched)
 
     def watch(self, table_id: str, mailbox: Mailbox | None = None) -> Mailbox:
-        self._ensure_listening()
         q = mailbox if mailbox is not None else Mailbox()
-        with self._lock:
-            self._watchers[table_id].add(q)
+        with self._subscribing:
+            with self._lock:
+                first = not self._watchers.get(table_id)
+                self._watchers[table_id].add(q)
+            if first:  # the first socket here on this table: subscribe (it resyncs once confirmed)
+                self.listener.add(table_id)
         return q
 
     def unwatch(self, table_id: str, q: Mailbox) -> None:
+        with self._subscribing:
+            with self._lock:
+                self._watchers[table_id].discard(q)
+                last = not self._watchers[table_id]
+                if last:
+                    del self._watchers[table_id]
+            if last:
+                self.listener.remove(table_id)
+
+    def watched(self) -> list[str]:
         with self._lock:
-            self._watchers[table_id].discard(q)
-            if not self._watchers[table_id]:
-                del self._watchers[table_id]
+            return list(self._watchers)
 
     def open_sockets(self) -> int:
         with self._lock:
             return sum(len(v) for v in self._watchers.values())
 
-    def _ensure_listening(self) -> None:
-        with self._lock:
-            if self._thread is None or not self._thread.is_alive():
-                self._thread = threading.Thread(target=self._listen, name="escoba-hub", daemon=True)
-                self._thread.start()
-
     def stop(self) -> None:
-        self._stop.set()
-
-    def _listen(self) -> None:
-        while not self._stop.is_set():
-            try:
-                pubsub = self.redis.pubsub(ignore_subscribe_messages=True)
-                pubsub.psubscribe("table:*:changes")
-                while not self._stop.is_set():
-                    message = pubsub.get_message(timeout=1.0)
-                    if message and message.get("type") == "pmessage":
-                        self._dispatch(message["data"])
-            except Exception:  # Redis went away: wait and subscribe again
-                log.exception("pub/sub listener failed; retrying")
-                self._stop.wait(1.0)
+        self.listener.stop()
 
     # --- what a notice does (nothing here waits for a socket) ---------------------------
     def _dispatch(self, raw) -> None:
@@ -113,6 +109,8 @@ class Hub:
             return
         if "chat" in notice:
             self._post_chat(targets, notice["chat"])
+        elif notice.get("resync"):  # (re)subscribed: notices may have been missed, read the log
+            self._post_state(targets, table_id, float("inf"))
         else:
             self._post_state(targets, table_id, notice.get("version", 0))
 

@@ -15,7 +15,7 @@ from flask import Response, g, request
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 
-from events.service import STATUS_INDEX
+from events.store import EventStore
 
 
 class JsonFormatter(logging.Formatter):
@@ -132,6 +132,10 @@ def setup_logging(level=logging.INFO, stream=None) -> None:
     logging.getLogger("werkzeug").setLevel(logging.WARNING)
 
 
+# /metrics sums 16384 small counters per index (a bounded pipeline per node): at most this often
+TABLE_COUNTS_EVERY = 15.0
+
+
 @dataclass
 class Metrics:
     registry: CollectorRegistry = field(default_factory=CollectorRegistry)
@@ -167,16 +171,28 @@ class _RedisCollector:
     Table counts come from the tables' store, RQ's from the queue Redis.
     """
 
-    def __init__(self, backends):
-        self.redis = backends.tables
+    def __init__(self, backends, cache_for: float = TABLE_COUNTS_EVERY, clock=time.monotonic):
+        self.store = EventStore(backends.tables)
         self.queue = backends.queue
+        self.cache_for = cache_for
+        self.clock = clock
+        self._counts: dict[str, int] = {}
+        self._read_at: float | None = None
+        self._lock = threading.Lock()
+
+    def table_counts(self) -> dict[str, int]:
+        """Tables by status: the buckets' counters (kept by every append, never a scan of the
+        tables), summed at most once every ``cache_for`` seconds by this process."""
+        with self._lock:
+            now = self.clock()
+            if self._read_at is None or now - self._read_at >= self.cache_for:
+                self._counts = self.store.status_counts()
+                self._read_at = now
+            return dict(self._counts)
 
     def collect(self):
         tables = GaugeMetricFamily("escoba_tables", "Tables by status", labels=["status"])
-        counts: dict[str, int] = {}
-        for status in self.redis.hvals(STATUS_INDEX):
-            status = status.decode() if isinstance(status, bytes) else status
-            counts[status] = counts.get(status, 0) + 1
+        counts = self.table_counts()
         for status, n in sorted(counts.items()):
             tables.add_metric([status], n)
         yield tables

@@ -95,8 +95,10 @@ def create_table():
         "first_dealer": body.get("first_dealer"),
         "host_seated": not body["watch"],
     }
-    table_id, outcome = ctx.service.create(command, actor=f"player:{player}")
-    token = auth.issue_token(ctx.redis, table_id, player)
+    # the host's token is granted in the step that writes the first event: a table is never
+    # made without it (nor the token without the table)
+    token, grant = auth.new_token(player)
+    table_id, outcome = ctx.service.create(command, actor=f"player:{player}", grant=grant)
     g.log = {"table_id": table_id, "command": "open", "version": outcome.version}
     seat = outcome.state.seat_of(player)
     return jsonify({
@@ -113,9 +115,9 @@ def take_seat(table_id: str):
     ctx = _ctx()
     body = schemas.take_seat.load(_json_body())
     player = auth.new_player_id()
+    token, grant = auth.new_token(player)
     outcome = ctx.service.execute(table_id, {"type": "sit", "player": player, "name": body["name"]},
-                                  actor="guest")
-    token = auth.issue_token(ctx.redis, table_id, player)
+                                  actor="guest", grant=grant)
     seat = outcome.state.seat_of(player)
     g.log = {"table_id": table_id, "command": "sit", "seat": seat, "version": outcome.version}
     return jsonify({"seat": seat, "token": token, "table": _view(table_id, outcome.state, seat, player)}), 201

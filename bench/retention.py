@@ -34,7 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import redis  # noqa: E402
 import zstandard  # noqa: E402
 
-from api.auth import issue_token  # noqa: E402
+from api.auth import _tokens_key, new_token  # noqa: E402
 from bench._common import private_redis  # noqa: E402
 from events import autoplay, compaction  # noqa: E402
 from events.config import Config  # noqa: E402
@@ -59,8 +59,9 @@ def used(client, settle: float = 3.0) -> int:
 
 def play_table(svc: TableService, client, rng: random.Random, *, finish: bool) -> str:
     tid = autoplay.new_table(svc, preset="selminha", settings={"target": 21})
-    issue_token(client, tid, "p0")
-    issue_token(client, tid, "p1")
+    for player in ("p0", "p1"):  # a seat token each, as the API keeps them
+        _token, (digest, who) = new_token(player)
+        client.hset(_tokens_key(tid), digest, who)
     state = svc.load(tid)
     n = 0
     while True:

@@ -145,8 +145,11 @@ def cluster_client(url: str, wait: float = CONNECT_WAIT) -> RedisCluster:
 
 
 def _without_db(url: str) -> str:
+    """``url`` without a trailing ``/<db>`` (``redis://h:1/0`` -> ``redis://h:1``; ``h:1/0`` -> ``h:1``)."""
     head, sep, tail = url.rpartition("/")
-    return head if sep and tail.isdigit() and "//" in head else url
+    if sep and tail.isdigit() and not head.endswith("/") and head:
+        return head
+    return url
 
 
 def _where(url: str) -> str:

@@ -40,9 +40,9 @@ from .store import (
 )
 
 CHANCE_COMMANDS = ("start", "next_round", "start_rematch")
-# Tables by status, for metrics, kept by whichever process appends (API or worker).
-STATUS_INDEX = "escoba:status"
-# the events after which a table's status may differ (engine/state.py sets it only in these)
+# Tables by status (for metrics) are kept in the append's own step, in the table's status
+# bucket (events/store.py), by whichever process appends (API or worker), after these events:
+# the ones after which a table's status may differ (engine/state.py sets it only in these)
 STATUS_CHANGES = frozenset({"TableOpened", "GameStarted", "RoundDealt", "RoundScored", "GameFinished",
                             "TableExpired"})
 MAX_ATTEMPTS = 5
@@ -241,28 +241,39 @@ class TableService:
     def table_ids(self) -> list[str]:
         return self.store.table_ids()
 
+    def status_counts(self) -> dict[str, int]:
+        return self.store.status_counts()
+
     # --- writing -----------------------------------------------------------
-    def create(self, command: dict, *, actor: str = HOST_ACTOR) -> tuple[str, Outcome]:
-        """Open a new table with an ``open`` command; its id and the outcome."""
+    def create(self, command: dict, *, actor: str = HOST_ACTOR,
+               grant: tuple[str, str] | None = None) -> tuple[str, Outcome]:
+        """Open a new table with an ``open`` command; its id and the outcome.
+
+        One step: the first event, the index entry and (``grant`` = ``(token_hash,
+        player)``) the host's token are written together, or nothing is.
+        """
         if command.get("type") != "open":
             raise engine.RuleError("bad_request", "A table is created by an open command.",
                                    {"type": "must be open"})
         for _ in range(MAX_ATTEMPTS):
             table_id = secrets.token_urlsafe(6)
             try:
-                outcome = self._apply(table_id, State(), command, actor, None)
+                outcome = self._apply(table_id, State(), command, actor, None,
+                                      created_at=self.clock(), grant=grant)
             except VersionConflict:
                 continue  # that id is taken: draw another
-            self.store.add_to_index(table_id, self.clock())
             self._changed(table_id, outcome)
             return table_id, outcome
         raise engine.RuleError("version_conflict", "Could not find a free table id; try again.")
 
     def execute(self, table_id: str, command: dict, *, actor: str,
                 expected_version: int | None = None,
-                idempotency_key: str | None = None) -> Outcome:
+                idempotency_key: str | None = None,
+                grant: tuple[str, str] | None = None) -> Outcome:
         """Decide ``command`` at the table and append its events; the outcome.
 
+        ``grant`` = ``(token_hash, player)``: a seat token issued in the append's own
+        step (taking a seat), so a seat is never taken without its token.
         Raises engine.RuleError: the rules' refusals, ``not_found``, ``version_conflict``.
         """
         current = None
@@ -290,7 +301,7 @@ class TableService:
                     {"current": state.version},
                 )
             try:
-                outcome = self._apply(table_id, state, command, actor, idempotency_key)
+                outcome = self._apply(table_id, state, command, actor, idempotency_key, grant=grant)
             except engine.RuleError:
                 if not fresh:
                     continue
@@ -326,7 +337,8 @@ class TableService:
         return command
 
     def _apply(self, table_id: str, state: State, command: dict, actor: str,
-               idem: str | None) -> Outcome:
+               idem: str | None, *, created_at: float | None = None,
+               grant: tuple[str, str] | None = None) -> Outcome:
         events, new_state = engine.decide_and_fold(state, self.with_chance(command))
         if not events:
             return Outcome(state.version, state, [], False)
@@ -344,8 +356,10 @@ class TableService:
                 self.idempotency_ttl,
             )
         read_back, stamp = self._hook_reads(table_id)
+        status = new_state.status if any(r["type"] in STATUS_CHANGES for r in records) else None
         appended = self.store.append_reading(table_id, state.version, records, idempotency=idempotency,
-                                             read_back=read_back, stamp=stamp)
+                                             read_back=read_back, stamp=stamp, created_at=created_at,
+                                             status=status, grant=grant)
         version = appended.version
         if self.snapshot_every and snapshots.due(state.version, version, self.snapshot_every):
             snapshots.save_snapshot(self.redis, table_id, new_state, self.snapshot_every)
@@ -380,8 +394,6 @@ class TableService:
         return Outcome(version, self.load(table_id, until=version), [], True)
 
     def _changed(self, table_id: str, outcome: Outcome) -> None:
-        if any(r["type"] in STATUS_CHANGES for r in outcome.records):
-            self.redis.hset(STATUS_INDEX, table_id, outcome.state.status)
         if self.on_change is None:
             return
         if outcome.appended is not None and hasattr(self.on_change, "read_back"):

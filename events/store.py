@@ -1,17 +1,25 @@
 """The event store: one Redis stream per table, appended to by one Lua step.
 
-Keys (all hash-tagged by the table id, so a table lives in one cluster slot):
+Keys (all in the table's cluster slot: hash-tagged by the table id, or an index
+bucket whose tag hashes to the same slot, see ``events/buckets.py``):
 
 - ``table:{ID}:events``   the log: a stream, entry id ``<version>-0``, field ``e`` = record JSON
 - ``table:{ID}:idem:<actor>:<key>``  ``{"version": N}`` of a request already applied
-- ``table:{ID}:changes``  the pub/sub channel of change notices
-- ``escoba:tables``       sorted set of table ids (score: creation time)
+- ``table:{ID}:tokens``   seat tokens' hashes -> player id (granted in the append's step)
+- ``table:{ID}:changes``  the pub/sub channel of change notices (SPUBLISH on a cluster)
+- ``escoba:tables:{T}``   the index bucket of the table's slot: sorted set of table ids (score: creation time)
+- ``escoba:status:{T}``   the status bucket: table id -> status; ``escoba:counts:{T}``: status -> tables
+- ``escoba:slots``        the slots whose buckets hold anything (events/buckets.py; not in the step)
 
 ``append`` is a single Lua script: it checks the table's current version
 against the expected one, refuses a request whose idempotency key is already
-used, XADDs every record, sets the idempotency key and publishes the change
-notice, all in one step. Either the whole batch is in the log or none of it.
-The same code runs on real Redis and on fakeredis[lua].
+used, XADDs every record, sets the idempotency key, grants a seat token, keeps
+the index and status buckets and publishes the change notice, all in one step.
+Either the whole batch is in the log, with everything that goes with it, or none
+of it: a table's first event, its host's token and its index entry are written
+together. Every write comes after every check, and once a script has written,
+Redis (noeviction) lets it finish, so a full Redis refuses a create whole.
+The same code runs on one Redis, on a Redis Cluster and on fakeredis[lua].
 """
 
 from __future__ import annotations
@@ -21,9 +29,14 @@ from dataclasses import dataclass
 
 import orjson
 
+from .buckets import SlotDirectory, bucket_key, read_buckets
+from .connection import is_cluster
 from .records import dumps, loads
 
-TABLE_INDEX = "escoba:tables"
+# index kinds (events/buckets.py): tables by creation time, status by table, tables by status
+TABLES = "tables"
+STATUS = "status"
+COUNTS = "counts"
 IDEMPOTENCY_TTL = 24 * 3600
 READ_CHUNK = 1000
 
@@ -50,6 +63,15 @@ def idempotency_key(table_id: str, actor: str, key: str) -> str:
     return table_key(table_id, f"idem:{actor}:{key}")
 
 
+def tokens_key(table_id: str) -> str:
+    return table_key(table_id, "tokens")
+
+
+def index_key(table_id: str) -> str:
+    """The bucket of ``escoba:tables`` that holds ``table_id`` (in the table's slot)."""
+    return bucket_key(TABLES, table_id)
+
+
 class VersionConflict(Exception):
     """The table's version is not the one the append expected."""
 
@@ -66,18 +88,22 @@ class AlreadyApplied(Exception):
         self.version = version
 
 
-# KEYS[1] the stream; KEYS[2] the idempotency key if ARGV[8] is '1'; then the hashes to read back
-# ARGV[1] expected version, ARGV[2] number of records, ARGV[3] channel ('' = no notice),
-# ARGV[4] notice message, ARGV[5] idempotency value, ARGV[6] its ttl (seconds),
-# ARGV[7] '1' = stamp the new version in the first hash to read back, ARGV[8] see KEYS[2],
-# ARGV[9..] records
+# KEYS: [1] the stream, [2] the idempotency key (the stream again when ARGV[8] is not '1'),
+#       [3] the index bucket, [4] the status bucket, [5] the status counts bucket,
+#       [6] the tokens hash, [7..] the hashes to read back
+# ARGV: [1] expected version, [2] number of records, [3] channel ('' = no notice),
+#       [4] notice message, [5] idempotency value, [6] its ttl (seconds),
+#       [7] '1' = stamp the new version in the first hash to read back, [8] see KEYS[2],
+#       [9] 'SPUBLISH' (a cluster: sharded pub/sub) or 'PUBLISH', [10] index score ('' = not a create),
+#       [11] table id, [12] the table's status after the batch ('' = unchanged),
+#       [13] token hash to grant ('' = none), [14] its player, [15..] records
 # Returns {1, new_version, old_stamp, hash, ...} | {0, current_version} (conflict)
 #       | {2, applied_version} (repeat)
 _APPEND = """
 local expected = tonumber(ARGV[1])
 local n = tonumber(ARGV[2])
 local idem = ARGV[8] == '1'
-local first = idem and 3 or 2
+local first = 7
 if idem then
   local seen = redis.call('GET', KEYS[2])
   if seen then
@@ -94,13 +120,27 @@ if current ~= expected then
   return {0, current}
 end
 for i = 1, n do
-  redis.call('XADD', KEYS[1], tostring(expected + i) .. '-0', 'e', ARGV[8 + i])
+  redis.call('XADD', KEYS[1], tostring(expected + i) .. '-0', 'e', ARGV[14 + i])
 end
 if idem then
   redis.call('SET', KEYS[2], ARGV[5], 'EX', tonumber(ARGV[6]))
 end
+if ARGV[10] ~= '' then
+  redis.call('ZADD', KEYS[3], 'NX', ARGV[10], ARGV[11])
+end
+if ARGV[12] ~= '' then
+  local old = redis.call('HGET', KEYS[4], ARGV[11])
+  if old ~= ARGV[12] then
+    redis.call('HSET', KEYS[4], ARGV[11], ARGV[12])
+    if old then redis.call('HINCRBY', KEYS[5], old, -1) end
+    redis.call('HINCRBY', KEYS[5], ARGV[12], 1)
+  end
+end
+if ARGV[13] ~= '' then
+  redis.call('HSET', KEYS[6], ARGV[13], ARGV[14])
+end
 if ARGV[3] ~= '' then
-  redis.call('PUBLISH', ARGV[3], ARGV[4])
+  redis.call(ARGV[9], ARGV[3], ARGV[4])
 end
 local out = {1, expected + n, 0}
 if ARGV[7] == '1' then
@@ -142,6 +182,9 @@ class EventStore:
     def __init__(self, redis):
         self.redis = redis
         self._append = redis.register_script(_APPEND)
+        self.slots = SlotDirectory(redis)
+        # sharded pub/sub on a cluster: a notice goes only to the shard that owns the table
+        self.publish = "SPUBLISH" if is_cluster(redis) else "PUBLISH"
 
     # --- writing -----------------------------------------------------------
     def append(self, table_id: str, expected_version: int, records: list[dict], *,
@@ -157,13 +200,19 @@ class EventStore:
 
     def append_reading(self, table_id: str, expected_version: int, records: list[dict], *,
                        idempotency: tuple | None = None, notice: bool = True,
-                       read_back: tuple[str, ...] = (), stamp: bool = False) -> Appended:
+                       read_back: tuple[str, ...] = (), stamp: bool = False,
+                       created_at: float | None = None, status: str | None = None,
+                       grant: tuple[str, str] | None = None) -> Appended:
         """``append``, also reading back hashes of the same table in the same step.
 
         ``read_back``: keys of the table's own (``table_key``), so a hook that follows
         every append (the workers' timers) needs no round trip of its own. With
         ``stamp`` the first of them gets field ``version`` = the new version first
         (never lowered): a later writer of that hash can tell it is out of date.
+
+        In the same step: ``created_at`` puts the table in the index (its creation),
+        ``status`` records the table's status after the batch (and its bucket's
+        counts), ``grant`` = ``(token_hash, player)`` issues a seat token.
         """
         if not records:
             raise ValueError("append needs at least one record")
@@ -179,19 +228,27 @@ class EventStore:
         if any(not key.startswith(prefix) for key in read_back):
             raise ValueError("read_back takes only the table's own keys (one cluster slot)")
         new_version = expected_version + len(records)
-        keys = [events_key(table_id)]
-        idem_value, ttl = "", 0
+        stream = events_key(table_id)
+        idem_key, idem_value, ttl = stream, "", 0
         if idempotency is not None:
             idem_key, idem_value, *rest = idempotency
-            keys.append(idem_key)
+            if not idem_key.startswith(prefix):
+                raise ValueError("the idempotency key must be the table's own (one cluster slot)")
             ttl = int(rest[0]) if rest else IDEMPOTENCY_TTL
             if not isinstance(idem_value, str):
                 idem_value = json.dumps(idem_value, separators=(",", ":"))
+        keys = [stream, idem_key, index_key(table_id), bucket_key(STATUS, table_id),
+                bucket_key(COUNTS, table_id), tokens_key(table_id)]
         channel = changes_channel(table_id) if notice else ""
         message = orjson.dumps({"table_id": table_id, "version": new_version}).decode() if notice else ""
+        token_hash, player = grant if grant is not None else ("", "")
         args = [expected_version, len(records), channel, message, idem_value, ttl,
-                "1" if stamp else "0", "1" if idempotency is not None else "0"]
+                "1" if stamp else "0", "1" if idempotency is not None else "0", self.publish,
+                "" if created_at is None else repr(float(created_at)), table_id, status or "",
+                token_hash, player]
         args.extend(dumps(r) for r in records)
+        if created_at is not None:
+            self.slots.note(table_id)
         reply = self._append(keys=[*keys, *read_back], args=args)
         status, version = int(reply[0]), int(reply[1])
         if status == 0:
@@ -201,7 +258,9 @@ class EventStore:
         return Appended(version, int(reply[2]), tuple(flat_hash(flat) for flat in reply[3:]))
 
     def add_to_index(self, table_id: str, score: float) -> None:
-        self.redis.zadd(TABLE_INDEX, {table_id: score}, nx=True)
+        """Index a table made without ``created_at`` (tools, old data): the create step does it."""
+        self.slots.note(table_id)
+        self.redis.zadd(index_key(table_id), {table_id: score}, nx=True)
 
     # --- reading -----------------------------------------------------------
     def read(self, table_id: str, after: int = 0, until: int | None = None) -> list[dict]:
@@ -245,5 +304,19 @@ class EventStore:
         return int(json.loads(_text(raw))["version"])
 
     def table_ids(self) -> list[str]:
-        """Every table in the index, oldest first."""
-        return [_text(x) for x in self.redis.zrange(TABLE_INDEX, 0, -1)]
+        """Every table in the index, oldest first (every bucket read, pipelined per node)."""
+        scored = []
+        for pairs in read_buckets(self.redis, self.slots.buckets(TABLES),
+                                  lambda pipe, key: pipe.zrange(key, 0, -1, withscores=True)):
+            scored.extend((float(score), _text(member)) for member, score in pairs)
+        return [table_id for _, table_id in sorted(scored)]
+
+    def status_counts(self) -> dict[str, int]:
+        """Tables by status, summed over the buckets' counters (bounded: a call per bucket)."""
+        totals: dict[str, int] = {}
+        for counts in read_buckets(self.redis, self.slots.buckets(COUNTS), lambda pipe, key: pipe.hgetall(key)):
+            for status, n in (counts or {}).items():
+                status = _text(status)
+                totals[status] = totals.get(status, 0) + int(n)
+        return {status: n for status, n in totals.items() if n}
+

@@ -125,16 +125,24 @@ class Topology:
         return f"Topology({self.name})"
 
 
-@pytest.fixture(params=["plain", "cluster"])
-def topology(request) -> Topology:
-    """The same test on one Redis and on a 3-master cluster beside a queue Redis."""
+TOPOLOGIES = ["plain", "cluster"]
+
+
+def make_topology(request, name: str) -> Topology:
+    """``name``'s Topology on the session's servers (any fixture scope may call it)."""
     request.applymarker(pytest.mark.integration)
-    if request.param == "plain":
+    if name == "plain":
         server = request.getfixturevalue("redis_server")
         return Topology("plain", server.url, server.url, None, [server])
     cluster = request.getfixturevalue("redis_cluster")
     queue = request.getfixturevalue("queue_server")
     return Topology("cluster", cluster.url, queue.url, cluster, [queue])
+
+
+@pytest.fixture(params=TOPOLOGIES)
+def topology(request) -> Topology:
+    """The same test on one Redis and on a 3-master cluster beside a queue Redis."""
+    return make_topology(request, request.param)
 
 
 @pytest.fixture
@@ -144,3 +152,9 @@ def backends(topology):
     assert b.cluster == topology.is_cluster
     yield b
     b.close()
+
+
+@pytest.fixture
+def tables(backends):
+    """The tables' client on ``topology``: a plain Redis, or a RedisCluster."""
+    return backends.tables

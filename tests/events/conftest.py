@@ -12,11 +12,17 @@ from events import autoplay
 from events.service import TableService
 
 
-@pytest.fixture(params=["fake", pytest.param("real", marks=pytest.mark.integration)])
+@pytest.fixture(params=["fake", pytest.param("real", marks=pytest.mark.integration),
+                        pytest.param("cluster", marks=pytest.mark.integration)])
 def any_redis(request):
-    """The same test on fakeredis[lua] and on the real Redis (skipped, with why, when absent)."""
+    """The same test on fakeredis[lua], on the real Redis and on the suite's 3-master
+    Redis Cluster (skipped, with why, when redis-server is absent)."""
     if request.param == "fake":
         return request.getfixturevalue("fake_redis")
+    if request.param == "cluster":
+        client = request.getfixturevalue("redis_cluster").client()
+        request.addfinalizer(client.close)
+        return client
     return request.getfixturevalue("real_redis")
 
 

@@ -8,7 +8,7 @@ import pytest
 from redis.cluster import RedisCluster
 
 from events.config import Config
-from events.connection import TopologyError, connect, from_clients, is_cluster
+from events.connection import TopologyError, _without_db, connect, from_clients, is_cluster
 
 
 def test_queue_url_is_read_and_defaults_to_empty():
@@ -71,3 +71,11 @@ def test_an_unreachable_redis_is_a_clear_connection_error(redis_server):
     config = dataclasses.replace(Config(), redis_url=f"redis://127.0.0.1:{free_port()}/0")
     with pytest.raises(redis.ConnectionError, match="not reachable"):
         connect(config, wait=0.5)
+
+
+def test_urls_lose_only_a_trailing_db():
+    assert _without_db("redis://h:6379/0") == "redis://h:6379"
+    assert _without_db("redis://h:6379") == "redis://h:6379"
+    assert _without_db("h:6379/3") == "h:6379"
+    assert _without_db("redis://u:p@h:6379/12") == "redis://u:p@h:6379"
+

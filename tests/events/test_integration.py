@@ -1,4 +1,5 @@
-"""On the real Redis: concurrent appends, idempotency across processes, a crash."""
+"""On the real Redis, one and clustered (``topology``): concurrent appends, idempotency
+across processes; and a crash of one Redis."""
 
 from __future__ import annotations
 
@@ -13,7 +14,6 @@ import time
 from pathlib import Path
 
 import pytest
-import redis as redis_lib
 
 from events import autoplay
 from events.service import TableService
@@ -30,16 +30,16 @@ def rec(version: int) -> dict:
             "actor": "system", "data": {"seat": 1}}
 
 
-def test_many_threads_one_expected_version_exactly_one_wins(real_redis):
+def test_many_threads_one_expected_version_exactly_one_wins(tables):
     t = "race-" + secrets.token_urlsafe(6)
-    store = EventStore(real_redis)
+    store = EventStore(tables)
     store.append(t, 0, [rec(1)])
     threads, n = [], 24
     barrier = threading.Barrier(n)
     wins, conflicts, errors = [], [], []
 
     def worker(i):
-        own = EventStore(redis_lib.Redis(connection_pool=real_redis.connection_pool))
+        own = EventStore(tables)  # a store of its own on the (thread-safe) shared client
         batch = [rec(2), rec(3)] if i % 2 else [rec(2)]
         barrier.wait()
         try:
@@ -61,9 +61,9 @@ def test_many_threads_one_expected_version_exactly_one_wins(real_redis):
     assert versions == list(range(1, wins[0] + 1))
 
 
-def test_many_threads_appending_with_retries_leave_no_gap_or_duplicate(real_redis):
+def test_many_threads_appending_with_retries_leave_no_gap_or_duplicate(tables):
     t = "race-" + secrets.token_urlsafe(6)
-    store = EventStore(real_redis)
+    store = EventStore(tables)
     n, each = 8, 25
     barrier = threading.Barrier(n)
 
@@ -86,15 +86,15 @@ def test_many_threads_appending_with_retries_leave_no_gap_or_duplicate(real_redi
     assert [r["version"] for r in store.read(t)] == list(range(1, n * each + 1))
 
 
-def test_service_threads_on_one_table(real_redis):
+def test_service_threads_on_one_table(tables):
     """Threads sitting players at once through TableService: every append lands, in order."""
-    svc = TableService(real_redis, rng=random.Random(1))
+    svc = TableService(tables, rng=random.Random(1))
     tid = autoplay.new_table(svc, players=1)
     barrier = threading.Barrier(3)
     results, errors = [], []
 
     def sit(i):
-        own = TableService(real_redis)
+        own = TableService(tables)
         barrier.wait()
         try:
             results.append(own.execute(tid, {"type": "sit", "player": f"x{i}", "name": "X"},
@@ -109,16 +109,17 @@ def test_service_threads_on_one_table(real_redis):
         th.join()
     assert not errors
     assert sorted(o.version for o in results) == [2, 3, 4]
-    state = TableService(real_redis, cache_size=0).load(tid)
+    state = TableService(tables, cache_size=0).load(tid)
     assert sorted(s.player for s in state.seats) == ["p0", "x0", "x1", "x2"]
     assert [r["version"] for r in svc.records(tid)] == [1, 2, 3, 4]
 
 
 _CHILD = r"""
 import json, os, sys, time
-import redis
+from events.config import Config
+from events.connection import connect
 from events.service import TableService
-client = redis.Redis.from_url(os.environ["URL"])
+client = connect(Config.from_env()).tables  # REDIS_URL: one Redis or any node of the cluster
 go = float(os.environ["GO"])
 svc = TableService(client)
 svc.load(os.environ["TID"])          # warm up before the start line
@@ -131,12 +132,12 @@ print(json.dumps({"version": out.version, "repeated": out.repeated,
 """
 
 
-def test_idempotency_across_processes(real_redis):
+def test_idempotency_across_processes(tables, topology):
     """Four processes send the same request (same actor and key) at the same instant."""
-    svc = TableService(real_redis, rng=random.Random(2))
+    svc = TableService(tables, rng=random.Random(2))
     tid = autoplay.new_table(svc, players=1)
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "URL": _url(real_redis), "TID": tid,
-           "GO": str(time.time() + 2.0)}
+    env = {**os.environ, "PYTHONPATH": str(ROOT), **topology.env, "TID": tid,
+           "GO": str(time.time() + 3.0)}
     procs = [subprocess.Popen([sys.executable, "-c", _CHILD], env=env, cwd=ROOT,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
              for _ in range(4)]
@@ -149,11 +150,6 @@ def test_idempotency_across_processes(real_redis):
     assert sorted(a["repeated"] for a in answers) == [False, True, True, True]
     assert all(a["seats"] == ["p0", "late", None, None] for a in answers)
     assert [r["type"] for r in svc.records(tid)] == ["TableOpened", "PlayerSeated"]
-
-
-def _url(client) -> str:
-    kw = client.connection_pool.connection_kwargs
-    return f"redis://{kw.get('host', '127.0.0.1')}:{kw.get('port', 6379)}/{kw.get('db', 0)}"
 
 
 # --- durability: kill -9 a Redis with AOF, restart it, find every acknowledged append ----

@@ -12,7 +12,7 @@ import engine
 from engine.cards import FULL_DECK
 from events import autoplay, snapshots
 from events.service import MAX_ATTEMPTS, Outcome, TableService
-from events.store import TABLE_INDEX, VersionConflict, snapshot_key
+from events.store import VersionConflict, index_key, snapshot_key
 
 
 def new_service(redis, **kw):
@@ -31,7 +31,7 @@ def test_create_opens_a_table_in_the_index(fake_redis):
     assert [r["type"] for r in out.records] == ["TableOpened"]
     r = out.records[0]
     assert r["actor"] == "seat:0" and r["version"] == 1 and r["at"] == "2023-11-14T22:13:20.500Z"
-    assert svc.table_ids() == [table_id] and fake_redis.zscore(TABLE_INDEX, table_id)
+    assert svc.table_ids() == [table_id] and fake_redis.zscore(index_key(table_id), table_id) == 1_700_000_000.5
     assert seen == [(table_id, 1, 1)]
     assert svc.load(table_id) == out.state
     assert svc.records(table_id) == out.records

@@ -8,15 +8,16 @@ import time
 
 import pytest
 
+from events.connection import is_cluster
 from events.records import dumps
 from events.store import (
-    TABLE_INDEX,
     AlreadyApplied,
     EventStore,
     VersionConflict,
     changes_channel,
     events_key,
     idempotency_key,
+    index_key,
     table_key,
 )
 
@@ -135,9 +136,16 @@ def _next_message(pubsub, timeout=2.0):
 
 
 def test_change_notice_is_published_with_the_append(any_redis):
+    """PUBLISH on one Redis, SPUBLISH on a cluster (a sharded channel in the table's slot)."""
     store, t = EventStore(any_redis), tid()
     pubsub = any_redis.pubsub()
-    pubsub.subscribe(changes_channel(t))
+    if is_cluster(any_redis):
+        assert store.publish == "SPUBLISH"
+        pubsub.ssubscribe(changes_channel(t))
+        pubsub.get_message = pubsub.get_sharded_message
+    else:
+        assert store.publish == "PUBLISH"
+        pubsub.subscribe(changes_channel(t))
     _next_message(pubsub, 0.2)
     store.append(t, 0, [rec(1), rec(2)])
     m = _next_message(pubsub)
@@ -151,8 +159,14 @@ def test_every_key_is_hash_tagged_by_table(any_redis):
     store, t = EventStore(any_redis), tid()
     store.append(t, 0, [rec(1)], idempotency=(idempotency_key(t, "seat:1", "abc"), "{}", 60))
     assert changes_channel(t) == f"table:{{{t}}}:changes"
-    keys = [k.decode() if isinstance(k, bytes) else k for k in any_redis.keys(f"table:{{{t}}}:*")]
+    keys = [k.decode() if isinstance(k, bytes) else k for k in _keys(any_redis, f"table:{{{t}}}:*")]
     assert sorted(keys) == sorted([f"table:{{{t}}}:events", f"table:{{{t}}}:idem:seat:1:abc"])
+
+
+def _keys(client, pattern: str) -> list:
+    if is_cluster(client):
+        return client.keys(pattern, target_nodes=client.ALL_NODES)
+    return client.keys(pattern)
 
 
 def test_table_index(any_redis):
@@ -161,8 +175,9 @@ def test_table_index(any_redis):
     store.add_to_index(b, 2.0)
     ids = store.table_ids()
     assert a in ids and b in ids and ids.index(a) < ids.index(b)
-    assert any_redis.zscore(TABLE_INDEX, a) == 1.0
-    any_redis.zrem(TABLE_INDEX, a, b)
+    assert any_redis.zscore(index_key(a), a) == 1.0
+    any_redis.zrem(index_key(a), a)
+    any_redis.zrem(index_key(b), b)
 
 
 def test_decoded_responses_work_too(real_or_fake_decoded):

@@ -100,7 +100,7 @@ def test_a_table_closed_for_good_is_compacted_after_compact_after(env, config):
     fresh = TableService(env.redis, cache_size=0)
     assert fresh.records(tid)[: len(log)] == log and fresh.load(tid) == final
     # the reconciler leaves it alone: no timer, no hot key written again
-    assert runner.reconcile(env.redis, config, clock=env.clock.now)["scheduled"] == []
+    assert runner.reconcile(env.redis, env.queue, config, [tid], clock=env.clock)["scheduled"] == []
     assert not env.redis.exists(scheduling.timers_key(tid))
 
 

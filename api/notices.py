@@ -1,0 +1,244 @@
+"""The subscription side of the hub: how this process hears change notices.
+
+- One Redis: one thread, ``PSUBSCRIBE table:*:changes`` (every table, one subscription).
+- A Redis Cluster: notices are published with SPUBLISH, which reaches only the shard
+  that owns the table's slot. So this process SSUBSCRIBEs to the channel of each table
+  a local socket watches, when the first socket starts watching it, and unsubscribes
+  when the last one leaves; one listener thread per cluster node reads that node's
+  subscriptions.
+
+Either way a notice reaches the hub as ``on_notice(raw_json)``. Whenever a
+subscription is confirmed (the first time, and again after a dropped connection is
+re-established) the listener also hands the hub a *resync* notice,
+``{"table_id": ..., "resync": true}``, for every table it covers: the hub then loads
+the table and pushes its state, so a socket catches up from the log on whatever was
+published while nobody listened (a reconnect, a shard failing over, or the moment
+between a socket loading its table and the subscription taking effect). A node
+whose connection cannot be re-established (a failed-over master) hands its channels
+back: the cluster's topology is refreshed and they are subscribed on their new owner.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from types import MethodType
+
+import orjson
+
+from events.connection import is_cluster
+from events.store import changes_channel
+
+log = logging.getLogger("escoba.hub")
+
+PATTERN = "table:*:changes"
+RETRY = 1.0  # seconds before a failed listener tries again
+POLL = 1.0  # a listener's read timeout: how soon it notices ``stop``
+
+
+def resync_notice(table_id: str) -> bytes:
+    return orjson.dumps({"table_id": table_id, "resync": True})
+
+
+def table_of(channel) -> str:
+    """``table:{ID}:changes`` -> ``ID``."""
+    text = channel.decode() if isinstance(channel, bytes) else channel
+    return text[text.index("{") + 1:text.rindex("}")]
+
+
+def listener_for(redis, on_notice: Callable[[bytes], None], watched: Callable[[], list[str]]):
+    """The listener for ``redis``'s topology (events/connection.py tells them apart)."""
+    if is_cluster(redis):
+        return ShardedListener(redis, on_notice)
+    return PatternListener(redis, on_notice, watched)
+
+
+class PatternListener:
+    """One Redis: a thread on ``PSUBSCRIBE table:*:changes``; per-table calls are no-ops."""
+
+    def __init__(self, redis, on_notice, watched):
+        self.redis = redis
+        self.on_notice = on_notice
+        self.watched = watched
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+        self.subscriptions = 0  # confirmations seen (the first, then one per reconnect)
+
+    def add(self, table_id: str) -> None:
+        with self._lock:
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(target=self._run, name="escoba-hub", daemon=True)
+                self._thread.start()
+
+    def remove(self, table_id: str) -> None:
+        pass
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            pubsub = None
+            try:
+                pubsub = self.redis.pubsub()
+                pubsub.psubscribe(PATTERN)
+                while not self._stop.is_set():
+                    message = pubsub.get_message(timeout=POLL)
+                    if message:
+                        self._handle(message)
+            except Exception:  # Redis went away: wait, subscribe again, resync on confirmation
+                log.exception("pub/sub listener failed; retrying")
+                self._stop.wait(RETRY)
+            finally:
+                if pubsub is not None:
+                    _quietly(pubsub.close)
+
+    def _handle(self, message: dict) -> None:
+        kind = message.get("type")
+        if kind == "pmessage":
+            self.on_notice(message["data"])
+        elif kind == "psubscribe":
+            self.subscriptions += 1
+            for table_id in self.watched():
+                self.on_notice(resync_notice(table_id))
+
+
+class ShardedListener:
+    """A Redis Cluster: SSUBSCRIBE per watched table, a listener thread per node."""
+
+    def __init__(self, cluster, on_notice):
+        self.cluster = cluster
+        self.on_notice = on_notice
+        self._lock = threading.RLock()
+        self._tables: set[str] = set()  # what this process wants to hear
+        self._nodes: dict[str, NodeListener] = {}  # node name -> its listener
+        self._stopped = False
+
+    def add(self, table_id: str) -> None:
+        with self._lock:
+            self._tables.add(table_id)
+            self._subscribe(table_id)
+
+    def remove(self, table_id: str) -> None:
+        with self._lock:
+            self._tables.discard(table_id)
+            for node in self._nodes.values():
+                if node.holds(table_id):
+                    _quietly(node.unsubscribe, table_id)
+
+    def stop(self) -> None:
+        with self._lock:
+            self._stopped = True
+            for node in self._nodes.values():
+                node.stop()
+
+    def node_names(self) -> list[str]:
+        with self._lock:
+            return sorted(self._nodes)
+
+    def _subscribe(self, table_id: str) -> None:
+        node = self.cluster.get_node_from_key(changes_channel(table_id))
+        listener = self._nodes.get(node.name)
+        if listener is None or not listener.alive:
+            listener = NodeListener(self, node)
+            self._nodes[node.name] = listener
+        listener.subscribe(table_id)
+
+    def rehome(self, listener: NodeListener, tables: list[str]) -> bool:
+        """A node's connection is lost for good: find the slots' owners again and
+        subscribe there (each confirmation resyncs its table). False: try again later."""
+        with self._lock:
+            if self._stopped:
+                return True
+            if self._nodes.get(listener.name) is listener:
+                del self._nodes[listener.name]
+            try:
+                self.cluster.nodes_manager.initialize()
+                for table_id in tables:
+                    if table_id in self._tables:
+                        self._subscribe(table_id)
+            except Exception:
+                log.exception("re-subscribing %d tables of node %s failed; retrying", len(tables), listener.name)
+                return False
+            return True
+
+
+class NodeListener:
+    """One cluster node's sharded subscriptions and the thread that reads them."""
+
+    def __init__(self, parent: ShardedListener, node):
+        self.parent = parent
+        self.name = node.name
+        redis = parent.cluster.get_redis_connection(node)
+        self.pubsub = redis.pubsub()
+        # a reconnect re-sends SSUBSCRIBE grouped by slot, as redis-py's cluster pub/sub does
+        # (one SSUBSCRIBE over channels of several slots is refused with CROSSSLOT)
+        from redis.cluster import ClusterPubSub
+
+        self.pubsub._resubscribe_shard_channels = MethodType(ClusterPubSub._resubscribe_shard_channels,
+                                                             self.pubsub)
+        self._tables: set[str] = set()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name=f"escoba-hub-{self.name}", daemon=True)
+        self._started = False
+        self.subscriptions = 0
+
+    @property
+    def alive(self) -> bool:
+        return not self._started or self._thread.is_alive()
+
+    def holds(self, table_id: str) -> bool:
+        return table_id in self._tables
+
+    def subscribe(self, table_id: str) -> None:
+        self.pubsub.ssubscribe(changes_channel(table_id))
+        self._tables.add(table_id)
+        if not self._started:
+            self._started = True
+            self._thread.start()
+
+    def unsubscribe(self, table_id: str) -> None:
+        self._tables.discard(table_id)
+        self.pubsub.sunsubscribe(changes_channel(table_id))
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    def _run(self) -> None:
+        try:
+            while not self._stop.is_set():
+                try:
+                    message = self.pubsub.get_message(timeout=POLL)
+                except Exception:  # redis-py's own reconnect failed: the node is gone (failover)
+                    log.warning("sharded listener on %s lost its connection; re-subscribing elsewhere",
+                                self.name, exc_info=True)
+                    self._hand_back()
+                    return
+                if message:
+                    self._handle(message)
+        finally:
+            _quietly(self.pubsub.close)
+
+    def _hand_back(self) -> None:
+        tables = sorted(self._tables)
+        while not self._stop.is_set() and not self.parent.rehome(self, tables):
+            self._stop.wait(RETRY)
+
+    def _handle(self, message: dict) -> None:
+        kind = message.get("type")
+        if kind == "smessage":
+            self.parent.on_notice(message["data"])
+        elif kind == "ssubscribe":
+            self.subscriptions += 1
+            table_id = table_of(message["channel"])
+            if table_id in self._tables:
+                self.parent.on_notice(resync_notice(table_id))
+
+
+def _quietly(fn, *args) -> None:
+    try:
+        fn(*args)
+    except Exception:  # cleanup of a connection that may be gone already
+        log.debug("ignored during cleanup", exc_info=True)

@@ -1,0 +1,201 @@
+"""The hub's subscriptions on both topologies: notices arrive, a dropped listener
+resubscribes and its sockets catch up from the log, a lost node's tables move on."""
+
+from __future__ import annotations
+
+import random
+import time
+
+import pytest
+import redis as redis_lib
+
+from api.hub import Hub
+from api.notices import NodeListener, ShardedListener
+from events import autoplay
+from events.service import TableService
+from events.store import changes_channel
+
+pytestmark = pytest.mark.integration
+
+
+def next_state(q, at_least: int, timeout: float = 10.0):
+    """The first state posted to mailbox ``q`` at version >= ``at_least`` (resyncs may post older ones)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        q.wake.wait(max(0.01, deadline - time.monotonic()))
+        q.wake.clear()
+        state, _chats = q.take()
+        if state is not None and state.version >= at_least:
+            return state
+    raise AssertionError(f"no state at version >= {at_least} within {timeout}s")
+
+
+def sit(svc: TableService, tid: str, i: int) -> int:
+    return svc.execute(tid, {"type": "sit", "player": f"x{i}", "name": f"X{i}"}, actor="guest").version
+
+
+@pytest.fixture
+def hub_and_writer(backends):
+    reader = TableService(backends.tables, cache_size=0)
+    hub = Hub(backends.tables, reader)
+    writer = TableService(backends.tables, rng=random.Random(5))  # "another process"
+    yield hub, writer
+    hub.stop()
+
+
+def test_a_watcher_hears_a_change_made_elsewhere(hub_and_writer, topology):
+    hub, writer = hub_and_writer
+    tid = autoplay.new_table(writer, players=1)
+    q = hub.watch(tid)
+    next_state(q, 1)  # the subscription's confirmation resyncs the table once
+    assert next_state(q, sit(writer, tid, 1)).seats[1].player == "x1"
+    hub.unwatch(tid, q)
+
+
+def _kill_pubsub_clients(topology) -> int:
+    killed = 0
+    servers = topology.cluster.nodes if topology.is_cluster else topology.servers
+    for server in servers:
+        with server.client() as c:
+            killed += c.client_kill_filter(_type="pubsub")
+    return killed
+
+
+def test_a_dropped_listener_resubscribes_and_the_socket_catches_up(hub_and_writer, topology):
+    hub, writer = hub_and_writer
+    tid = autoplay.new_table(writer, players=1)
+    q = hub.watch(tid)
+    next_state(q, 1)
+    assert _kill_pubsub_clients(topology) >= 1
+    during = sit(writer, tid, 1)  # published while the listener may be reconnecting
+    assert next_state(q, during).version == during  # caught up: from the notice or the resync
+    after = sit(writer, tid, 2)
+    assert next_state(q, after).version == after  # and it hears the next change live
+    hub.unwatch(tid, q)
+
+
+@pytest.fixture
+def cluster_backends(redis_cluster, queue_server):
+    from events.config import Config
+    from events.connection import connect
+
+    b = connect(Config(redis_url=redis_cluster.url, queue_url=queue_server.url), wait=5)
+    yield b
+    b.close()
+
+
+def test_sharded_subscriptions_follow_the_first_and_last_socket(cluster_backends):
+    backends = cluster_backends
+    svc = TableService(backends.tables)
+    hub = Hub(backends.tables, svc)
+    try:
+        assert isinstance(hub.listener, ShardedListener)
+        tid = autoplay.new_table(svc, players=1)
+        node = backends.tables.get_node_from_key(changes_channel(tid))
+        direct = backends.tables.get_redis_connection(node)
+
+        def subscribers() -> int:
+            reply = direct.execute_command("PUBSUB", "SHARDNUMSUB", changes_channel(tid))
+            return int(reply[1])
+
+        a, b = hub.watch(tid), hub.watch(tid)
+        wait_for(lambda: subscribers() == 1)
+        hub.unwatch(tid, a)
+        time.sleep(0.2)
+        assert subscribers() == 1  # one socket still watches
+        hub.unwatch(tid, b)
+        wait_for(lambda: subscribers() == 0)
+    finally:
+        hub.stop()
+
+
+def test_a_node_whose_connection_is_lost_for_good_hands_its_tables_to_the_new_owner(
+        cluster_backends, monkeypatch):
+    hub = Hub(cluster_backends.tables, TableService(cluster_backends.tables, cache_size=0))
+    writer = TableService(cluster_backends.tables)
+    request_stop = hub.stop
+    tid = autoplay.new_table(writer, players=1)
+    q = hub.watch(tid)
+    next_state(q, 1)
+    listener: ShardedListener = hub.listener
+    (old,) = [n for n in listener._nodes.values() if n.holds(tid)]
+
+    def gone(*args, **kwargs):  # what a failed-over master looks like once redis-py's retries give up
+        raise redis_lib.ConnectionError("Connection refused")
+
+    monkeypatch.setattr(old.pubsub, "get_message", gone)
+    wait_for(lambda: any(n is not old and n.holds(tid) for n in listener._nodes.values()))
+    (new,) = [n for n in listener._nodes.values() if n.holds(tid)]
+    assert isinstance(new, NodeListener) and new is not old
+    after = sit(writer, tid, 1)
+    assert next_state(q, after).version == after
+    hub.unwatch(tid, q)
+    request_stop()
+
+
+def test_every_resubscription_resyncs_the_watched_tables_from_the_log(fake_redis):
+    """A change published while nobody listened (notice lost) reaches the socket once the
+    listener's subscription is confirmed again."""
+    svc = TableService(fake_redis, cache_size=0)
+    hub = Hub(fake_redis, svc)
+    try:
+        tid = autoplay.new_table(svc, players=1)
+        q = hub.watch(tid)
+        next_state(q, 1)
+        deliver, hub.listener.on_notice = hub.listener.on_notice, lambda raw: None  # a listener gone deaf
+        unheard = svc.execute(tid, {"type": "sit", "player": "x", "name": "X"}, actor="guest").version
+        with pytest.raises(AssertionError):
+            next_state(q, unheard, timeout=0.5)
+        hub.listener.on_notice = deliver
+        hub.listener._handle({"type": "psubscribe", "channel": b"table:*:changes", "data": 1})
+        assert next_state(q, unheard, timeout=1).version == unheard
+        hub.unwatch(tid, q)
+    finally:
+        hub.stop()
+
+
+def wait_for(condition, timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return
+        time.sleep(0.05)
+    raise AssertionError("condition not met in time")
+
+
+def test_a_master_that_goes_down_and_comes_back_is_listened_to_again(tmp_path):
+    """A real outage of one shard (kill -9 of a master, then its restart from its AOF and
+    nodes.conf): the hub's listener on it re-subscribes, and the socket hears the next move."""
+    from ..redis_servers import redis_binary, redis_cli, start_cluster
+
+    if redis_binary() is None or redis_cli() is None:
+        pytest.skip("redis-server and redis-cli are needed for a private cluster")
+    cluster = start_cluster(tmp_path, 3, durable=True)
+    client = cluster.client()
+    hub = Hub(client, TableService(client, cache_size=0))
+    try:
+        writer = TableService(client)
+        tid = autoplay.new_table(writer, players=1)
+        q = hub.watch(tid)
+        next_state(q, 1)
+        port = client.get_node_from_key(changes_channel(tid)).port
+        (node,) = [n for n in cluster.nodes if n.port == port]
+        node.kill()
+        time.sleep(1.5)  # the listener's reads fail while the master is gone
+        node.start()  # same port, directory and nodes.conf: it takes its slots back
+        cluster.wait_ok()
+        deadline = time.monotonic() + 20
+        while True:  # the writer's client finds the node again too
+            try:
+                after = sit(writer, tid, 1)
+                break
+            except (redis_lib.ConnectionError, redis_lib.exceptions.ClusterError, redis_lib.TimeoutError):
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.2)
+        assert next_state(q, after, timeout=20).version == after
+        hub.unwatch(tid, q)
+    finally:
+        hub.stop()
+        client.close()
+        cluster.stop()

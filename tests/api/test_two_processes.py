@@ -1,0 +1,244 @@
+"""Two ``escoba serve`` processes on one deployment, on one Redis and on a Redis Cluster
+(REDIS_URL names one node; RQ on its own Redis): whole games over HTTP through both,
+fan-out across them, idempotent retries across them, ``escoba replay`` from the store."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+import websocket
+
+from ..conftest import TOPOLOGIES, make_topology
+from ..redis_servers import free_port
+from .conftest import play_out
+
+ROOT = Path(__file__).resolve().parents[2]
+pytestmark = pytest.mark.integration
+
+
+class Answer:
+    """What the Flask test client's responses offer: ``status_code`` and ``get_json()``."""
+
+    def __init__(self, status: int, body: bytes, headers):
+        self.status_code = status
+        self.body = body
+        self.headers = headers
+
+    def get_json(self):
+        return json.loads(self.body)
+
+
+class Http:
+    """``post``/``get`` like Flask's test client, over real HTTP, to one of several processes
+    in turn (each request goes to the next one)."""
+
+    def __init__(self, ports: list[int]):
+        self.ports = ports
+        self.sent = 0
+
+    def _port(self) -> int:
+        port = self.ports[self.sent % len(self.ports)]
+        self.sent += 1
+        return port
+
+    def request(self, method: str, path: str, json_body=None, headers=None, port=None) -> Answer:
+        data = None if json_body is None else json.dumps(json_body).encode()
+        req = urllib.request.Request(f"http://127.0.0.1:{port or self._port()}{path}", data=data, method=method,
+                                     headers={"Content-Type": "application/json", **(headers or {})})
+        try:
+            with urllib.request.urlopen(req, timeout=20) as r:
+                return Answer(r.status, r.read(), r.headers)
+        except urllib.error.HTTPError as e:
+            return Answer(e.code, e.read(), e.headers)
+
+    def post(self, path, json=None, headers=None, port=None):
+        return self.request("POST", path, json, headers, port)
+
+    def get(self, path, headers=None, port=None):
+        return self.request("GET", path, None, headers, port)
+
+
+class Pair:
+    def __init__(self, topology, ports, procs):
+        self.topology = topology
+        self.ports = ports
+        self.procs = procs
+
+
+def _wait_healthy(port: int, proc: subprocess.Popen) -> None:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise AssertionError(f"escoba serve on {port} exited: {proc.stderr.read().decode()[-2000:]}")
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=2) as r:
+                if r.status == 200:
+                    return
+        except OSError:
+            time.sleep(0.2)
+    raise AssertionError(f"API on port {port} did not come up")
+
+
+@pytest.fixture(scope="module", params=TOPOLOGIES)
+def pair(request):
+    """Two API processes on the topology, for the module."""
+    topology = make_topology(request, request.param)
+    env = {**os.environ, **topology.env, "PYTHONPATH": str(ROOT), "ESCOBA_RATE_LIMITS": "off",
+           "ESCOBA_BOT_DELAY": "0"}
+    ports = [free_port(), free_port()]
+    # gthread: under the default gevent worker a whole game over HTTP here stalled (a request
+    # timing out after 20 s, on one Redis too) when main's gevent work was merged; open, see the report
+    serve = ["serve", "--worker-class", "gthread", "--threads", "16"]
+    procs = [subprocess.Popen([sys.executable, "-m", "api.cli", *serve, "--port", str(p)],
+                              cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+             for p in ports]
+    try:
+        for port, proc in zip(ports, procs, strict=True):
+            _wait_healthy(port, proc)
+        yield Pair(topology, ports, procs)
+    finally:
+        for proc in procs:
+            proc.terminate()
+        for proc in procs:
+            try:
+                proc.wait(15)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+
+class Client:
+    """tests/api/conftest.py's Client over ``Http``."""
+
+    def __init__(self, http: Http):
+        self.http = http
+
+    def create(self, name="Ana", preset="selminha", **extra):
+        r = self.http.post("/tables", json={"name": name, "preset": preset, **extra})
+        assert r.status_code == 201, r.get_json()
+        return r.get_json()
+
+    def sit(self, table_id, name="Bea", port=None):
+        r = self.http.post(f"/tables/{table_id}/seats", json={"name": name}, port=port)
+        assert r.status_code == 201, r.get_json()
+        return r.get_json()
+
+    def ok(self, table_id, token, **move):
+        r = self.http.post(f"/tables/{table_id}/moves", json=move, headers={"Authorization": f"Bearer {token}"})
+        assert r.status_code == 200, r.get_json()
+        return r.get_json()
+
+    def view(self, table_id, token=None):
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        r = self.http.get(f"/tables/{table_id}", headers=headers)
+        assert r.status_code == 200, r.get_json()
+        return r.get_json()
+
+
+def test_whole_games_through_both_processes(pair):
+    client = Client(Http(pair.ports))  # every request goes to the other process than the last
+    tables = []
+    for seed in range(2):
+        host = client.create(preset="del15", settings={"target": 10})
+        guest = client.sit(host["table_id"])
+        client.ok(host["table_id"], host["token"], type="start")
+        final = play_out(client, host["table_id"], {0: host["token"], 1: guest["token"]}, random.Random(seed))
+        assert final["status"] == "finished" and final["winners"]
+        tables.append((host["table_id"], final["version"]))
+    events = client.http.get(f"/tables/{tables[0][0]}/events").get_json()["events"]
+    assert [e["version"] for e in events] == list(range(1, tables[0][1] + 1))
+
+
+def recv(ws, kind, timeout=10.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        ws.settimeout(max(0.1, deadline - time.monotonic()))
+        message = json.loads(ws.recv())
+        if message["type"] == kind:
+            return message
+    raise AssertionError(f"no {kind} message within {timeout}s")
+
+
+def test_a_socket_on_one_process_hears_moves_made_through_the_other(pair):
+    a, b = pair.ports
+    client = Client(Http([b]))
+    for _ in range(3):  # tables in several slots (on a cluster: likely several shards)
+        host = client.create(preset="del15")
+        tid = host["table_id"]
+        ws = websocket.create_connection(f"ws://127.0.0.1:{a}/tables/{tid}/ws?token={host['token']}", timeout=10)
+        try:
+            assert recv(ws, "table")["version"] == 1
+            guest = client.sit(tid, port=b)
+            seen = recv(ws, "table")
+            while seen["version"] < 2:
+                seen = recv(ws, "table")
+            assert seen["table"]["seats"][guest["seat"]]["name"] == "Bea"
+            client.ok(tid, host["token"], type="start")
+            started = recv(ws, "table")
+            while started["table"]["status"] != "playing":
+                started = recv(ws, "table")
+            assert started["version"] >= 3
+        finally:
+            ws.close()
+
+
+def test_an_idempotent_retry_through_the_other_process_is_applied_once(pair):
+    a, b = pair.ports
+    http = Http([a])
+    client = Client(http)
+    host = client.create(preset="del15")
+    tid = host["table_id"]
+    guest = client.sit(tid)
+    client.ok(tid, host["token"], type="start")
+    state = client.view(tid, host["token"])
+    turn_token = host["token"] if state["turn"] == 0 else guest["token"]
+    mine = client.view(tid, turn_token)
+    option = mine["options"][0]
+    move = {"type": "play", "card": option["card"], "capture": option["captures"][0] if option["captures"] else []}
+    headers = {"Authorization": f"Bearer {turn_token}", "Idempotency-Key": "retry-1"}
+    first = http.post(f"/tables/{tid}/moves", json=move, headers=headers, port=a)
+    again = http.post(f"/tables/{tid}/moves", json=move, headers=headers, port=b)
+    assert first.status_code == again.status_code == 200
+    assert first.get_json()["version"] == again.get_json()["version"]
+    played = [e for e in http.get(f"/tables/{tid}/events", port=b).get_json()["events"]
+              if e["type"] in ("CardPlayed", "FifteenTaken")]
+    assert len(played) == 1
+
+
+def test_escoba_replay_reads_a_table_from_the_store(pair):
+    client = Client(Http(pair.ports))
+    host = client.create(preset="del15")
+    client.sit(host["table_id"])
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "REDIS_URL": pair.topology.tables_url}
+    # (``--``: a table id may begin with "-")
+    out = subprocess.run([sys.executable, "-m", "api.cli", "replay", "--", host["table_id"]], cwd=ROOT, env=env,
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert "TableOpened" in out.stdout and "PlayerSeated" in out.stdout
+    assert out.stdout.strip().splitlines()[-1].startswith("version 2:")
+
+
+def test_chat_posted_through_one_process_reaches_a_socket_on_the_other(pair):
+    a, b = pair.ports
+    http = Http([b])
+    host = Client(http).create(preset="del15")
+    tid = host["table_id"]
+    ws = websocket.create_connection(f"ws://127.0.0.1:{a}/tables/{tid}/ws?token={host['token']}", timeout=10)
+    try:
+        recv(ws, "table")
+        auth = {"Authorization": f"Bearer {host['token']}"}
+        r = http.post(f"/tables/{tid}/chat", json={"text": "hola"}, headers=auth)
+        assert r.status_code == 201, r.get_json()
+        line = recv(ws, "chat")["line"]
+        assert line["text"] == "hola" and line["seat"] == 0
+    finally:
+        ws.close()
