@@ -95,9 +95,8 @@ def pair(request):
     env = {**os.environ, **topology.env, "PYTHONPATH": str(ROOT), "ESCOBA_RATE_LIMITS": "off",
            "ESCOBA_BOT_DELAY": "0"}
     ports = [free_port(), free_port()]
-    # gthread: under the default gevent worker a whole game over HTTP here stalled (a request
-    # timing out after 20 s, on one Redis too) when main's gevent work was merged; open, see the report
-    serve = ["serve", "--worker-class", "gthread", "--threads", "16"]
+    # the production default: gunicorn's gevent worker (api/serve.py)
+    serve = ["serve"]
     procs = [subprocess.Popen([sys.executable, "-m", "api.cli", *serve, "--port", str(p)],
                               cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
              for p in ports]
