@@ -112,6 +112,15 @@ def _closed(state: State) -> engine.RuleError:
                             {"version": state.version})
 
 
+def new_table_id() -> str:
+    """Eight URL-safe characters, never starting with "-": an id that looks like a flag would
+    need ``--`` before it on every command line (``escoba replay -VlajBWf`` fails)."""
+    while True:
+        table_id = secrets.token_urlsafe(6)
+        if not table_id.startswith("-"):
+            return table_id
+
+
 class TableService:
     def __init__(self, redis, *, clock: Callable[[], float] = time.time,
                  rng: random.Random | None = None,
@@ -256,7 +265,7 @@ class TableService:
             raise engine.RuleError("bad_request", "A table is created by an open command.",
                                    {"type": "must be open"})
         for _ in range(MAX_ATTEMPTS):
-            table_id = secrets.token_urlsafe(6)
+            table_id = new_table_id()
             try:
                 outcome = self._apply(table_id, State(), command, actor, None,
                                       created_at=self.clock(), grant=grant)

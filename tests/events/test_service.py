@@ -259,3 +259,11 @@ def test_the_service_draws_the_first_dealers_pick_evenly_for_three_players(fake_
     assert all(engine.PICK_RANGE % n == 0 for n in (2, 3, 4))
     seats = Counter(p % 3 for p in picks)
     assert all(900 < seats[s] < 1100 for s in range(3)), seats  # randrange(4) % 3 gives seat 0 1500
+
+
+def test_table_ids_never_look_like_a_command_line_flag(monkeypatch):
+    from events import service as service_module
+
+    drawn = iter(["-VlajBWf", "-abcdefg", "Ab3_x-yz"])
+    monkeypatch.setattr(service_module.secrets, "token_urlsafe", lambda n: next(drawn))
+    assert service_module.new_table_id() == "Ab3_x-yz"
