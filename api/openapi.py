@@ -184,6 +184,9 @@ def build_spec() -> dict:
     spec.path("/admin/tables/{table_id}", parameters=tid, operations={"get": {
         "summary": "The operator's full view, hidden cards included (admin token)", "security": [{"admin": []}],
         "responses": {"200": ok("view"), **admin_errors}}})
+    spec.path("/presets", operations={"get": {
+        "summary": "Each preset's default settings and the choices a host has (the page's create form)",
+        "responses": {"200": ok("presets"), **_errors(405)}}})
     spec.path("/healthz", operations={"get": {
         "summary": "The store takes writes (a tiny expiring key is written)",
         "responses": {"200": ok("ok"), **_errors(405, 503)}}})
