@@ -74,8 +74,7 @@ def require_player(s, seat) -> None:
 
 
 def require_midgame(s) -> None:
-    if s.status == "expired":
-        raise RuleError("table_expired", "This table has expired.")
+    # an expired table refuses every command before any chapter sees it (engine/game.py)
     if s.status not in MIDGAME:
         raise RuleError("not_playing", "There is no game under way at this table.")
 
@@ -120,7 +119,7 @@ def claim_away(d: Decision, seat: int) -> None:
 
 def expire(d: Decision) -> None:
     s = d.state
-    if s.status in ("finished", "expired"):
+    if s.status == "finished":  # (expired: refused before, engine/game.py)
         raise RuleError("game_over", "This table's game is already over.")
     d.add(ev.TableExpired())
 
@@ -140,8 +139,6 @@ def answer_rematch(d: Decision, seat: int, accept: bool, teams: str | None) -> N
 
 
 def _no_rematch_reason(s) -> str:
-    if s.status == "expired":
-        return "This table has expired."
     if s.status != "finished":
         return "A rematch is offered when the game is over."
     if s.rematch_closed == "declined":

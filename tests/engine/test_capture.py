@@ -127,3 +127,13 @@ def test_a_table_of_thirty_cards_stays_cheap_to_list_and_any_valid_set_is_accept
     assert len(everything) > 1000
     # a set beyond the listed ones is still a legal capture
     check_capture("1o", list(everything[-1]), table, PRESETS["selminha"])
+
+
+def test_hybrid_ace_takes_an_ace():
+    assert sets("1o", ["1c", "9e"], HYBRID) == {frozenset({"1c"})}
+    assert sets("1o", ["1c", "9e"], SPANISH) == set()
+
+
+def test_each_set_lists_its_cards_by_value_not_by_name():
+    # "10b" sorts before "2c" as text; a set is shown lowest value first
+    assert captures("3o", ["10b", "2c"], SPANISH) == [("2c", "10b")]

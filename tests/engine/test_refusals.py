@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from engine import RuleError, State, decide
+from engine import PRESETS, RuleError, State, decide
 from engine import events as ev
 from engine.capture import captures
 from engine.cards import FULL_DECK
@@ -216,3 +216,14 @@ def test_the_log_numbers_each_scored_round():
             assert scored[0].round == state.round == 1
         state = play(state, card, sets[0] if sets else ())
     assert state.status in ("round_over", "finished")
+
+
+def test_must_capture_details_list_at_most_the_options_limit():
+    from engine.play import OPTIONS_LIMIT
+
+    state = game("selminha").copy()
+    state.settings = PRESETS["del15"]  # a mandatory capture, on a table players let grow
+    state.hands[1] = ["5o", "6c", "1e"]
+    state.table = ["1o", "1c", "1b", "2o", "2c", "2e", "2b", "3c", "3e", "3b"]  # 121 sets make 10
+    err = refusal(state, {"type": "play", "by": 1, "card": "5o", "capture": []})
+    assert err.code == "must_capture" and len(err.details["captures"]) == OPTIONS_LIMIT

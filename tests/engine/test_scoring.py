@@ -190,7 +190,10 @@ def test_game_winner(scores, target, winner):
 
 @pytest.mark.parametrize("settings", [SELMINHA, CARDGAMES, PLAIN])
 def test_without_the_setenta_no_side_shows_one(settings):
-    whole = [list(FULL_DECK[:20]), list(FULL_DECK[20:])]
+    # each side holds every suit, so a setenta could be counted for both
+    low = [c for c in FULL_DECK if int(c[:-1]) <= 5]
+    whole = [low, [c for c in FULL_DECK if c not in low]]
+    assert setenta(whole[0]) is not None and setenta(whole[1]) is not None
     assert [side["setenta"] for side in score(whole, settings)] == [None, None]
     assert all("setenta" not in side["points"] for side in score(whole, settings))
 
