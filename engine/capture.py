@@ -64,10 +64,6 @@ def is_capture(card: str, chosen, settings: Settings) -> bool:
     return made + value(card) == FIFTEEN or (settings.capture == "hybrid" and made == value(card))
 
 
-def can_capture(card: str, table, settings: Settings) -> bool:
-    return bool(captures(card, table, settings, limit=1))
-
-
 def _order(card: str) -> tuple[int, str]:
     return (value(card), card[-1])
 
