@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import _thread
 import atexit
 import logging
 import sys
@@ -33,6 +34,24 @@ class JsonFormatter(logging.Formatter):
         return orjson.dumps(line, default=str).decode()
 
 
+def _os_thread_tools():
+    """``start_new_thread``, ``allocate_lock`` and ``sleep`` as the OS has them, even under
+    gevent's monkey patching (where ``threading.Thread`` starts a greenlet).
+
+    The log writer must be a real thread: under the gevent worker a greenlet's write to a pipe
+    nobody reads (stderr piped to a stalled log collector) blocks the whole process, every
+    request with it; a real thread blocks only itself while requests go on filling the deque.
+    """
+    try:
+        from gevent import monkey
+    except ImportError:
+        monkey = None
+    if monkey is None or not monkey.is_module_patched("threading"):
+        return _thread.start_new_thread, _thread.allocate_lock, time.sleep
+    return (monkey.get_original("_thread", "start_new_thread"), monkey.get_original("_thread", "allocate_lock"),
+            monkey.get_original("time", "sleep"))
+
+
 class BatchedLines(logging.Handler):
     """Log lines formatted by the caller and written in batches by one writer thread.
 
@@ -44,14 +63,19 @@ class BatchedLines(logging.Handler):
     thread for every line: about 100 µs of a move's 800 in one process, in thread switches.
     """
 
+    # a log reader that stops reading (a full pipe) costs at most this many lines, never the server
+    MAX_PENDING = 100_000
+
     def __init__(self, stream=None, interval: float = 0.1):
         super().__init__()
         self.stream = stream if stream is not None else sys.stderr
         self.interval = interval
-        self._lines: deque[str] = deque()
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="log-writer", daemon=True)
-        self._thread.start()
+        self._lines: deque[str] = deque(maxlen=self.MAX_PENDING)
+        start_thread, lock, self._sleep = _os_thread_tools()
+        self._stopping = False
+        self._running = lock()  # held while the writer runs
+        self._running.acquire()
+        start_thread(self._run, ())
 
     def handle(self, record: logging.LogRecord) -> bool:
         # no handler lock: emit only appends to a deque
@@ -81,16 +105,25 @@ class BatchedLines(logging.Handler):
             except Exception:  # a closed or broken stream must not kill the writer
                 pass
 
+    @property
+    def writing(self) -> bool:
+        """Whether the writer thread still runs."""
+        return self._running.locked()
+
     def close(self) -> None:
-        self._stop.set()
-        if self._thread.is_alive() and self._thread is not threading.current_thread():
-            self._thread.join()
+        self._stopping = True
+        if self._running.acquire(timeout=max(1.0, 5 * self.interval)):  # the writer's last round
+            self._running.release()
         self.flush()
         super().close()
 
     def _run(self) -> None:
-        while not self._stop.wait(self.interval):
-            self.flush()
+        try:
+            while not self._stopping:
+                self._sleep(self.interval)
+                self.flush()
+        finally:
+            self._running.release()
 
 
 _writer: BatchedLines | None = None

@@ -58,11 +58,11 @@ def test_the_writer_thread_writes_lines_without_waiting_for_the_stop(tmp_path):
         while path.read_text().count("\n") < 3 and time.monotonic() < deadline:
             time.sleep(0.01)
         assert [json.loads(line)["n"] for line in path.read_text().splitlines()] == [0, 1, 2]
-        assert handler._thread.is_alive()
+        assert handler.writing
     finally:
         log.removeHandler(handler)
         handler.close()
-    assert not handler._thread.is_alive()
+    assert not handler.writing
 
 
 def test_metrics_count_moves_by_outcome_and_tables_by_status(client):
@@ -102,3 +102,41 @@ def test_gunicorn_socket_error_lines_are_written_as_json(tmp_path, capsys):
     assert socket_error["message"] == "Socket error processing request." and socket_error["level"] == "ERROR"
     assert "OSError" in socket_error["exc"]
     assert any(line["message"].startswith("%d sockets") for line in lines)
+
+
+_STALLED_PIPE = r"""
+from gevent import monkey
+monkey.patch_all()
+import logging, os, sys, time
+import gevent
+from api.observability import BatchedLines
+
+read_end, write_end = os.pipe()  # nobody ever reads: the pipe fills after 64 KB
+handler = BatchedLines(os.fdopen(write_end, "w"), interval=0.01)
+line = logging.LogRecord("t", logging.INFO, "", 0, "x" * 1000, None, None)
+for _ in range(500):  # 500 KB: far more than the pipe holds
+    handler.emit(line)
+time.sleep(0.3)  # the writer is now stuck in its write
+ticks = []
+def tick():
+    for _ in range(20):
+        ticks.append(time.monotonic())
+        gevent.sleep(0.01)
+started = time.monotonic()
+gevent.spawn(tick).join(timeout=5)
+print(len(ticks), round(time.monotonic() - started, 2), flush=True)
+os._exit(0)  # logging's exit hook would flush into the full pipe and wait for ever
+"""
+
+
+def test_a_log_reader_that_stops_reading_does_not_stall_a_gevent_worker():
+    """Under gevent a greenlet's write to a full pipe blocks the whole process; the writer is a
+    real thread, so only it waits while the requests (greenlets) go on."""
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-c", _STALLED_PIPE], capture_output=True, text=True, timeout=20,
+                         cwd=str(__import__("pathlib").Path(__file__).resolve().parents[2]))
+    assert out.returncode == 0, out.stderr
+    ticks, seconds = out.stdout.split()
+    assert int(ticks) == 20 and float(seconds) < 5
