@@ -103,34 +103,40 @@ def _chat_lines(redis, table_id: str) -> list[bytes]:
     return out
 
 
+# KEYS[1] the log, KEYS[2] the chat's line counter, KEYS[3] the archive, KEYS[4..] the hot keys to drop;
+# ARGV[1] the version archived, ARGV[2] the chat counter read, ARGV[3] the archive. One slot (the
+# table's hash tag), so it runs on a Redis Cluster, where WATCH/MULTI does not: the step stores the
+# archive and drops the hot keys only while the log and the chat are as they were read. 1 or 0.
+_SWAP = """
+local last = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)
+if #last == 0 then return 0 end
+if tonumber(string.match(last[1][1], '^(%d+)-')) ~= tonumber(ARGV[1]) then return 0 end
+if (redis.call('GET', KEYS[2]) or '0') ~= ARGV[2] then return 0 end
+redis.call('SET', KEYS[3], ARGV[3])
+for i = 4, #KEYS do redis.call('DEL', KEYS[i]) end
+return 1
+"""
+
+
 def compact(redis, table_id: str, expected_version: int) -> dict | None:
     """Archive the table at ``expected_version`` and drop its hot keys; what it did, or None
     when the table is not at that version any more (or has no log: gone or compacted)."""
     store = EventStore(redis)
-    events = events_key(table_id)
-    with redis.pipeline() as pipe:
-        pipe.watch(events, table_key(table_id, "chat"))
-        entries = [(v, raw.encode() if isinstance(raw, str) else raw)
-                   for v, raw in store.read_raw(table_id)]
-        if not entries or entries[-1][0] != expected_version or len(entries) != expected_version:
-            pipe.unwatch()
-            return None
-        lines = _chat_lines(redis, table_id)
-        blob = pack(entries, lines)
-        check = unpack(blob)  # never drop a log the archive does not give back whole
-        if check.entries != entries or check.lines != lines:
-            pipe.unwatch()
-            raise RuntimeError(f"table {table_id}: the archive does not read back")
-        before = sum(len(raw) for _, raw in entries) + sum(len(x) for x in lines)
-        pipe.multi()
-        pipe.set(archive_key(table_id), blob)
-        pipe.delete(*(table_key(table_id, name) for name in HOT))
-        try:
-            pipe.execute()
-        except Exception as exc:  # WatchError: a write landed meanwhile; leave the table be
-            if type(exc).__name__ == "WatchError":
-                return None
-            raise
+    chatseq = table_key(table_id, "chatseq")
+    seq = redis.get(chatseq)  # before the lines: a line posted after this makes the swap refuse
+    seq = "0" if seq is None else (seq.decode() if isinstance(seq, bytes) else str(seq))
+    entries = [(v, raw.encode() if isinstance(raw, str) else raw) for v, raw in store.read_raw(table_id)]
+    if not entries or entries[-1][0] != expected_version or len(entries) != expected_version:
+        return None
+    lines = _chat_lines(redis, table_id)
+    blob = pack(entries, lines)
+    check = unpack(blob)  # never drop a log the archive does not give back whole
+    if check.entries != entries or check.lines != lines:
+        raise RuntimeError(f"table {table_id}: the archive does not read back")
+    before = sum(len(raw) for _, raw in entries) + sum(len(x) for x in lines)
+    keys = [events_key(table_id), chatseq, archive_key(table_id), *(table_key(table_id, name) for name in HOT)]
+    if not int(redis.register_script(_SWAP)(keys=keys, args=[expected_version, seq, blob])):
+        return None  # a write landed meanwhile: leave the table be
     return {"version": expected_version, "events": len(entries), "chat": len(lines),
             "raw_bytes": before, "archive_bytes": len(blob)}
 
