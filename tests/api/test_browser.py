@@ -351,7 +351,8 @@ def test_the_page_works_under_its_content_security_policy(server, browser):
         add_bots(page, 1)
         start(page)
         until(page, "document.body.dataset.live === 'yes'", what="the socket open")
-        until(page, "!!document.querySelector('.seat.you.turn') && !window.escobaShowing()", what="a bot's play shown")
+        until(page, "!!document.querySelector('.seat.you.turn') && !window.escobaShowing()", what="a bot's play shown",
+              timeout=60)  # the suite's first browser game: a cold server and browser on a busy machine
         play_turn(page)
         assert not p.errors, p.errors
     finally:
