@@ -203,7 +203,8 @@ def start_background_worker(tables, config, *, queue=None, clock=time.time, poll
     by default the same connection as ``tables``, as in ``escoba dev``); returns ``stop()``."""
     queue = tables if queue is None else queue
     # the jobs stamp their records on the same clock as the ticker reads due times by
-    jobs.configure(config, None if clock is time.time else clock, tables=tables)
+    job_clock = None if clock is time.time else clock
+    jobs.configure(config, job_clock, tables=tables)
     stop = threading.Event()
     rq_queue = scheduling.queue_for(queue)
 
@@ -217,6 +218,9 @@ def start_background_worker(tables, config, *, queue=None, clock=time.time, poll
                     next_reconcile = clock() + RECONCILE_EVERY
                 ticker.tick(tables, queue, clock())
                 if rq_queue.count:
+                    # the jobs read their store from the process (workers.jobs); a second
+                    # in-process server (tests) must not leave this one's jobs on its store
+                    jobs.configure(config, job_clock, tables=tables)
                     worker.work(burst=True, logging_level="WARNING")
             except Exception:  # keep the dev server's worker alive
                 log.exception("background worker")
