@@ -95,3 +95,19 @@ def play_out(client, table_id, tokens, rng, *, until="finished", on_response=Non
         if on_response:
             on_response(r)
     raise AssertionError("game did not end")
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """Debian's chromium through Playwright, one per browser test module (they skip, saying why,
+    when chromium or playwright is missing)."""
+    from playwright import sync_api
+
+    from .browser import ARGS, CHROMIUM
+
+    with sync_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
+        try:
+            yield b
+        finally:
+            b.close()

@@ -51,17 +51,6 @@ def server():
         s.stop()
 
 
-@pytest.fixture(scope="module")
-def browser():
-    from .browser import ARGS, CHROMIUM
-
-    with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
-        try:
-            yield b
-        finally:
-            b.close()
-
 
 def _round_over_checks(p, base, table_id, tag, rounds, preset):
     page = p.page

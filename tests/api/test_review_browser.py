@@ -20,11 +20,9 @@ import pytest
 import engine
 from events.export import read_text
 
+from .browser import CHROMIUM
 from .conftest import ADMIN, Client, play_out
 
-CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-        "--disable-sync", "--no-first-run"]
 CSP = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self'"
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 
@@ -53,15 +51,6 @@ def server():
     srv.shutdown()
     srv.server_close()
 
-
-@pytest.fixture(scope="module")
-def browser():
-    with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
-        try:
-            yield b
-        finally:
-            b.close()
 
 
 def _page(browser, base, table_id=None, token=None):
