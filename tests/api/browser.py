@@ -138,8 +138,19 @@ def no_overflow(page):
     assert max(widths[:2]) <= widths[2], f"horizontal overflow: {widths}"
 
 
+# One look at the element, in one evaluate: a locator's bounding_box resolves the element and then
+# measures it in a second round trip, and the page rebuilds its seats on every render (a bot's play
+# between the two left a detached element, measured as "not drawn").
+BOX = """(sel) => {
+  const el = document.querySelector(sel);
+  if (!el) return null;
+  const r = el.getBoundingClientRect();
+  return r.width || r.height ? { x: r.left, y: r.top, width: r.width, height: r.height } : null;
+}"""
+
+
 def in_viewport(page, selector):
-    box = page.locator(selector).bounding_box()
+    box = page.evaluate(BOX, selector)
     vp = page.viewport_size
     assert box, f"{selector} is not drawn"
     assert box["y"] >= 0 and box["y"] + box["height"] <= vp["height"], f"{selector} is off screen: {box} in {vp}"
@@ -245,8 +256,8 @@ def play_turn(page, how="tap"):
 def touch_drag(page, source, target):
     """A finger drags `source` onto `target` (touch events through the debugger protocol)."""
     cdp = page.context.new_cdp_session(page)
-    a = page.locator(source).bounding_box()
-    b = page.locator(target).bounding_box()
+    a = page.evaluate(BOX, source)
+    b = page.evaluate(BOX, target)
     x0, y0 = a["x"] + a["width"] / 2, a["y"] + a["height"] / 2
     x1, y1 = b["x"] + b["width"] / 2, b["y"] + b["height"] / 2
     cdp.send("Input.dispatchTouchEvent", {"type": "touchStart", "touchPoints": [{"x": x0, "y": y0}]})

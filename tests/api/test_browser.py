@@ -116,7 +116,7 @@ class Game:
                 and not page.locator("#fifteen button").count() and ("no 15" in first or "1 way " in first):
             # a finger drags the card onto the felt: it is played (its one 15, or left there)
             before = version(page)
-            touch_drag(page, "#hand button.card >> nth=0", "#felt")
+            touch_drag(page, "#hand button.card", "#felt")
             until(page, f"Number(document.body.dataset.version) > {before}", what="the dragged card played")
             self.used_drag = True
         elif not self.used_keys and self.moves >= 1:
