@@ -64,7 +64,7 @@ def _round_over_checks(p, base, table_id, tag, rounds, preset):
     else:
         assert "Most sevens" in text
     # what was left on the table went to the last to capture: the server's event, shown
-    events = http("GET", f"{base}/tables/{table_id}/events?after=0")["events"]
+    events = http("GET", f"{base}/tables/{table_id}/events?after=0&limit=1000")["events"]
     ended = [e for e in events if e["type"] == "RoundEnded"][-1]["data"]
     if ended["leftovers"] and ended["to_seat"] is not None:
         assert "Leftovers to" in page.text_content("#strip")

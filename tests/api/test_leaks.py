@@ -94,7 +94,8 @@ def test_no_reader_ever_sees_a_hidden_card(client, preset, players, seed):
     # every reader's event feed, from the start
     for reader, token in [*tokens.items(), (None, None)]:
         headers = {"Authorization": f"Bearer {token}"} if token else {}
-        for event in client.http.get(f"/tables/{table_id}/events?after=0", headers=headers).get_json()["events"]:
+        for event in client.http.get(f"/tables/{table_id}/events?after=0&limit=1000",
+                                         headers=headers).get_json()["events"]:
             look(reader, event, event["version"])
 
     hidden = hidden_by_version(client, table_id)
