@@ -26,7 +26,7 @@ from simple_websocket import ConnectionClosed
 
 import engine
 
-from . import auth, frames
+from . import auth, collector, frames
 from .hub import Mailbox
 from .tables import redacted_events, version_arg
 
@@ -136,6 +136,7 @@ def _serve(ws, ctx, table_id: str) -> None:
                 _send(ws, frames.message({"type": "events",
                                         "events": redacted_events(ctx.service, table_id, player, after)}))
             last = _send_state(ws, ctx, table_id, state, player, deck)
+            collector.socket_ready()
             while True:
                 ws.event.wait(CHECK_EVERY)
                 ws.event.clear()
@@ -157,6 +158,7 @@ def _serve(ws, ctx, table_id: str) -> None:
             log.exception("socket of table %s failed", table_id)
         finally:
             ctx.metrics.open_sockets.dec()
+            collector.socket_closed()
     finally:
         ctx.hub.unwatch(table_id, mailbox)
 
