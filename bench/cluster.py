@@ -1,6 +1,6 @@
 """Moves per second and p99 latency: escoba on one Redis against escoba on a 3-master Redis Cluster.
 
-    python bench/cluster.py [--tables 50] [--workers 2] [--threads 16] [--clients 16]
+    python bench/cluster.py [--tables 50] [--workers 2] [--clients 16]
                             [--duration 10] [--rounds 2] [--no-timers]
 
 Starts its own Redis servers on free ports (never a Redis it did not start): one plain
@@ -8,9 +8,10 @@ Redis, and a 3-master cluster (``redis-cli --cluster create``, no replicas) besi
 plain queue Redis, all with the production settings (AOF, appendfsync always,
 noeviction). Two ``escoba serve`` processes run under the same gunicorn settings, one
 with REDIS_URL = the plain Redis, one with REDIS_URL = a cluster node and
-ESCOBA_QUEUE_URL = the queue Redis. The same load (bench/api.py's closed loop of
-scripted moves from a separate process, each round with its own mid-game tables on
-each server) alternates between them: plain, cluster, plain, cluster, ...
+ESCOBA_QUEUE_URL = the queue Redis. The same load (bench/api.py's real client: GET
+the view, POST a legal move from its options, a socket per table; from a separate
+process, each round with its own mid-game tables on each server) alternates between
+them: plain, cluster, plain, cluster, ...
 
 Prints each run, the pooled moves/s and p50/p99, CPU per move of the API and of the
 Redis servers (the cluster's: its three masters' sum), and the ratios cluster/plain.
@@ -23,7 +24,6 @@ out of both servers.
 from __future__ import annotations
 
 import argparse
-import json
 import shutil
 import sys
 import tempfile
@@ -34,18 +34,15 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench._common import (  # noqa: E402
-    Http,
     cpu_seconds,
     exit_on_sigterm,
     free_port,
-    game_script,
-    open_table,
     percentile,
     pool_starmap,
     server_env,
     start_server,
 )
-from bench.api import describe, run_load  # noqa: E402
+from bench.api import describe, open_tables, run_load  # noqa: E402
 from tests.redis_servers import start_cluster, start_plain  # noqa: E402
 
 
@@ -84,13 +81,11 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description="escoba on one Redis vs on a 3-master Redis Cluster")
     parser.add_argument("--tables", type=int, default=50, help="tables per round per server")
     parser.add_argument("--workers", type=int, default=2, help="gunicorn workers, both servers")
-    parser.add_argument("--threads", type=int, default=16)
     parser.add_argument("--clients", type=int, default=16, help="load threads (persistent connections)")
     parser.add_argument("--duration", type=float, default=10.0, help="seconds per measured run")
     parser.add_argument("--warmup", type=float, default=1.0)
     parser.add_argument("--rounds", type=int, default=2, help="plain+cluster pairs, alternating")
     parser.add_argument("--warm", type=int, default=8, help="moves per table before measuring")
-    parser.add_argument("--moves", type=int, default=300, help="scripted moves per table")
     parser.add_argument("--no-timers", action="store_true", help="both servers without the timer hook")
     args = parser.parse_args(argv)
     exit_on_sigterm()
@@ -105,57 +100,40 @@ def main(argv=None) -> int:
         queue = start_plain(workdir / "queue", durable=True)
         cluster = start_cluster(workdir / "cluster", 3, durable=True)
         print(f"one Redis on :{plain.port}; cluster on :{', :'.join(str(n.port) for n in cluster.nodes)} "
-              f"with its queue Redis on :{queue.port} (all AOF appendfsync always); gunicorn gthread "
-              f"workers={args.workers} threads={args.threads}; {args.clients} client threads; "
+              f"with its queue Redis on :{queue.port} (all AOF appendfsync always); gunicorn gevent "
+              f"workers={args.workers}; {args.clients} client threads; "
               f"{args.rounds} x {args.duration:g}s per topology; timers {'off' if args.no_timers else 'on'}",
               flush=True)
-        t = time.perf_counter()
-        n = args.warm + args.moves
-        count = args.tables * args.rounds
-        scripts = pool_starmap(game_script, [(f"cluster:{i}", n) for i in range(2 * count)], 2)
-        print(f"scripted {sum(len(s.moves) for s in scripts)} moves in {time.perf_counter() - t:.1f}s", flush=True)
-
         envs = {"plain": server_env(REDIS_URL=plain.url, ESCOBA_QUEUE_URL="", ESCOBA_RATE_LIMITS="off"),
                 "cluster": server_env(REDIS_URL=cluster.url, ESCOBA_QUEUE_URL=queue.url, ESCOBA_RATE_LIMITS="off")}
         stores = {"plain": [plain], "cluster": [*cluster.nodes, queue]}
         for name in ("plain", "cluster"):
             port = free_port()
             argv_ = [str(Path(__file__).resolve()), "--serve", *(["--no-timers"] if args.no_timers else []),
-                     "--host", "127.0.0.1", "--port", str(port), "--threads", str(args.threads),
-                     "--workers", str(args.workers)]
+                     "--host", "127.0.0.1", "--port", str(port), "--workers", str(args.workers)]
             servers[name] = start_server(f"cluster-bench-{name}", argv_, port, workers=args.workers, env=envs[name])
 
-        tables_memory = {name: memory_used(cluster.nodes if name == "cluster" else [plain])
-                         for name in ("plain", "cluster")}
-        jobs = {}
-        for k, name in enumerate(("plain", "cluster")):
-            http = Http(servers[name].port)
-            own = scripts[k * count:(k + 1) * count]
-            tables = [open_table(http, s) for s in own]
-            jobs[name] = []
-            for (table_id, tokens), script in zip(tables, own, strict=True):
-                for seat, move, version in script.moves[:args.warm]:
-                    status, answer = http.call("POST", f"/tables/{table_id}/moves", move, tokens[seat])
-                    assert status == 200 and answer["version"] == version, (status, answer, version)
-                moves = [({"Content-Type": "application/json", "Authorization": f"Bearer {tokens[seat]}"},
-                          json.dumps(move).encode(), version) for seat, move, version in script.moves[args.warm:]]
-                jobs[name].append((f"/tables/{table_id}/moves", moves))
-            http.close()
-        per_table = {name: (memory_used(cluster.nodes if name == "cluster" else [plain]) - before) / count
-                     for name, before in tables_memory.items()}
-        print(f"opened {count} tables on each and played {args.warm} moves at each; the tables' store grew by "
-              f"{per_table['plain'] / 1024:.1f} KiB per table (plain), {per_table['cluster'] / 1024:.1f} KiB "
-              "(cluster)", flush=True)
+        # bench/api.py's real client on both: mid-game tables, GET the view, POST a move from its
+        # options, a socket per table
+        count = args.tables * args.rounds
+        t = time.perf_counter()
+        tables = {}
+        for name in ("plain", "cluster"):
+            before = memory_used(cluster.nodes if name == "cluster" else [plain])
+            tables[name] = open_tables(servers[name].port, count, args.warm)
+            grown = memory_used(cluster.nodes if name == "cluster" else [plain]) - before
+            print(f"{name}: opened {count} tables and played {args.warm} moves at each; the tables' store grew "
+                  f"by {grown / count / 1024:.1f} KiB per table", flush=True)
+        print(f"in {time.perf_counter() - t:.1f}s", flush=True)
 
         results = {"plain": [], "cluster": []}
         cpu = {"plain": [0.0, 0.0], "cluster": [0.0, 0.0]}
         for r in range(args.rounds):
             for name in ("plain", "cluster"):
-                round_jobs = jobs[name][r * args.tables:(r + 1) * args.tables]
+                mine = tables[name][r * args.tables:(r + 1) * args.tables]
                 server = servers[name]
                 c0, r0 = cpu_seconds(server.pids()), redis_cpu(stores[name])
-                load = (server.port, round_jobs, [0] * len(round_jobs), args.clients, args.duration,
-                        args.warmup, True)
+                load = (server.port, mine, args.clients, args.duration, args.warmup, False)
                 [result] = pool_starmap(run_load, [load], 1)
                 server_cpu, store_cpu = cpu_seconds(server.pids()) - c0, redis_cpu(stores[name]) - r0
                 cpu[name][0] += server_cpu
