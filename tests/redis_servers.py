@@ -108,8 +108,8 @@ def redis_cli() -> str | None:
 
 @dataclass
 class RedisClusterServers:
-    """A Redis Cluster of the suite's own: ``masters`` ``redis-server --cluster-enabled yes``
-    on free ports, no replicas, every slot assigned by ``redis-cli --cluster create``."""
+    """A Redis Cluster of the suite's own: ``redis-server --cluster-enabled yes`` nodes on free
+    ports (masters, and replicas if asked), every slot assigned by ``redis-cli --cluster create``."""
 
     nodes: list[RedisServer]
 
@@ -129,7 +129,8 @@ class RedisClusterServers:
                 c.flushall()
 
     def wait_ok(self, timeout: float = 20.0) -> None:
-        """Until every node says ``cluster_state:ok`` and knows every other node."""
+        """Until every node says ``cluster_state:ok`` and knows every other node, and every replica's
+        link to its master is up."""
         deadline = time.time() + timeout
         while time.time() < deadline:
             states = []
@@ -138,8 +139,11 @@ class RedisClusterServers:
                     info = c.execute_command("CLUSTER", "INFO")
                     info = info.decode() if isinstance(info, bytes) else info
                     fields = dict(line.split(":", 1) for line in info.split() if ":" in line)
+                    replication = c.info("replication")
                     states.append(fields.get("cluster_state") == "ok"
-                                  and int(fields.get("cluster_known_nodes", 0)) == len(self.nodes))
+                                  and int(fields.get("cluster_known_nodes", 0)) == len(self.nodes)
+                                  # a replica counts once it holds its master's data
+                                  and replication.get("master_link_status", "up") == "up")
             if all(states):
                 return
             time.sleep(0.1)
@@ -150,25 +154,28 @@ class RedisClusterServers:
             node.stop()
 
 
-def start_cluster(workdir: Path, masters: int = 3, *, durable: bool = False) -> RedisClusterServers:
-    """Start ``masters`` cluster nodes (client and bus ports both free, the bus given by
-    ``cluster-port``), join them with ``redis-cli --cluster create``, wait for ``ok``."""
+def start_cluster(workdir: Path, masters: int = 3, *, durable: bool = False, replicas: int = 0) -> RedisClusterServers:
+    """Start ``masters`` cluster nodes and ``replicas`` replicas of each (client and bus ports both
+    free, the bus given by ``cluster-port``), join them with ``redis-cli --cluster create``, wait for
+    ``ok``."""
     cli = redis_cli()
     if cli is None:
         raise RuntimeError("redis-cli is not installed")
     nodes: list[RedisServer] = []
     try:
-        for i in range(masters):
+        for i in range(masters * (1 + replicas)):
             port, bus = free_port(), free_port()
             while bus == port:
                 bus = free_port()
             node = RedisServer(port, workdir / f"node{i}", durable=durable,
                                extra=("--cluster-enabled", "yes", "--cluster-port", str(bus),
                                       "--cluster-config-file", str(workdir / f"node{i}" / "nodes.conf"),
-                                      "--cluster-node-timeout", "3000"))
+                                      "--cluster-node-timeout", "3000",
+                                      # a replica's first sync starts at once, not after 5 s
+                                      "--repl-diskless-sync-delay", "0"))
             nodes.append(node.start())
         subprocess.run([cli, "--cluster", "create", *(f"127.0.0.1:{n.port}" for n in nodes),
-                        "--cluster-replicas", "0", "--cluster-yes"],
+                        "--cluster-replicas", str(replicas), "--cluster-yes"],
                        check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=60)
         cluster = RedisClusterServers(nodes)
         cluster.wait_ok()
