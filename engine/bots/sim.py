@@ -265,8 +265,12 @@ class Round:
         """
         return round_points(self.piles, self.escobas, self.settings)
 
-    def tito(self, seat: int) -> tuple[int, tuple[int, ...]]:
-        """Tito's judgement, made fast: what a move takes, less what the next opponent may take after it."""
+    def tito(self, seat: int, want: tuple[int, frozenset] | None = None):
+        """Tito's judgement, made fast: what a move takes, less what the next opponent may take after it.
+
+        With ``want`` (a card and the set it took), whether that move is among the best
+        Tito sees here (ties count: he breaks them at random), instead of his choice.
+        """
         w = self.worth
         table = self.table
         hand = self.hands[seat]
@@ -292,7 +296,7 @@ class Round:
             opp_escoba = self.last_sweep or not ends
         by_total = sums_of(table)
         best = -1e9
-        choice = None
+        choice = wanted = None
         for card in hand:
             v = VAL[card]
             sets = by_total.get(15 - v, [])
@@ -319,6 +323,10 @@ class Round:
                     score -= RISK * _exposure(after, odds, w, hybrid, opp_escoba)
                 if score > best:
                     best, choice = score, (card, s)
+                if want is not None and card == want[0] and frozenset(s) == want[1]:
+                    wanted = score
+        if want is not None:
+            return wanted is not None and wanted >= best - 1e-9
         return choice
 
 
