@@ -41,7 +41,7 @@ from .sim import INDEX, VAL, Round, worth_table
 
 BUDGET_MS = 100.0
 # what is left of the budget once the search stops: room for choosing and returning
-MARGIN = 0.93
+MARGIN = 0.88
 MAX_ITERATIONS = 600
 MIN_ITERATIONS = 12
 CANDIDATES = 4

@@ -402,10 +402,14 @@ CHANCE = [
       for u in range(5)] for pool in range(41)]
     for h in range(HAND + 1)
 ]
-_RANKED: dict[tuple, list[tuple[float, int]]] = {}
+_RANKED: dict[tuple, tuple[tuple[float, int], ...]] = {}
+# kept small: a big cache makes every full garbage collection slow (seen as 70-200 ms pauses
+# in whichever decision it fell on, Tito's included), and emptying it costs a pause too
+# (about 15 ms at 20,000 entries, past Luna's budget in one go)
+RANKED_MAX = 4000
 
 
-def _ranked(table: list[int], w: list[float], hybrid: bool, escoba: bool) -> list[tuple[float, int]]:
+def _ranked(table: list[int], w: list[float], hybrid: bool, escoba: bool) -> tuple[tuple[float, int], ...]:
     """For each card value, the most a card of that value can take from ``table``, best first."""
     key = (escoba, hybrid, id(w), *sorted(table))
     found = _RANKED.get(key)
@@ -431,9 +435,9 @@ def _ranked(table: list[int], w: list[float], hybrid: bool, escoba: bool) -> lis
         if g > 0:
             ranked.append((g + 0.12, v))
     ranked.sort(reverse=True)
-    # kept small: a big cache of lists makes every full garbage collection slow (seen as
-    # 70-200 ms pauses in whichever decision it fell on, Tito's included)
-    if len(_RANKED) > 20_000:
+    # a tuple of tuples of numbers: the collector stops tracking it, so full collections stay short
+    ranked = tuple(ranked)
+    if len(_RANKED) > RANKED_MAX:
         _RANKED.clear()
     _RANKED[key] = ranked
     return ranked
