@@ -2,15 +2,20 @@
 
 She sees only her seat's view. Each iteration deals the cards unseen from
 her seat (the forty, less her hand, the table and every card in this round's
-history) at random into the other hands (by their counts) and the stock;
-then, in that same deal, every candidate move is played and the round is
-played out to its end with a fast Tito-like policy for everybody
-(``engine.bots.sim``). The leaf is what the round really scores: her side's
-round points less the best other side's, counted as ``engine.scoring`` counts
-them (escobas, cards, coins, the 7 of coins, sevens or the setenta, the
-bonuses) on the piles at the round's end, the cards left on the table
-included (they go to whoever captured last). Teams share a pile and a score;
-at a four-player table without teams each player is a side.
+history) into the other hands (by their counts) and the stock: at random, but
+a hand is drawn again (up to ``READ_TRIES`` times) until every play its seat
+made since the hands were dealt is one Tito's judgement would have made holding
+it (``past_choices``): what a player chose to take, or to leave, says what
+they hold. Then, in that same deal, every candidate move is played and the
+round is played out to its end with a fast Tito-like policy for everybody
+(``engine.bots.sim``). The leaf is what the round really scores, counted as
+``engine.scoring`` counts it (escobas, cards, coins, the 7 of coins, sevens or
+the setenta, the bonuses) on the piles at the round's end, the cards left on
+the table included (they go to whoever captured last), weighed by the game:
+her side's chance to win the race to the target once the round is scored,
+against the other side furthest ahead (``engine.bots.race``), in round points
+of the game as it stands (``leaf_value``). Teams share a pile and a score; at
+a four-player table without teams each player is a side.
 
 Every candidate is scored on the same deals (paired samples), so a move that
 falls clearly behind is dropped and the others get more deals; the search ends

@@ -35,8 +35,9 @@ def outcomes() -> tuple[tuple[int, int, float], ...]:
             if x or y:
                 t, d = x + y - TOTAL_MEAN, x - y
                 weights.append((x, y, exp(-t * t / (2 * TOTAL_SD**2) - d * d / (2 * DIFF_SD**2))))
-    total = sum(w for _, _, w in weights)
-    return tuple((x, y, w / total) for x, y, w in weights if w / total > 1e-6)
+    kept = [(x, y, w) for x, y, w in weights if w > 1e-6 * sum(w for _, _, w in weights)]
+    total = sum(w for _, _, w in kept)
+    return tuple((x, y, w / total) for x, y, w in kept)
 
 
 @cache
