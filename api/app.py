@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import orjson
@@ -21,7 +21,6 @@ from .hub import Hub
 from .openapi import build_spec
 from .schemas import BODY_MAX
 from .socket_limits import SocketLimits
-from .viewcache import PublicViews
 
 STATIC = Path(__file__).parent / "static"
 # the key /healthz writes (and lets expire) to learn that the store takes writes
@@ -54,7 +53,6 @@ class Context:
     socket_limits: SocketLimits
     frames: ViewFrames  # the frames of each change for each reader, built once in this process
     backends: Backends | None = None
-    views: PublicViews = field(default_factory=PublicViews)
 
 
 def change_hook(backends: Backends, config: Config):

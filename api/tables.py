@@ -42,11 +42,8 @@ def _deck():
 
 
 def _view(table_id: str, state, reader, player=None) -> dict:
-    deck = _deck()
     host = player is not None and player == state.host
-    if reader is None and not host:  # a spectator's view: built once per version per process
-        return _ctx().views.get(table_id, state, deck)
-    return {"table_id": table_id, **engine.view(state, reader, deck=deck), "you_are_host": host}
+    return {"table_id": table_id, **engine.view(state, reader, deck=_deck()), "you_are_host": host}
 
 
 def view_etag(table_id: str, state, seat, player, deck) -> str:
@@ -132,8 +129,9 @@ def get_table(table_id: str):
     # a client that has this version's view gets a 304, and the view is not built at all
     if request.if_none_match.contains_weak(etag.strip('"')):
         response = current_app.response_class(status=304)
-    else:
-        response = jsonify(_view(table_id, state, seat, player))
+    else:  # the process's per-change view: the reader's sockets are sent the same bytes
+        response = current_app.response_class(_view_json(table_id, state, seat, player),
+                                              mimetype="application/json")
     response.headers["ETag"] = etag
     response.headers["Cache-Control"] = "no-cache"  # may keep it, must ask again (If-None-Match)
     return response

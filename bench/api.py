@@ -4,8 +4,9 @@
 
 Redis runs as production does: a ``redis-server`` of the bench's own with
 ``appendonly yes`` and ``appendfsync always`` (every write fsynced before the
-reply). Both servers run under the same gunicorn settings (``api.serve``:
-gthread, the same workers and threads), with ``ESCOBA_RATE_LIMITS=off``.
+reply). Both servers run under the same gunicorn settings as production
+(``api.serve``: the gevent worker, the same number of workers), with
+``ESCOBA_RATE_LIMITS=off``.
 
 The client does what a real one does, per move: GET its own view (the seat
 whose turn it is, with its token), choose a legal move from the view's
@@ -21,9 +22,7 @@ answers that view, in one round trip.
 
 Measured runs alternate, baseline then escoba, ``--rounds`` times; each round
 has tables of its own (two-player ``selminha`` games to 31, played 8 moves in
-before). A socket the client closed holds its server thread until the server's
-next ping (up to 20 s), into the next runs: the threads (64 a worker) leave
-room for two rounds of sockets beside the HTTP connections. Prints each run,
+before). Prints each run,
 then the pooled moves/s and their ratio (target >= 0.75), p99 of a move
 (GET + POST) and CPU per move of each server (its gunicorn processes), of
 Redis and of the load client.
@@ -228,7 +227,7 @@ def main(argv=None) -> int:
     parser.add_argument("--tables", type=int, default=30, help="tables per round (one socket each)")
     parser.add_argument("--workers", type=int, default=2, help="gunicorn workers, both servers")
     parser.add_argument("--threads", type=int, default=64,
-                        help="gthread threads per worker, both servers (a socket holds one)")
+                        help="threads per worker under --worker-class gthread only (unused by gevent)")
     parser.add_argument("--clients", type=int, default=16, help="load threads (persistent connections)")
     parser.add_argument("--duration", type=float, default=10.0, help="seconds per measured run")
     parser.add_argument("--warmup", type=float, default=1.0, help="uncounted seconds at the start of each run")
@@ -242,8 +241,8 @@ def main(argv=None) -> int:
     with private_redis(durable=True) as server:
         common.use_redis(server.url_db(9))
         print(
-            f"escoba vs baseline: {args.tables} tables a round, gunicorn gthread workers={args.workers} "
-            f"threads={args.threads}, {args.clients} client threads + a socket per table, "
+            f"escoba vs baseline: {args.tables} tables a round, gunicorn gevent workers={args.workers}, "
+            f"{args.clients} client threads + a socket per table, "
             f"{args.rounds} x {args.duration:g}s per server (+{args.warmup:g}s warm-up), "
             f"redis-server of its own with appendfsync always (the machine may be shared)",
             flush=True,

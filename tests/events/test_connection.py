@@ -3,12 +3,21 @@
 from __future__ import annotations
 
 import dataclasses
+import time
 
 import pytest
+import redis
 from redis.cluster import RedisCluster
 
 from events.config import Config
-from events.connection import TopologyError, _without_db, connect, from_clients, is_cluster
+from events.connection import (
+    Connection,
+    TopologyError,
+    _without_db,
+    connect,
+    from_clients,
+    is_cluster,
+)
 
 
 def test_queue_url_is_read_and_defaults_to_empty():
@@ -79,3 +88,52 @@ def test_urls_lose_only_a_trailing_db():
     assert _without_db("h:6379/3") == "h:6379"
     assert _without_db("redis://u:p@h:6379/12") == "redis://u:p@h:6379"
 
+
+
+def test_every_client_the_seam_builds_checks_its_connections_with_the_os_poll(topology):
+    """Both topologies' pools hand out ``events.connection.Connection`` (the cheap checkout check)."""
+    b = topology.backends()
+    try:
+        b.tables.set("{conn}:probe", "1")
+        if topology.is_cluster:
+            pools = [n.redis_connection.connection_pool for n in b.tables.get_nodes() if n.redis_connection]
+        else:
+            pools = [b.tables.connection_pool]
+        assert pools and all(p.connection_class is Connection for p in pools)
+    finally:
+        b.close()
+
+
+def _answer(conn):
+    try:
+        return conn.can_read()
+    except redis.ConnectionError:
+        return "closed"
+
+
+@pytest.mark.integration
+def test_the_cheap_check_answers_as_redis_pys_own_idle_pending_and_closed(redis_server):
+    """The OS poll says 'nothing waiting' only when redis-py's own check would: a reply nobody
+    read and a connection the server closed are still seen."""
+    killer = redis.Redis.from_url(redis_server.url_db(5))
+    try:
+        for cls in (Connection, redis.Connection):
+            conn = cls(host="127.0.0.1", port=redis_server.port, db=5)
+            conn.connect()
+            assert _answer(conn) is False, cls  # idle
+            conn.send_command("CLIENT", "ID")
+            client_id = conn.read_response()
+            conn.send_command("PING")  # a reply nobody read
+            deadline = time.monotonic() + 5
+            while _answer(conn) is False and time.monotonic() < deadline:
+                time.sleep(0.01)
+            assert _answer(conn) is True, cls
+            assert conn.read_response() in (b"PONG", "PONG")
+            killer.execute_command("CLIENT", "KILL", "ID", client_id)
+            deadline = time.monotonic() + 5
+            while _answer(conn) is False and time.monotonic() < deadline:
+                time.sleep(0.01)
+            assert _answer(conn) in (True, "closed"), cls  # a closed peer reads as ready, or is named
+            conn.disconnect()
+    finally:
+        killer.close()
