@@ -2,15 +2,20 @@
 
 She sees only her seat's view. Each iteration deals the cards unseen from
 her seat (the forty, less her hand, the table and every card in this round's
-history) at random into the other hands (by their counts) and the stock;
-then, in that same deal, every candidate move is played and the round is
-played out to its end with a fast Tito-like policy for everybody
-(``engine.bots.sim``). The leaf is what the round really scores: her side's
-round points less the best other side's, counted as ``engine.scoring`` counts
-them (escobas, cards, coins, the 7 of coins, sevens or the setenta, the
-bonuses) on the piles at the round's end, the cards left on the table
-included (they go to whoever captured last). Teams share a pile and a score;
-at a four-player table without teams each player is a side.
+history) into the other hands (by their counts) and the stock: at random, but
+a hand is drawn again (up to ``READ_TRIES`` times) until every play its seat
+made since the hands were dealt is one Tito's judgement would have made holding
+it (``past_choices``): what a player chose to take, or to leave, says what
+they hold. Then, in that same deal, every candidate move is played and the
+round is played out to its end with a fast Tito-like policy for everybody
+(``engine.bots.sim``). The leaf is what the round really scores, counted as
+``engine.scoring`` counts it (escobas, cards, coins, the 7 of coins, sevens or
+the setenta, the bonuses) on the piles at the round's end, the cards left on
+the table included (they go to whoever captured last), weighed by the game:
+her side's chance to win the race to the target once the round is scored,
+against the other side furthest ahead (``engine.bots.race``), in round points
+of the game as it stands (``leaf_value``). Teams share a pile and a score; at
+a four-player table without teams each player is a side.
 
 Every candidate is scored on the same deals (paired samples), so a move that
 falls clearly behind is dropped and the others get more deals; the search ends
@@ -35,13 +40,13 @@ import random
 from collections.abc import Callable
 
 from ..cards import SEVEN_OF_COINS as SEVEN
-from . import tito
+from . import race, tito
 from .common import Reading, card_worth
 from .sim import INDEX, VAL, Round, worth_table
 
 BUDGET_MS = 100.0
 # what is left of the budget once the search stops: room for choosing and returning
-MARGIN = 0.93
+MARGIN = 0.88
 MAX_ITERATIONS = 600
 MIN_ITERATIONS = 12
 CANDIDATES = 4
@@ -61,6 +66,17 @@ PRIOR_WEIGHT = 8.0
 # value could have captured says the player held no card of that value (Tito-like players
 # nearly always take); their deals are drawn from the other cards. Off unless measured to pay.
 INFER = 0
+# the leaf weighs a round's points by the race to the game's target (see leaf_value)
+GAME_VALUE = 1
+# a side's points in a round's first part, about: where a point's worth is read for the scale
+ROUND_SHARE = 2
+# the least a point is taken to be worth in win chance (a game nearly decided either way)
+SLOPE_MIN = 0.02
+# reading what the others chose this deal, with the simulator's policy (Tito's judgement,
+# theirs in the rollouts too): a deal of a hand is kept when every play its seat made this
+# deal is one that judgement ranks best holding it. Up to this many draws per hand, then the
+# draw that agrees with the most plays (a player who is not Tito-like still gets a deal).
+READ_TRIES = 12
 
 
 class Budget:
@@ -140,9 +156,9 @@ def search(root: Round, r: Reading, moves: list[tuple[int, list[int]]], rng: ran
     unseen = [INDEX[c] for c in r.unseen]
     others = [(s, r.hand_count[s]) for s in r.players if s != r.me]
     lacks = inferred_lacks(r, root) if INFER else {}
+    reads = past_choices(r, root) if READ_TRIES else {}
     others.sort(key=lambda x: x[0] not in lacks)  # the constrained hands are drawn first
-    sides = len(r.sides)
-    mine = r.my_side
+    leaf = leaf_value(r)
     stop = budget.over
     alive = list(range(len(moves)))
     totals = [0.0] * len(moves)
@@ -152,7 +168,9 @@ def search(root: Round, r: Reading, moves: list[tuple[int, list[int]]], rng: ran
         deal = root.copy()
         pool = list(unseen)
         rng.shuffle(pool)
-        if lacks:
+        if reads:
+            _deal_read(deal, pool, others, reads, rng)
+        elif lacks:
             _deal_inferred(deal, pool, others, lacks)
         else:
             at = 0
@@ -168,9 +186,7 @@ def search(root: Round, r: Reading, moves: list[tuple[int, list[int]]], rng: ran
             sim.play(r.me, card, taken)
             if not sim.rollout(999, stop, CHECK_EVERY):
                 break
-            points = sim.points()
-            best_other = max(points[j] for j in range(sides) if j != mine)
-            got.append(points[mine] - best_other)
+            got.append(leaf(sim.points()))
         else:
             for i, v in zip(alive, got, strict=True):
                 results[i].append(v)
@@ -188,6 +204,38 @@ def search(root: Round, r: Reading, moves: list[tuple[int, list[int]]], rng: ran
     # the best mean over the deals every live move was scored on, with the prior's pseudo-deals;
     # ties go to Tito's order
     return max(alive, key=lambda i: (totals[i] + PRIOR_WEIGHT * prior[i], -i))
+
+
+def leaf_value(r: Reading) -> Callable[[list[int]], float]:
+    """The leaf: a round's points per side, as her side's gain in the game, in round points.
+
+    With ``GAME_VALUE``, the chance to win the game once the round is scored (``race``:
+    against the other side furthest ahead then), over what one round point is worth in that
+    chance about the end of this round, so that early in a game it is the round's point
+    difference and the prior and the pruning keep their scale; near the target a point that
+    wins or saves the game counts for more, a point past need for less. Without, the round's
+    points less the best other side's.
+    """
+    mine = r.my_side
+    others = [j for j in range(len(r.sides)) if j != mine]
+    if not GAME_VALUE:
+        return lambda points: points[mine] - max(points[j] for j in others)
+    target = r.settings.target
+    scores = r.scores
+    a, b = scores[mine], max(scores[j] for j in others)
+    c = ROUND_SHARE
+    slope = max(SLOPE_MIN, (race.chance(a + c + 1, b + c, target) - race.chance(a + c, b + c + 1, target)) / 2)
+    seen: dict[tuple, float] = {}
+
+    def value(points: list[int]) -> float:
+        key = tuple(points)
+        v = seen.get(key)
+        if v is None:
+            other = max(scores[j] + points[j] for j in others)
+            v = seen[key] = race.chance(a + points[mine], other, target) / slope
+        return v
+
+    return value
 
 
 def _prune(alive: list[int], results: list[list[int]], totals: list[float], n: int) -> list[int]:
@@ -264,6 +312,83 @@ def _deal_inferred(deal: Round, pool: list[int], others: list[tuple[int, int]],
                 continue
         deal.hands[seat] = rest[:n]
         rest = rest[n:]
+    deal.stock = rest
+
+
+def past_choices(r: Reading, root: Round) -> dict[int, list[tuple[Round, int, int, frozenset, list[int]]]]:
+    """Per other seat, each of its plays in the current deal, as the round stood before it.
+
+    A play is (the round just before it, its hand left empty; the card; the set it took; the
+    cards that seat has played since, this one included: its hand then was what it holds now
+    and those). Walked back from the round now, as ``inferred_lacks`` walks: the table, and
+    the cards of each value in sight (public), before each play. Earlier deals tell nothing:
+    the hands they dealt have been played, in sight.
+    """
+    history = r.view["history"]
+    per_deal = 3 * len(r.players)
+    plays = sum(1 for h in history if h["kind"] == "play")
+    first = plays - plays % per_deal
+    table = list(root.table)
+    public = list(root.public)
+    since: dict[int, list[int]] = {s: [] for s in r.players}
+    found: dict[int, list] = {}
+    count = plays
+    for h in reversed(history):
+        if count <= first or h["kind"] == "opening":
+            break
+        card, taken = INDEX[h["card"]], [INDEX[c] for c in h["captured"]]
+        if h["kind"] == "fifteen":
+            table += [*taken, card]
+            continue
+        count -= 1
+        seat = h["seat"]
+        if taken:
+            table += taken
+        else:
+            table.remove(card)
+        public[VAL[card]] -= 1
+        since[seat].append(card)
+        if seat != r.me:
+            before = root.copy()
+            before.table = list(table)
+            before.public = list(public)
+            before.stock = [0] * r.stock_count
+            before.hands = {s: [0] * (r.hand_count[s] + len(since[s])) for s in r.players}
+            found.setdefault(seat, []).append((before, seat, card, frozenset(taken), list(since[seat])))
+    return found
+
+
+def _agreed(hand: list[int], checks: list) -> int:
+    """How many of a seat's plays this deal Tito's judgement would make, had it held ``hand``."""
+    n = 0
+    for before, seat, card, taken, since in checks:
+        before.hands[seat] = hand + since
+        n += before.tito(seat, (card, taken))
+    return n
+
+
+def _deal_read(deal: Round, pool: list[int], others: list[tuple[int, int]], reads: dict,
+               rng: random.Random) -> None:
+    """Deal ``pool`` (shuffled) so each hand agrees with the plays its seat made, as far as draws find one."""
+    rest = pool
+    for seat, n in others:
+        checks = reads.get(seat)
+        hand = rest[:n]
+        if checks:
+            best = -1
+            for _ in range(READ_TRIES):
+                agree = _agreed(hand, checks)
+                if agree > best:
+                    best, chosen = agree, hand
+                if agree == len(checks):
+                    break
+                hand = rng.sample(rest, n)
+            hand = chosen
+            held = set(hand)
+            rest = [c for c in rest if c not in held]
+        else:
+            rest = rest[n:]
+        deal.hands[seat] = hand
     deal.stock = rest
 
 

@@ -265,8 +265,12 @@ class Round:
         """
         return round_points(self.piles, self.escobas, self.settings)
 
-    def tito(self, seat: int) -> tuple[int, tuple[int, ...]]:
-        """Tito's judgement, made fast: what a move takes, less what the next opponent may take after it."""
+    def tito(self, seat: int, want: tuple[int, frozenset] | None = None):
+        """Tito's judgement, made fast: what a move takes, less what the next opponent may take after it.
+
+        With ``want`` (a card and the set it took), whether that move is among the best
+        Tito sees here (ties count: he breaks them at random), instead of his choice.
+        """
         w = self.worth
         table = self.table
         hand = self.hands[seat]
@@ -292,7 +296,7 @@ class Round:
             opp_escoba = self.last_sweep or not ends
         by_total = sums_of(table)
         best = -1e9
-        choice = None
+        choice = wanted = None
         for card in hand:
             v = VAL[card]
             sets = by_total.get(15 - v, [])
@@ -319,6 +323,10 @@ class Round:
                     score -= RISK * _exposure(after, odds, w, hybrid, opp_escoba)
                 if score > best:
                     best, choice = score, (card, s)
+                if want is not None and card == want[0] and frozenset(s) == want[1]:
+                    wanted = score
+        if want is not None:
+            return wanted is not None and wanted >= best - 1e-9
         return choice
 
 
@@ -394,10 +402,14 @@ CHANCE = [
       for u in range(5)] for pool in range(41)]
     for h in range(HAND + 1)
 ]
-_RANKED: dict[tuple, list[tuple[float, int]]] = {}
+_RANKED: dict[tuple, tuple[tuple[float, int], ...]] = {}
+# kept small: a big cache makes every full garbage collection slow (seen as 70-200 ms pauses
+# in whichever decision it fell on, Tito's included), and emptying it costs a pause too
+# (about 15 ms at 20,000 entries, past Luna's budget in one go)
+RANKED_MAX = 4000
 
 
-def _ranked(table: list[int], w: list[float], hybrid: bool, escoba: bool) -> list[tuple[float, int]]:
+def _ranked(table: list[int], w: list[float], hybrid: bool, escoba: bool) -> tuple[tuple[float, int], ...]:
     """For each card value, the most a card of that value can take from ``table``, best first."""
     key = (escoba, hybrid, id(w), *sorted(table))
     found = _RANKED.get(key)
@@ -423,9 +435,9 @@ def _ranked(table: list[int], w: list[float], hybrid: bool, escoba: bool) -> lis
         if g > 0:
             ranked.append((g + 0.12, v))
     ranked.sort(reverse=True)
-    # kept small: a big cache of lists makes every full garbage collection slow (seen as
-    # 70-200 ms pauses in whichever decision it fell on, Tito's included)
-    if len(_RANKED) > 20_000:
+    # a tuple of tuples of numbers: the collector stops tracking it, so full collections stay short
+    ranked = tuple(ranked)
+    if len(_RANKED) > RANKED_MAX:
         _RANKED.clear()
     _RANKED[key] = ranked
     return ranked

@@ -386,3 +386,111 @@ def test_luna_takes_the_seven_of_coins_whenever_a_move_does(preset, overrides):
         assert command in moves and command["capture"] and "7o" in [command["card"], *command["capture"]]
         seen += 1
     assert seen >= 3
+
+
+# --- reading the others' plays with Tito's judgement --------------------------------
+
+@pytest.mark.parametrize("preset,overrides", TABLES)
+@pytest.mark.parametrize("players", [2, 3, 4])
+def test_a_tito_players_real_hand_always_agrees_with_his_plays(preset, overrides, players):
+    """Tito's hand as it really is passes the reading of every play he made this deal, so the
+    reading never rules out the truth against him (the simulator's judgement is his)."""
+    checked = 0
+    for seed in range(3):
+        rng = random.Random(seed * 13 + players)
+        s = table(preset, ["tito"] * players, rng, settings=overrides)
+        while s.status == "playing":
+            v = view(s, s.turn)
+            r = Reading(v)
+            reads = luna.past_choices(r, luna._root(r))
+            assert s.turn not in reads
+            for seat, checks in reads.items():
+                assert luna._agreed([INDEX[c] for c in s.hands[seat]], checks) == len(checks)
+                checked += len(checks)
+            command = dict(tito.choose(v, rng))
+            command["by"] = s.turn
+            s = fold(s, decide(s, command))
+    assert checked > 30
+
+
+def _tito_position(preset, seed, plays):
+    """A table some plays into its first round, every play Tito's."""
+    rng = random.Random(seed)
+    s = table(preset, ["tito", "tito"], rng)
+    for _ in range(plays):
+        if s.status != "playing":
+            break
+        command = dict(tito.choose(view(s, s.turn), rng))
+        command["by"] = s.turn
+        s = fold(s, decide(s, command))
+    return s
+
+
+def test_read_deals_share_out_the_unseen_cards_and_agree_when_they_can():
+    rng = random.Random(9)
+    seen = agreed = 0
+    for seed in range(40):
+        s = _tito_position(("selminha", "del15", "cardgames")[seed % 3], seed, 1 + seed % 5)
+        if s.status != "playing":
+            continue
+        r = Reading(view(s, s.turn))
+        root = luna._root(r)
+        reads = luna.past_choices(r, root)
+        others = [(p, r.hand_count[p]) for p in r.players if p != r.me]
+        pool = [INDEX[c] for c in r.unseen]
+        for _ in range(5):
+            rng.shuffle(pool)
+            deal = root.copy()
+            luna._deal_read(deal, list(pool), others, reads, rng)
+            dealt = [c for p, _ in others for c in deal.hands[p]] + deal.stock
+            assert sorted(dealt) == sorted(pool)
+            assert all(len(deal.hands[p]) == n for p, n in others)
+            for p, checks in reads.items():
+                seen += 1
+                agreed += luna._agreed(deal.hands[p], checks) == len(checks)
+    assert seen > 20 and agreed / seen > 0.9
+
+
+# --- the leaf weighs the round's points by the race to the target -------------------
+
+def test_the_race_is_fair_and_a_point_never_hurts():
+    from engine.bots import race
+
+    assert abs(sum(p for _, _, p in race.outcomes()) - 1) < 1e-9
+    for target in (10, 15, 21, 30, 31):
+        for a in range(target):
+            for b in range(target):
+                assert abs(race.chance(a, b, target) + race.chance(b, a, target) - 1) < 1e-9
+                assert race.chance(a + 1, b, target) >= race.chance(a, b, target) - 1e-12
+        assert race.chance(target, target - 1, target) == 1.0
+        assert race.chance(target + 2, target + 2, target) == 0.5  # level past the target: play on
+
+
+def _reading(scores, target=21, sides=2):
+    class R:
+        pass
+
+    r = R()
+    r.my_side, r.sides, r.scores = 0, [(i,) for i in range(sides)], list(scores)
+    r.settings = Settings(target=target)
+    return r
+
+
+def test_early_in_a_game_the_leaf_is_about_the_point_difference():
+    leaf = luna.leaf_value(_reading((0, 0)))
+    one = leaf([1, 0]) - leaf([0, 0])
+    assert 0.8 < one < 1.2
+    assert abs((leaf([4, 1]) - leaf([0, 0])) - 3 * one) < 0.5
+    assert leaf([2, 2]) == pytest.approx(leaf([0, 0]), abs=0.1)
+
+
+def test_near_the_target_the_point_that_wins_counts_most():
+    leaf = luna.leaf_value(_reading((19, 19)))
+    assert leaf([2, 1]) > leaf([1, 0]) > leaf([0, 0])  # reaching 21 ahead wins the game
+    assert leaf([3, 0]) - leaf([2, 0]) < 0.2  # a point past winning is worth next to nothing
+
+
+def test_without_game_value_the_leaf_is_the_round_point_difference(monkeypatch):
+    monkeypatch.setattr(luna, "GAME_VALUE", 0)
+    leaf = luna.leaf_value(_reading((18, 3, 9), sides=3))
+    assert leaf([2, 5, 1]) == -3
