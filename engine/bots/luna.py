@@ -76,6 +76,8 @@ SLOPE_MIN = 0.02
 # theirs in the rollouts too): a deal of a hand is kept when every play its seat made this
 # deal is one that judgement ranks best holding it. Up to this many draws per hand, then the
 # draw that agrees with the most plays (a player who is not Tito-like still gets a deal).
+# Measured (bench/bots.py, seed 'final', the same 90 duplicate pairs against Tito): +0.40
+# points a round with it, +0.25 without (READ_TRIES=0); 62.8% of games against 58.9%.
 READ_TRIES = 12
 
 
