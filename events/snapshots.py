@@ -26,7 +26,7 @@ from .store import snapshot_key, table_key
 
 SNAPSHOT_EVERY = 50
 # Checkpoints for reading the past (the event feed and socket catch-up after version N):
-# ``table:{ID}:checkpoints`` (hash: version -> snapshot) keeps the last KEEP_RECENT snapshots
+# ``table:{ID}:checkpoints`` (hash: stretch -> snapshot) keeps the last KEEP_RECENT snapshots
 # and, older than those, one every SPARSE_EVERY snapshots. Catching up after N then folds at
 # most SNAPSHOT_EVERY events before N when N is recent, and at most SNAPSHOT_EVERY *
 # SPARSE_EVERY when it is older (and then more than KEEP_RECENT * SNAPSHOT_EVERY events are
@@ -128,36 +128,53 @@ def load_snapshot(redis, table_id: str) -> State | None:
 
 
 def save_snapshot(redis, table_id: str, state: State, every: int = SNAPSHOT_EVERY) -> None:
-    """The newest snapshot, also kept as a checkpoint; the checkpoint that falls out of the
-    recent ones goes unless it is a sparse one (one round trip)."""
+    """The newest snapshot; also the checkpoint of the stretch of ``every`` versions it falls in,
+    and the checkpoint that falls out of the recent ones goes unless it is a sparse one (one
+    round trip).
+
+    A checkpoint is named by its stretch (``version // every * every``), not its version: a
+    command that appends several events crosses a multiple of ``every`` without stopping on
+    it, so versions would be unpredictable names (a read of the past then listed the hash to
+    find one) and the recent ones would never be pruned. The first state saved in a stretch
+    stays (HSETNX): it is the one that serves the most versions of it.
+    """
     blob = dumps_snapshot(state)
-    v = state.version
+    key = checkpoints_key(table_id)
     with redis.pipeline(transaction=False) as pipe:
         pipe.set(snapshot_key(table_id), blob)
-        pipe.hset(checkpoints_key(table_id), str(v), blob)
-        if every > 0 and v % every == 0:
-            old = v - KEEP_RECENT * every
+        mark = state.version // every * every if every > 0 else state.version
+        if mark > 0:
+            pipe.hsetnx(key, str(mark), blob)
+        if every > 0:
+            old = mark - KEEP_RECENT * every
             if old > 0 and old % (every * SPARSE_EVERY):
-                pipe.hdel(checkpoints_key(table_id), str(old))
+                pipe.hdel(key, str(old))
         pipe.execute()
 
 
 def load_checkpoint(redis, table_id: str, at_most: int, every: int = SNAPSHOT_EVERY) -> State | None:
     """The state of the newest checkpoint at or before version ``at_most``, or None.
 
-    First the checkpoint where one should be (one round trip), else the nearest one kept."""
+    First the checkpoint of ``at_most``'s stretch (one round trip; its state may be a few
+    versions past ``at_most`` when a command crossed the stretch's start, then the stretch
+    before), else the nearest one kept (older stretches keep one in ``SPARSE_EVERY``; tables
+    written before checkpoints were named by stretch)."""
     if at_most <= 0:
         return None
     key = checkpoints_key(table_id)
     if every > 0:
-        state = loads_snapshot(redis.hget(key, str(at_most // every * every)))
-        if state is not None:
-            return state
+        mark = at_most // every * every
+        for stretch in (mark, mark - every):
+            if stretch <= 0:
+                break
+            state = loads_snapshot(redis.hget(key, str(stretch)))
+            if state is not None and state.version <= at_most:
+                return state
     kept = sorted((int(v) for v in redis.hkeys(key)), reverse=True)
     for v in kept:
         if v <= at_most:
             state = loads_snapshot(redis.hget(key, str(v)))
-            if state is not None:
+            if state is not None and state.version <= at_most:
                 return state
     return None
 
