@@ -61,10 +61,7 @@ def view_etag(table_id: str, state, seat, player, deck) -> str:
 def _view_json(table_id: str, state, reader, player=None) -> bytes:
     """``_view`` encoded, from the process's per-change views (api/frames.py): the mover's sockets
     are then sent the view this answer built."""
-    deck = request.args.get("deck")
-    if deck is not None and deck not in engine.cards.DECKS:
-        raise RuleError("bad_request", f"Unknown deck design {deck!r}.", {"deck": list(engine.cards.DECKS)})
-    return _ctx().frames.view_json(table_id, state, reader, player is not None and player == state.host, deck)
+    return _ctx().frames.view_json(table_id, state, reader, player is not None and player == state.host, _deck())
 
 
 def _invite_url(table_id: str) -> str:
