@@ -47,6 +47,9 @@ class Gunicorn(BaseApplication):
             self.cfg.set(key, value)
 
     def load(self):
+        from . import wire
+
+        wire.install()
         return self.app_factory()
 
 
