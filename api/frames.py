@@ -5,7 +5,8 @@ A change reaches every socket of its table. Most of them read the same view
 the view for one (table, version, seat, host, deck) is built, encoded and put
 in a WebSocket frame once in this process, and every socket of that reader is
 sent the same bytes. The key holds the seat: a view is only ever sent to the
-reader it was built for, so hidden cards stay hidden.
+reader it was built for, so hidden cards stay hidden. What all readers of a
+version share (engine.table_view: no hand in it) is built once for all of them.
 
 Server frames are never masked, and the sockets negotiate no compression
 (api/sockets.py), so a frame's bytes are the same for every connection.
@@ -47,6 +48,7 @@ class ViewFrames:
     def __init__(self, size: int = 4096):
         self.size = size
         self._built: OrderedDict[tuple, tuple[bytes, bytes]] = OrderedDict()
+        self._bases: OrderedDict[tuple, engine.TableView] = OrderedDict()
         self._lock = threading.Lock()
         self.built = 0  # views built (the rest were sent from here)
 
@@ -65,7 +67,7 @@ class ViewFrames:
             if out is not None:
                 self._built.move_to_end(key)
                 return out
-        out = _build(table_id, state, seat, is_host, deck)
+        out = _build(table_id, state, seat, is_host, deck, self._table_view(table_id, state, deck))
         with self._lock:
             self.built += 1
             self._built[key] = out
@@ -73,9 +75,24 @@ class ViewFrames:
                 self._built.popitem(last=False)
         return out
 
+    def _table_view(self, table_id, state, deck):
+        """The part of a version's view every reader shares (engine.view.table_view), built once
+        for the mover's answer and the other sockets' views alike."""
+        key = (table_id, state.version, deck)
+        with self._lock:
+            base = self._bases.get(key)
+            if base is not None:
+                return base
+        base = engine.table_view(state, deck=deck)
+        with self._lock:
+            self._bases[key] = base
+            while len(self._bases) > self.size // 4:
+                self._bases.popitem(last=False)
+        return base
 
-def _build(table_id: str, state, seat, is_host, deck) -> tuple[bytes, bytes]:
-    view = orjson.dumps({"table_id": table_id, **engine.view(state, seat, deck=deck), "you_are_host": is_host})
+
+def _build(table_id: str, state, seat, is_host, deck, base) -> tuple[bytes, bytes]:
+    view = orjson.dumps({"table_id": table_id, **engine.for_reader(base, state, seat), "you_are_host": is_host})
     frames = text_frame(b'{"type":"table","version":%d,"table":%s}' % (state.version, view))
     if seat is not None and state.status == "playing" and state.turn == seat:
         # sent with the view, in the same write

@@ -26,7 +26,7 @@ from .flow import PICK_RANGE
 from .game import PLAYER_MOVES, SYSTEM_COMMANDS, decide, decide_and_fold
 from .rules import PRESETS, Settings, custom_settings, settings_for
 from .state import State, fold, replay
-from .view import redact, view
+from .view import TableView, for_reader, redact, table_view, view
 
 # Bump when a change to the rules would fold an old log differently; snapshots
 # made by another engine version are ignored and rebuilt.
@@ -34,6 +34,7 @@ ENGINE_VERSION = 1
 
 __all__ = [
     "ENGINE_VERSION", "EVENT_TYPES", "PICK_RANGE", "PLAYER_MOVES", "PRESETS", "SYSTEM_COMMANDS",
-    "RuleError", "Settings", "State", "custom_settings", "decide", "decide_and_fold", "event_data",
-    "event_from", "event_type", "fold", "redact", "replay", "settings_for", "view",
+    "RuleError", "Settings", "State", "TableView", "custom_settings", "decide", "decide_and_fold",
+    "event_data", "event_from", "event_type", "fold", "for_reader", "redact", "replay", "settings_for",
+    "table_view", "view",
 ]

@@ -8,6 +8,7 @@ being taken), and this round's plays are public history.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import lru_cache
 
 from . import events as ev
@@ -33,11 +34,23 @@ def view(state: State, reader: int | None = SPECTATOR, *, deck: str | None = Non
 
     ``full`` is the operator's view: every hand, the stock in order, the piles.
     """
+    return for_reader(table_view(state, deck=deck), state, reader, full=full)
+
+
+@dataclass(frozen=True)
+class TableView:
+    """What every reader of one state sees alike: a view with nobody's hand in it, and the
+    cards it names. ``for_reader`` completes it for one reader; a server with several
+    readers of a version builds this part once."""
+
+    fields: dict
+    shown: frozenset
+
+
+def table_view(state: State, *, deck: str | None = None) -> TableView:
     s = state
-    you = reader if reader is not None and reader in range(4) and s.seats[reader] else None
-    in_round = s.status == "playing"
     design = design_for(s.settings.deck, deck)
-    result = {
+    fields = {
         "version": s.version,
         "status": s.status,
         "name": s.name,
@@ -45,8 +58,8 @@ def view(state: State, reader: int | None = SPECTATOR, *, deck: str | None = Non
         "settings": settings_dict(s.settings),
         "host": s.seat_of(s.host) if s.host else None,
         "seats": [_seat(s, i) for i in range(4)],
-        "you": you,
-        "hand": list(s.hands.get(you, ())) if you is not None and in_round else [],
+        "you": None,  # the reader's: for_reader
+        "hand": [],  # the reader's
         "table_cards": list(s.table),
         "stock_count": len(s.stock),
         "dealer": s.dealer,
@@ -58,8 +71,8 @@ def view(state: State, reader: int | None = SPECTATOR, *, deck: str | None = Non
         "captured": _captured(s),
         "last_round": [dict(side) for side in s.last_round] if s.last_round else None,
         "fifteen_to_take": _fifteen(s),
-        "options": options(s, you) if in_round and you is not None and you == s.turn else None,
-        "last_deal": bool(in_round and s.last_deal),
+        "options": None,  # the reader's, on their turn
+        "last_deal": bool(s.status == "playing" and s.last_deal),
         "history": [{"kind": kind, "seat": seat, "card": card, "captured": list(captured)}
                     for kind, seat, card, captured in s.history],
         "winners": list(s.winners) if s.winners is not None else None,
@@ -68,13 +81,30 @@ def view(state: State, reader: int | None = SPECTATOR, *, deck: str | None = Non
         "rematch": _rematch(s),
         "deck": design,
     }
+    return TableView(fields, frozenset(_shown_cards(fields)))
+
+
+def for_reader(base: TableView, state: State, reader: int | None = SPECTATOR, *, full: bool = False) -> dict:
+    """``base`` (``table_view`` of ``state``) completed for ``reader``: their seat, hand and options,
+    and the labels of only the cards this reader is shown, so no field names a card they may not see."""
+    s = state
+    you = reader if reader is not None and reader in range(4) and s.seats[reader] else None
+    in_round = s.status == "playing"
+    result = dict(base.fields)
+    result["you"] = you
+    shown = base.shown
+    if you is not None and in_round:
+        result["hand"] = list(s.hands.get(you, ()))
+        shown = shown.union(result["hand"])
+        if you == s.turn:
+            result["options"] = options(s, you)
     if full:
         result["hands"] = {str(seat): list(h) for seat, h in s.hands.items()}
         result["stock"] = list(s.stock)
         result["piles"] = [list(p) for p in s.piles]
-    # labels only for the cards this view shows, so no field names a card the reader may not see
-    names = label_map(design)
-    result["labels"] = {c: names[c] for c in _shown_cards(result)}
+        shown = frozenset(_shown_cards(result))
+    names = label_map(result["deck"])
+    result["labels"] = {c: names[c] for c in shown}
     return result
 
 

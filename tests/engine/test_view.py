@@ -220,3 +220,19 @@ def test_redacted_events_carry_no_player_id():
     seated = redact(ev.PlayerSeated(1, "p_fedcba9876543210", "Bea"), 1)
     assert "p_" not in json.dumps([opened, seated])
     assert seated["data"] == {"seat": 1, "name": "Bea"}
+
+
+def test_the_shared_part_of_a_view_names_no_hand_and_completes_to_each_readers_view():
+    from engine import for_reader, table_view
+
+    rng = random.Random(9)
+    state = started("selminha", 4, None, shuffled(rng))
+    while state.status == "playing":
+        base = table_view(state)
+        in_hands = {c for h in state.hands.values() for c in h}
+        assert not (cards_in(base.fields) | base.shown) & (in_hands | set(state.stock))
+        for reader in (None, 0, 1, 2, 3):
+            # one shared part for every reader, and nothing of one reader left in it for the next
+            assert for_reader(base, state, reader) == view(state, reader)
+        assert for_reader(base, state, None, full=True) == view(state, None, full=True)
+        state = apply(state, random_command(state, rng))
