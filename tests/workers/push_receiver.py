@@ -11,12 +11,12 @@ from __future__ import annotations
 import base64
 import json
 import os
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import http_ece
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
+
+from .receiver import LocalReceiver
 
 
 def b64(data: bytes) -> str:
@@ -45,43 +45,24 @@ class Subscriber:
                                 version="aes128gcm")
 
 
-class PushService:
+class PushService(LocalReceiver):
+    path = "/push/abc123"
+
     def __init__(self, subscriber: Subscriber, statuses=()):
         self.subscriber = subscriber
         self.statuses = list(statuses)
         self.attempts: list[dict] = []  # every POST: headers, status answered
         self.messages: list[dict] = []  # decrypted payloads of the POSTs answered 201
         self.errors: list[str] = []
-        self.lock = threading.Lock()
-        service = self
+        super().__init__()
+        self.endpoint = self.url
 
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self):
-                body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
-                with service.lock:
-                    status = service.statuses.pop(0) if service.statuses else 201
-                    service.attempts.append({"path": self.path, "headers": dict(self.headers),
-                                             "status": status})
-                    if status == 201:
-                        try:
-                            service.messages.append(json.loads(service.subscriber.decrypt(body)))
-                        except Exception as exc:  # a message we cannot read fails the test
-                            service.errors.append(f"{type(exc).__name__}: {exc}")
-                self.send_response(status)
-                self.send_header("Content-Length", "0")
-                self.end_headers()
-
-            def log_message(self, *args):
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.endpoint = f"http://127.0.0.1:{self.server.server_port}/push/abc123"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-
-    def __enter__(self):
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self.server.shutdown()
-        self.server.server_close()
+    def received(self, path, headers, body) -> int:
+        status = self.statuses.pop(0) if self.statuses else 201
+        self.attempts.append({"path": path, "headers": headers, "status": status})
+        if status == 201:
+            try:
+                self.messages.append(json.loads(self.subscriber.decrypt(body)))
+            except Exception as exc:  # a message we cannot read fails the test
+                self.errors.append(f"{type(exc).__name__}: {exc}")
+        return status
