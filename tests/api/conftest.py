@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
+import json
+import time
 
 import pytest
 
@@ -21,8 +23,9 @@ class Client:
         assert r.status_code == 201, r.get_json()
         return r.get_json()
 
-    def sit(self, table_id, name="Bea"):
-        r = self.http.post(f"/tables/{table_id}/seats", json={"name": name})
+    def sit(self, table_id, name="Bea", **request):
+        # request: what the http client takes beside (tests/api/test_two_processes.py: port=)
+        r = self.http.post(f"/tables/{table_id}/seats", json={"name": name}, **request)
         assert r.status_code == 201, r.get_json()
         return r.get_json()
 
@@ -43,6 +46,17 @@ class Client:
 
     def admin(self):
         return {"Authorization": f"Bearer {ADMIN}"}
+
+
+def recv(ws, kind, timeout=10.0):
+    """A socket's next message of ``kind``, skipping others (pings, interleaved views)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        ws.settimeout(max(0.1, deadline - time.monotonic()))
+        message = json.loads(ws.recv())
+        if message["type"] == kind:
+            return message
+    raise AssertionError(f"no {kind} message within {timeout}s")
 
 
 @pytest.fixture

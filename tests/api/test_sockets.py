@@ -16,6 +16,8 @@ import pytest
 import websocket
 from werkzeug.serving import make_server
 
+from .conftest import recv
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -26,17 +28,6 @@ def live(app):
     thread.start()
     yield f"127.0.0.1:{server.server_port}"
     server.shutdown()
-
-
-def recv(ws, kind, timeout=5.0):
-    """The next message of ``kind``, skipping others (pings, interleaved views)."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        ws.settimeout(max(0.1, deadline - time.monotonic()))
-        message = json.loads(ws.recv())
-        if message["type"] == kind:
-            return message
-    raise AssertionError(f"no {kind} message within {timeout}s")
 
 
 def test_socket_sends_view_then_changes_then_your_turn(client, live):

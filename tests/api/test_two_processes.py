@@ -19,7 +19,7 @@ import websocket
 
 from ..conftest import TOPOLOGIES, make_topology
 from ..redis_servers import free_port
-from .conftest import play_out
+from .conftest import Client, play_out, recv
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.integration
@@ -115,34 +115,6 @@ def pair(request):
                 proc.wait()
 
 
-class Client:
-    """tests/api/conftest.py's Client over ``Http``."""
-
-    def __init__(self, http: Http):
-        self.http = http
-
-    def create(self, name="Ana", preset="selminha", **extra):
-        r = self.http.post("/tables", json={"name": name, "preset": preset, **extra})
-        assert r.status_code == 201, r.get_json()
-        return r.get_json()
-
-    def sit(self, table_id, name="Bea", port=None):
-        r = self.http.post(f"/tables/{table_id}/seats", json={"name": name}, port=port)
-        assert r.status_code == 201, r.get_json()
-        return r.get_json()
-
-    def ok(self, table_id, token, **move):
-        r = self.http.post(f"/tables/{table_id}/moves", json=move, headers={"Authorization": f"Bearer {token}"})
-        assert r.status_code == 200, r.get_json()
-        return r.get_json()
-
-    def view(self, table_id, token=None):
-        headers = {"Authorization": f"Bearer {token}"} if token else {}
-        r = self.http.get(f"/tables/{table_id}", headers=headers)
-        assert r.status_code == 200, r.get_json()
-        return r.get_json()
-
-
 def test_whole_games_through_both_processes(pair):
     client = Client(Http(pair.ports))  # every request goes to the other process than the last
     tables = []
@@ -157,16 +129,6 @@ def test_whole_games_through_both_processes(pair):
     assert not feed["more"]
     events = feed["events"]
     assert [e["version"] for e in events] == list(range(1, tables[0][1] + 1))
-
-
-def recv(ws, kind, timeout=10.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        ws.settimeout(max(0.1, deadline - time.monotonic()))
-        message = json.loads(ws.recv())
-        if message["type"] == kind:
-            return message
-    raise AssertionError(f"no {kind} message within {timeout}s")
 
 
 def test_a_socket_on_one_process_hears_moves_made_through_the_other(pair):
