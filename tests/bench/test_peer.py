@@ -1,0 +1,21 @@
+"""bench/games.py's peer falls back to the quoted figures, saying why, when it cannot run here."""
+
+from __future__ import annotations
+
+import argparse
+
+from bench import games, peer
+
+
+def test_without_node_modules_the_peer_is_not_run_and_says_how_to_install_it(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(peer, "PEER_DIR", tmp_path)  # a bench/peer with nothing installed
+    assert peer.run_peer(games=2, duration=1, think=0, warmup=0) is None
+    assert "npm ci --prefix bench/peer" in capsys.readouterr().out
+
+
+def test_games_compares_with_the_quoted_peer_when_none_ran(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(peer, "PEER_DIR", tmp_path)
+    figures = games._peer(argparse.Namespace(peer="auto", games=2, duration=1, think=0, warmup=0))
+    assert figures["cpu_ms"] == games.PEER["cpu_ms"] and figures["source"] == "quoted"
+    assert "quoted, not run here" in capsys.readouterr().out
+    assert games._peer(argparse.Namespace(peer="off"))["source"] == "quoted"
