@@ -22,7 +22,7 @@ _HTTP_MESSAGES = {
 
 # An address (path and query) and headers beyond these are refused with a JSON 414 and 431. The
 # HTTP server's own limits are above them (gunicorn: 4094 bytes a request line, 8190 a header
-# field), so those answer, in its own words, only for what is larger still.
+# field): what is larger still gunicorn refuses itself, in the same shape (api/wire.py).
 URL_MAX = 2048
 HEADERS_MAX = 8192
 

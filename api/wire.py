@@ -1,16 +1,38 @@
-"""gunicorn's response with its head and body in one write, so a short answer is one packet.
+"""What goes on the wire from gunicorn: answers in one write, and its own refusals as JSON.
 
-gunicorn writes a response's status line and headers in one ``sendall`` and its
-body in another: two system calls, two TCP segments and two wake-ups of the
+**One write.** gunicorn writes a response's status line and headers in one
+``sendall`` and its body in another: two system calls, two TCP segments and two wake-ups of the
 reader for every API answer, which all fit in one. This response keeps the head
 until the first body bytes (or the close, for an answer with no body) and sends
 them together. Everything else is gunicorn's own code: the head is what its
 ``send_headers`` writes, captured rather than rebuilt.
+
+**Its refusals.** A request gunicorn cannot parse or will not take (a request line
+over 4094 bytes, a header field over 8190, a malformed line) never reaches the app,
+and gunicorn answers it with an HTML page of its own. ``json_error`` answers it in
+the contract's shape instead (shared/API.md: every error, 414 and 431 included),
+with gunicorn's status and the security headers every answer carries.
 """
 
 from __future__ import annotations
 
+import orjson
+from gunicorn import util
 from gunicorn.http import wsgi
+
+from .headers import HEADERS
+
+# gunicorn's statuses for what it refuses, as the contract's codes and words
+_REFUSALS = {
+    400: ("bad_request", "The request is not valid HTTP."),
+    403: ("forbidden", "The request is forbidden."),
+    414: ("bad_request", "The request's address is too long."),
+    417: ("bad_request", "The request's Expect header cannot be met."),
+    431: ("bad_request", "The request's headers are too large."),
+    500: ("internal", "Something went wrong on our side."),
+    501: ("bad_request", "The request's transfer coding is not supported."),
+}
+DETAIL_MAX = 200  # characters of gunicorn's own reason kept (it may quote what the client sent)
 
 
 class _Captured:
@@ -60,7 +82,20 @@ class OneWriteResponse(wsgi.Response):
             self.sock.sendall(head)
 
 
+def json_error(sock, status_int: int, reason: str, mesg: str) -> None:
+    """gunicorn's ``util.write_error``, answering in the contract's JSON."""
+    code, message = _REFUSALS.get(status_int, ("bad_request" if status_int < 500 else "internal", reason))
+    details = {"reason": mesg[:DETAIL_MAX]} if mesg and status_int < 500 else {}
+    body = orjson.dumps({"error": {"code": code, "message": message, "details": details}})
+    head = "".join(f"{name}: {value}\r\n" for name, value in HEADERS.items())
+    util.write_nonblock(sock, (f"HTTP/1.1 {status_int} {reason}\r\nConnection: close\r\n"
+                               f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n"
+                               f"{head}\r\n").encode("latin-1") + body)
+
+
 def install() -> None:
     """Make gunicorn's workers build their responses with OneWriteResponse (wsgi.create looks
-    the class up in its module on every request)."""
+    the class up in its module on every request) and write their refusals with json_error
+    (the worker calls ``util.write_error`` through the module)."""
     wsgi.Response = OneWriteResponse
+    util.write_error = json_error

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+import socket
+
 import pytest
 from gunicorn.config import Config
 from gunicorn.http import wsgi
@@ -69,3 +72,49 @@ def test_install_makes_gunicorn_build_these_responses(monkeypatch):
     req, cfg = request()
     response, _ = wsgi.create(req, Sock(), ("127.0.0.1", 5000), ("127.0.0.1", 8000), cfg)
     assert type(response) is wire.OneWriteResponse
+
+
+class Sock2(Sock):
+    """What gunicorn's write_nonblock asks of a socket too."""
+
+    def gettimeout(self):
+        return None
+
+    def setblocking(self, flag):
+        pass
+
+
+@pytest.mark.parametrize("status, reason", [(414, "URI Too Long"), (431, "Request Header Fields Too Large"),
+                                            (400, "Bad Request"), (500, "Internal Server Error")])
+def test_gunicorns_own_refusals_are_the_contracts_json(status, reason):
+    sock = Sock2()
+    wire.json_error(sock, status, reason, "Invalid Request Line '<b>x</b>'" if status == 400 else "")
+    head, _, body = b"".join(sock.writes).partition(b"\r\n\r\n")
+    assert head.startswith(f"HTTP/1.1 {status} {reason}\r\n".encode())
+    assert b"Content-Type: application/json" in head and b"X-Content-Type-Options: nosniff" in head
+    assert f"Content-Length: {len(body)}".encode() in head
+    error = json.loads(body)["error"]
+    assert error["code"] == ("internal" if status == 500 else "bad_request") and error["message"]
+    assert error["details"] == ({"reason": "Invalid Request Line '<b>x</b>'"} if status == 400 else {})
+
+
+@pytest.mark.integration
+def test_a_served_request_beyond_gunicorns_limits_gets_json(redis_server):
+    from .test_sockets_served import Served
+
+    server = Served(redis_server.url)
+    try:
+        answers = {}
+        for status, raw in ((414, b"GET /" + b"x" * 5000 + b" HTTP/1.1\r\nHost: x\r\n\r\n"),
+                            (431, b"GET / HTTP/1.1\r\nHost: x\r\nX-Pad: " + b"y" * 9000 + b"\r\n\r\n"),
+                            (400, b"NOT HTTP AT ALL\r\n\r\n")):
+            with socket.create_connection(("127.0.0.1", server.port), timeout=5) as s:
+                s.sendall(raw)
+                data = b""
+                while chunk := s.recv(65536):
+                    data += chunk
+            head, _, body = data.partition(b"\r\n\r\n")
+            answers[status] = (int(head.split()[1]), json.loads(body)["error"]["code"])
+        assert answers == {414: (414, "bad_request"), 431: (431, "bad_request"), 400: (400, "bad_request")}
+    finally:
+        server.stop()
