@@ -1,24 +1,17 @@
-"""The WebSocket against a real server in a thread, and fan-out across two API processes."""
+"""The WebSocket against a real server in a thread (fan-out across two API processes, on both
+topologies: tests/api/test_two_processes.py)."""
 
 from __future__ import annotations
 
 import json
-import os
-import socket
-import subprocess
-import sys
 import threading
 import time
-import urllib.request
-from pathlib import Path
 
 import pytest
 import websocket
 from werkzeug.serving import make_server
 
 from .conftest import recv
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture
@@ -93,61 +86,3 @@ def test_closed_sockets_are_let_go(client, live, app):
     while hub.open_sockets() and time.monotonic() < deadline:
         time.sleep(0.1)
     assert hub.open_sockets() == 0
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _start_api(port: int, env: dict) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "api.cli", "serve", "--port", str(port)],
-                            cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-
-
-def _wait_healthy(port: int) -> None:
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=1) as r:
-                if r.status == 200:
-                    return
-        except OSError:
-            time.sleep(0.2)
-    raise AssertionError(f"API on port {port} did not come up")
-
-
-def _post(port, path, body, token=None):
-    request = urllib.request.Request(f"http://127.0.0.1:{port}{path}", data=json.dumps(body).encode(),
-                                     headers={"Content-Type": "application/json",
-                                              **({"Authorization": f"Bearer {token}"} if token else {})})
-    with urllib.request.urlopen(request, timeout=5) as r:
-        return json.loads(r.read())
-
-
-@pytest.mark.integration
-def test_fan_out_between_two_api_processes(redis_server):
-    env = {**os.environ, "REDIS_URL": redis_server.url, "PYTHONPATH": str(ROOT)}
-    ports = [_free_port(), _free_port()]
-    procs = [_start_api(p, env) for p in ports]
-    try:
-        for p in ports:
-            _wait_healthy(p)
-        host = _post(ports[0], "/tables", {"name": "Ana", "preset": "selminha"})
-        table_id = host["table_id"]
-        ws = websocket.create_connection(f"ws://127.0.0.1:{ports[0]}/tables/{table_id}/ws?token={host['token']}",
-                                         timeout=5)
-        assert recv(ws, "table")["version"] == 1
-        guest = _post(ports[1], f"/tables/{table_id}/seats", {"name": "Bea"})  # through the other process
-        change = recv(ws, "table")
-        assert change["version"] == 2 and change["table"]["seats"][guest["seat"]]["name"] == "Bea"
-        ws.close()
-    finally:
-        for proc in procs:
-            proc.terminate()
-        for proc in procs:
-            try:
-                proc.wait(15)
-            except subprocess.TimeoutExpired:
-                proc.kill()
