@@ -80,3 +80,90 @@ def test_a_round_in_the_simulator_is_the_engines_round(preset, players, settings
         assert sim.escobas == s.escobas
         expected = [t["round_points"] for t in score_round(s.sides, s.piles, s.escobas, s.settings)]
         assert sim.score(s.sides) == expected
+
+
+# --- Tito's fast judgement (bitmasks, cached sets) is the plain one -----------------
+
+def _plain_tito(r, seat, want=None):
+    """The simulator's Tito as first written (lists, a sort-keyed exposure): the reference."""
+    from engine.bots.sim import CHANCE, HAND, RISK, VAL
+
+    def exposure(table, odds, w, hybrid, escoba):
+        best = [0.0] * 15
+        subs = [(0, 0.0, 0)]
+        for c in table:
+            subs += [(t + VAL[c], x + w[c], k + 1) for t, x, k in subs if t + VAL[c] <= 14]
+        for t, x, k in subs[1:]:
+            x += 1.0 if k == len(table) and escoba else 0.0
+            best[t] = max(best[t], x)
+        ranked = sorted(((max(best[15 - v], best[v] if hybrid else 0.0) + 0.12, v) for v in range(1, 11)
+                         if max(best[15 - v], best[v] if hybrid else 0.0) > 0), reverse=True)
+        expected, miss = 0.0, 1.0
+        for g, v in ranked:
+            expected += g * odds[v] * miss
+            miss *= 1 - odds[v]
+        return expected
+
+    w, table, hand = r.worth, r.table, r.hands[seat]
+    n, left = len(table), len(r.stock) + r.cards_left()
+    last_card = left == 1
+    escoba_counts = r.last_sweep or not last_card
+    nxt = r.nxt[seat]
+    threat = r.side_of[nxt] != r.side_of[seat] and not last_card
+    if threat:
+        mine = [sum(VAL[c] == v for c in hand) for v in range(11)]
+        pool = 40 - sum(r.public) - len(hand)
+        chance = CHANCE[min(len(r.hands[nxt]) or HAND, pool)][pool]
+        odds = [chance[max(0, 4 - r.public[v] - mine[v])] for v in range(11)]
+        opp_escoba = r.last_sweep or not left <= len(r.order)
+    by_total = sums_of(table)
+    scored = []
+    for card in hand:
+        v = VAL[card]
+        sets = by_total.get(15 - v, []) + (by_total.get(v, []) if r.hybrid else [])
+        moves = [(s, w[card] + sum(w[c] for c in s)) for s in sets]
+        if not sets or not r.mandatory:
+            moves.append(((), 0.0))
+        for s, score in moves:
+            after = [c for c in table if c not in s] if s else [*table, card]
+            if s and not after and escoba_counts:
+                score += 1.0
+            if not s and sets and r.take15 and not last_card:
+                score -= max(w[card] + sum(w[c] for c in x) + (len(x) == n) for x in sets)
+            if last_card:
+                capturer = seat if s else r.last
+                if capturer >= 0 and after:
+                    lump = sum(w[c] for c in after)
+                    score += lump if r.side_of[capturer] == r.side_of[seat] else -lump
+            elif threat and after:
+                score -= RISK * exposure(after, odds, w, r.hybrid, opp_escoba)
+            scored.append((score, card, frozenset(s)))
+    return scored
+
+
+@pytest.mark.parametrize("preset,players,settings", CASES)
+def test_the_fast_tito_judges_as_the_plain_one(preset, players, settings):
+    """At every play of random rounds: the fast judgement's choice scores the plain one's best,
+    and asked about each move (``want``), it says best exactly for the moves the plain one ties at best."""
+    checked = 0
+    for seed in range(4):
+        rng = random.Random(100 + seed)
+        s = table(preset, ["carmen"] * players, rng, settings=settings)
+        sim = _root(Reading(view(s, s.turn)))
+        for seat in s.players:
+            sim.hands[seat] = [INDEX[c] for c in s.hands[seat]]
+        sim.stock = [INDEX[c] for c in s.stock]
+        while not sim.over():
+            seat = sim.turn
+            sim.pending = -1
+            scored = _plain_tito(sim, seat)
+            top = max(x for x, _, _ in scored)
+            card, taken = sim.tito(seat)
+            assert max(x for x, c, t in scored if c == card and t == frozenset(taken)) == pytest.approx(top)
+            for x, c, t in scored:
+                assert sim.tito(seat, (c, t)) == (x >= top - 1e-9)
+            checked += 1
+            moves = [(c, t) for _, c, t in scored]
+            card, taken = rng.choice(moves)  # on random moves, to reach all sorts of tables
+            sim.play(seat, card, list(taken))
+    assert checked > 50
