@@ -94,9 +94,12 @@ def test_default_bots_are_carmen_tito_and_luna_and_twins_are_told_apart(server, 
         defaults = page.locator(".waiting-seat select").evaluate_all("ss => ss.map(s => s.value)")
         assert defaults == ["carmen", "tito", "luna"]
         no_overflow(page)
-        # two Carmens: seats 2 and 3
+        # two Carmens: seats 2 and 3. Wait for the first to be seated (a new version drawn): every
+        # row's select names Carmen, so waiting for the text alone could go on mid-render, and the
+        # redraw then reset the next row's choice before its ADD A BOT
+        before = version(page)
         page.locator(".waiting-seat").nth(1).get_by_role("button", name="ADD A BOT").click()
-        page.wait_for_selector(".waiting-seat:has-text('Carmen')")
+        until(page, f"Number(document.body.dataset.version) > {before}", what="the first Carmen seated")
         row = page.locator(".waiting-seat").nth(2)
         row.locator("select").select_option("carmen")
         row.get_by_role("button", name="ADD A BOT").click()
