@@ -226,7 +226,8 @@ PAGE_STATE = """async () => {
   return { version: view && view.version, turn: view && view.turn, you: view && view.you,
            my_turn: s.myTurn(), busy: !!s.app.busy, picked: s.app.picked,
            selected: [...(s.app.selected || [])], showing: window.escobaShowing ? window.escobaShowing() : null,
-           live: document.body.dataset.live, hand: view ? view.hand : null };
+           live: document.body.dataset.live, hand: view ? view.hand : null,
+           said: (document.getElementById('live') || {}).textContent || '' };
 }"""
 
 
