@@ -61,34 +61,32 @@ class ViewFrames:
         return self._get(table_id, state, seat, is_host, deck)[0]
 
     def _get(self, table_id, state, seat, is_host, deck) -> tuple[bytes, bytes]:
-        key = (table_id, state.version, seat, is_host, deck)
-        with self._lock:
-            out = self._built.get(key)
-            if out is not None:
-                self._built.move_to_end(key)
-                return out
-        out = _build(table_id, state, seat, is_host, deck, self._table_view(table_id, state, deck))
-        with self._lock:
-            self.built += 1
-            self._built[key] = out
-            while len(self._built) > self.size:
-                self._built.popitem(last=False)
-        return out
+        def build():
+            with self._lock:  # called outside it
+                self.built += 1
+            return _build(table_id, state, seat, is_host, deck, self._table_view(table_id, state, deck))
+
+        return self._remembered(self._built, (table_id, state.version, seat, is_host, deck), self.size, build)
 
     def _table_view(self, table_id, state, deck):
         """The part of a version's view every reader shares (engine.view.table_view), built once
         for the mover's answer and the other sockets' views alike."""
-        key = (table_id, state.version, deck)
+        return self._remembered(self._bases, (table_id, state.version, deck), self.size // 4,
+                                lambda: engine.table_view(state, deck=deck))
+
+    def _remembered(self, cache: OrderedDict, key: tuple, limit: int, build):
+        """``cache[key]``, built (outside the lock) when missing; the least recent go past ``limit``."""
         with self._lock:
-            base = self._bases.get(key)
-            if base is not None:
-                return base
-        base = engine.table_view(state, deck=deck)
+            out = cache.get(key)
+            if out is not None:
+                cache.move_to_end(key)
+                return out
+        out = build()
         with self._lock:
-            self._bases[key] = base
-            while len(self._bases) > self.size // 4:
-                self._bases.popitem(last=False)
-        return base
+            cache[key] = out
+            while len(cache) > limit:
+                cache.popitem(last=False)
+        return out
 
 
 def _build(table_id: str, state, seat, is_host, deck, base) -> tuple[bytes, bytes]:
