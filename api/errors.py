@@ -69,12 +69,25 @@ def unavailable_response(state: str):
     return response, status
 
 
+def _headers_size(environ) -> int:
+    """The bytes of the request's header fields, ``Name: value\r\n`` each (HTTP_X_Y is X-Y)."""
+    size = 0
+    for key, value in environ.items():
+        if key.startswith("HTTP_"):
+            size += len(key) - 1 + len(value)  # len(key) - 5 for the name, 4 for ": " and CRLF
+        elif key in ("CONTENT_TYPE", "CONTENT_LENGTH"):
+            size += len(key) + 4 + len(value)
+    return size
+
+
 def install(app) -> None:
     @app.before_request
     def _request_size():
-        if len(request.full_path) > URL_MAX:
+        # measured on the WSGI environ as sent (werkzeug's request.headers rebuilds every name)
+        environ = request.environ
+        if len(environ.get("PATH_INFO", "")) + 1 + len(environ.get("QUERY_STRING", "")) > URL_MAX:
             raise RequestURITooLarge()
-        if sum(len(k) + len(v) + 4 for k, v in request.headers.items()) > HEADERS_MAX:
+        if _headers_size(environ) > HEADERS_MAX:
             raise RequestHeaderFieldsTooLarge()
 
     @app.errorhandler(RuleError)

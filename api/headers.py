@@ -33,9 +33,20 @@ HEADERS = {
 }
 
 
+_LOWER = tuple((name.lower(), (name, value)) for name, value in HEADERS.items())
+
+
 def install(app) -> None:
-    @app.after_request
-    def _security_headers(response):
-        for name, value in HEADERS.items():
-            response.headers.setdefault(name, value)
-        return response
+    """Every answer gets ``HEADERS``, save those it sets itself: added to the WSGI header list as
+    the answer starts (werkzeug's Headers.setdefault scans the headers once per name)."""
+    inner = app.wsgi_app
+
+    def wsgi_app(environ, start_response):
+        def start(status, headers, exc_info=None):
+            have = {name.lower() for name, _ in headers}
+            headers.extend(item for name, item in _LOWER if name not in have)
+            return start_response(status, headers, exc_info)
+
+        return inner(environ, start)
+
+    app.wsgi_app = wsgi_app

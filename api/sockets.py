@@ -140,18 +140,20 @@ def _serve(ws, ctx, table_id: str) -> None:
             while True:
                 ws.event.wait(CHECK_EVERY)
                 ws.event.clear()
-                if not ws.connected or not ws.thread.is_alive():
-                    # the reader closed it (the peer left, an oversize frame, no pong): let it finish
-                    # closing before the server drops the connection under it
-                    ws.thread.join(LINGER + 1.0)
-                    break
                 state, chats = mailbox.take()
                 out = b"".join(chats)
                 if state is not None and state.version > last:
                     out += _frames(ctx, table_id, state, player, deck)
                     last = state.version
-                if out:
+                if out and ws.connected:
                     _send(ws, out)
+                    continue
+                # woken with nothing to send (or the socket closed): the reader may have closed it
+                # (the peer left, an oversize frame, no pong); a wake with news skips this check
+                if not ws.connected or not ws.thread.is_alive():
+                    # let the reader finish closing before the server drops the connection under it
+                    ws.thread.join(LINGER + 1.0)
+                    break
         except (ConnectionClosed, OSError):
             pass
         except Exception:  # e.g. gevent refusing two greenlets waiting to write one socket: drop it

@@ -15,6 +15,7 @@ appends nothing and answers with the version the first one made.
 from __future__ import annotations
 
 import json
+import math
 import random
 import secrets
 import threading
@@ -59,8 +60,22 @@ class Outcome:
     appended: Appended | None = None  # what the append read back for the hook
 
 
+_utc_second: tuple[int, str] = (-1, "")
+
+
 def iso_utc(ts: float) -> str:
-    return datetime.fromtimestamp(ts, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    """``ts`` as ``2026-12-01T19:10:06.123Z``, as datetime's isoformat in milliseconds would write
+    it (microseconds rounded, then cut); the part up to the second is formatted once a second:
+    every appended batch is stamped."""
+    global _utc_second
+    whole = math.floor(ts)
+    us = round((ts - whole) * 1e6)
+    if us >= 1_000_000:
+        whole, us = whole + 1, us - 1_000_000
+    cached = _utc_second
+    if cached[0] != whole:
+        cached = _utc_second = (whole, datetime.fromtimestamp(whole, UTC).strftime("%Y-%m-%dT%H:%M:%S"))
+    return f"{cached[1]}.{us // 1000:03d}Z"
 
 
 def fold_records(state: State, records: list[dict]) -> State:

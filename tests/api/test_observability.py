@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import time
 
 from api.observability import BatchedLines, JsonFormatter, setup_logging, stop_logging
@@ -21,6 +22,29 @@ def test_a_move_is_logged_as_one_json_line_with_table_version_seat_command_outco
     assert ok["table_id"] == table_id and ok["seat"] == 0 and ok["outcome"] == "ok" and ok["version"] >= 3
     assert refused["outcome"] == "host_only" and refused["status"] == 403
     assert all(isinstance(line["latency_ms"], float) for line in (ok, refused))
+
+
+def test_a_request_line_written_straight_to_the_writer_reads_as_one_through_logging(client, tmp_path, caplog):
+    """With only the JSON-lines writer listening, the request line skips logging's record and
+    handler chain; it must hold what the logging call would have written."""
+    table_id, host, guest = two_player_table(client)
+    with caplog.at_level(logging.INFO, logger="escoba.api"):  # another handler: through logging
+        client.move(table_id, guest, type="start")
+    (record,) = [r for r in caplog.records if r.name == "escoba.api"]
+    through_logging = json.loads(JsonFormatter().format(record))
+    out = (tmp_path / "log").open("w")
+    setup_logging(stream=out)
+    try:
+        client.move(table_id, guest, type="start")
+    finally:
+        stop_logging()
+        out.close()
+    (straight,) = [json.loads(line) for line in (tmp_path / "log").read_text().splitlines()]
+    assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}", straight["time"])
+    assert straight["time"][:16] == through_logging["time"][:16] or straight["time"] > through_logging["time"]
+    assert {k: v for k, v in straight.items() if k not in ("time", "latency_ms")} == {
+        k: v for k, v in through_logging.items() if k not in ("time", "latency_ms")}
+    assert straight["outcome"] == "host_only" and straight["status"] == 403
 
 
 def test_log_lines_are_written_by_their_own_thread_as_json(tmp_path):

@@ -5,13 +5,16 @@ from __future__ import annotations
 import json
 import random
 import re
+from datetime import UTC, datetime
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import engine
 from engine.cards import FULL_DECK
 from events import autoplay, snapshots
-from events.service import MAX_ATTEMPTS, Outcome, TableService
+from events.service import MAX_ATTEMPTS, Outcome, TableService, iso_utc
 from events.store import VersionConflict, index_key, snapshot_key
 
 
@@ -267,3 +270,10 @@ def test_table_ids_never_look_like_a_command_line_flag(monkeypatch):
     drawn = iter(["-VlajBWf", "-abcdefg", "Ab3_x-yz"])
     monkeypatch.setattr(service_module.secrets, "token_urlsafe", lambda n: next(drawn))
     assert service_module.new_table_id() == "Ab3_x-yz"
+
+
+@settings(max_examples=2000, deadline=None)
+@given(st.floats(min_value=0, max_value=4_102_444_800, allow_nan=False))
+def test_the_stamp_of_a_batch_reads_as_datetime_writes_it(ts):
+    # iso_utc formats the second once and the milliseconds each time; any instant reads the same
+    assert iso_utc(ts) == datetime.fromtimestamp(ts, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
