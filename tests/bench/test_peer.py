@@ -19,3 +19,11 @@ def test_games_compares_with_the_quoted_peer_when_none_ran(tmp_path, monkeypatch
     assert figures["cpu_ms"] == games.PEER["cpu_ms"] and figures["source"] == "quoted"
     assert "quoted, not run here" in capsys.readouterr().out
     assert games._peer(argparse.Namespace(peer="off"))["source"] == "quoted"
+
+
+def test_rounds_pool_the_peer_by_moves_and_a_quoted_figure_stays_quoted():
+    measured = [{"cpu_ms": 1.0, "moves": 3000, "source": "measured in this run"},
+                {"cpu_ms": 2.0, "moves": 1000, "source": "measured in this run"}]
+    assert games._pooled(measured)["cpu_ms"] == 1.25  # (3000 x 1.0 + 1000 x 2.0) / 4000, not the mean 1.5
+    quoted = {**games.PEER, "source": "quoted"}
+    assert games._pooled([quoted, quoted]) == quoted
