@@ -253,6 +253,7 @@ def main(argv=None) -> int:
             f"redis-server of its own with appendfsync always (the machine may be shared)",
             flush=True,
         )
+        print(f"interpreter (both servers and the load client): {common.interpreter()}", flush=True)
         client = redis.Redis.from_url(common.REDIS_URL)
         env = common.server_env(ESCOBA_RATE_LIMITS="off")
         escoba = baseline = None

@@ -3,6 +3,8 @@
 import json
 import random
 
+import pytest
+
 from engine import decide, redact, view
 from engine import events as ev
 from engine.cards import FULL_DECK
@@ -222,15 +224,19 @@ def test_redacted_events_carry_no_player_id():
     assert seated["data"] == {"seat": 1, "name": "Bea"}
 
 
-def test_the_shared_part_of_a_view_names_no_hand_and_completes_to_each_readers_view():
+@pytest.mark.parametrize("preset", ["selminha", "del15", "cardgames"])
+def test_the_shared_part_of_a_view_names_no_hand_and_completes_to_each_readers_view(preset):
     from engine import for_reader, table_view
+    from engine.view import _shown_cards
 
     rng = random.Random(9)
-    state = started("selminha", 4, None, shuffled(rng))
+    state = started(preset, 4, None, shuffled(rng))
     while state.status == "playing":
         base = table_view(state)
         in_hands = {c for h in state.hands.values() for c in h}
         assert not (cards_in(base.fields) | base.shown) & (in_hands | set(state.stock))
+        # the cards labelled, read off the state, are exactly the cards its fields name
+        assert base.shown == frozenset(_shown_cards(base.fields))
         for reader in (None, 0, 1, 2, 3):
             # one shared part for every reader, and nothing of one reader left in it for the next
             assert for_reader(base, state, reader) == view(state, reader)
