@@ -84,6 +84,20 @@ def test_the_cache_keeps_only_the_latest_views():
     assert len(frames._built) == 2 and ("A", state.version, None, False, None) not in frames._built
 
 
+def test_the_shared_parts_are_kept_fewer_and_a_part_built_again_makes_the_same_views():
+    state = playing_state()
+    frames = ViewFrames(size=16, shared_parts=2)
+    first = frames.view_json("A", state, 0, True, None)
+    for table in ("B", "C"):
+        frames.frames(table, state, None, False, None)
+    assert len(frames._bases) == 2 and ("A", state.version, None) not in frames._bases
+    # A's shared part is gone, its encoded views are not; a reader of A not yet served needs the part again
+    assert frames.view_json("A", state, 0, True, None) is first
+    assert orjson.loads(frames.view_json("A", state, 1, False, None)) == orjson.loads(
+        ViewFrames().view_json("A", state, 1, False, None))
+    assert ("A", state.version, None) in frames._bases
+
+
 def test_a_mailbox_keeps_the_latest_state_and_a_bounded_chat_backlog():
     box = Mailbox()
     old, new = engine.State(version=3), engine.State(version=5)
