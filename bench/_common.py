@@ -90,7 +90,7 @@ def interpreter() -> str:
     flags = sysconfig.get_config_var("CONFIG_ARGS") or ""
     if "--enable-optimizations" in flags:
         build = "built with --enable-optimizations (PGO)" + (" and LTO" if "--with-lto" in flags else "")
-    elif sys.executable.startswith("/usr/") or sys.base_prefix.startswith("/usr"):
+    elif sys.base_prefix.startswith("/usr"):
         build = "the distribution's build"
     else:
         build = "built WITHOUT --enable-optimizations: slower than production's image"

@@ -50,8 +50,6 @@ class TableView:
 def table_view(state: State, *, deck: str | None = None) -> TableView:
     s = state
     design = design_for(s.settings.deck, deck)
-    history = [{"kind": kind, "seat": seat, "card": card, "captured": list(captured)}
-               for kind, seat, card, captured in s.history]
     fields = {
         "version": s.version,
         "status": s.status,
@@ -75,14 +73,15 @@ def table_view(state: State, *, deck: str | None = None) -> TableView:
         "fifteen_to_take": _fifteen(s),
         "options": None,  # the reader's, on their turn
         "last_deal": bool(s.status == "playing" and s.last_deal),
-        "history": history,
+        "history": [{"kind": kind, "seat": seat, "card": card, "captured": list(captured)}
+                    for kind, seat, card, captured in s.history],
         "winners": list(s.winners) if s.winners is not None else None,
         "ended_by": s.ended_by,
         "away": {"seat": s.away_open} if s.away_open is not None else None,
         "rematch": _rematch(s),
         "deck": design,
     }
-    return TableView(fields, _public_cards(s, fields["fifteen_to_take"]))
+    return TableView(fields, frozenset(_shown_cards(fields)))
 
 
 def for_reader(base: TableView, state: State, reader: int | None = SPECTATOR, *, full: bool = False) -> dict:
@@ -107,19 +106,6 @@ def for_reader(base: TableView, state: State, reader: int | None = SPECTATOR, *,
     names = label_map(result["deck"])
     result["labels"] = {c: names[c] for c in shown}
     return result
-
-
-def _public_cards(s: State, fifteen: dict | None) -> frozenset:
-    """The cards a view with nobody's hand in it names (``_shown_cards`` of ``table_view``'s
-    fields, read off the state: the tuples, not the dicts made of them)."""
-    shown = set(s.table)
-    for _kind, _seat, card, captured in s.history:
-        shown.add(card)
-        shown.update(captured)
-    shown.discard(None)  # a history entry without a card
-    if fifteen:
-        shown.add(fifteen["card"])
-    return frozenset(shown)
 
 
 def _shown_cards(v: dict) -> set[str]:
