@@ -111,8 +111,10 @@ def run_load(port: int, tables: list, clients: int, duration: float, warmup: flo
         while not stop.is_set():
             for key, _ in sel.select(timeout=0.2):
                 try:
-                    key.data.recv()
-                    received[0] += 1
+                    # control frames too: a ping alone must not leave it waiting for data after the run
+                    opcode, _ = key.data.recv_data_frame(True)
+                    if opcode in (websocket.ABNF.OPCODE_TEXT, websocket.ABNF.OPCODE_BINARY):
+                        received[0] += 1
                 except Exception:  # closed
                     sel.unregister(key.fileobj)
 

@@ -61,6 +61,36 @@ def _kill_pubsub_clients(topology) -> int:
     return killed
 
 
+def test_a_process_at_the_version_before_a_change_folds_the_notice_in_without_reading_the_log(
+        backends, topology):
+    """The notice carries its batch's records: a process whose copy is at the batch's start
+    posts the new state without a read, the same state a load from the log gives."""
+    reader = TableService(backends.tables)  # caches, like the API's service
+    hub = Hub(backends.tables, reader)
+    writer = TableService(backends.tables, rng=random.Random(5))  # "another process"
+    try:
+        tid = autoplay.new_table(writer, players=1)
+        q = hub.watch(tid)
+        next_state(q, 1)
+        before = reader.load(tid).version  # this process's copy, up to date
+        reads = []
+        real = reader.store.read_raw
+        reader.store.read_raw = lambda *a, **k: reads.append(a) or real(*a, **k)
+        after = sit(writer, tid, 1)
+        heard = next_state(q, after)
+        assert heard.version == after > before and reads == []
+        fresh = TableService(backends.tables, cache_size=0).load(tid)
+        assert heard == fresh
+        # a copy that is not at the batch's start reads the log instead
+        reader._cache.clear()
+        later = writer.execute(tid, {"type": "start", "by": 0}, actor="seat:0").version
+        assert next_state(q, later) == TableService(backends.tables, cache_size=0).load(tid)
+        assert reads  # the load read the log
+        hub.unwatch(tid, q)
+    finally:
+        hub.stop()
+
+
 def test_a_dropped_listener_resubscribes_and_the_socket_catches_up(hub_and_writer, topology):
     hub, writer = hub_and_writer
     tid = autoplay.new_table(writer, players=1)
@@ -72,6 +102,24 @@ def test_a_dropped_listener_resubscribes_and_the_socket_catches_up(hub_and_write
     after = sit(writer, tid, 2)
     assert next_state(q, after).version == after  # and it hears the next change live
     hub.unwatch(tid, q)
+
+
+def test_stop_ends_a_listener_waiting_in_its_read(hub_and_writer, topology):
+    """The one-Redis listener blocks in its read (no poll per notice): stop must still end it
+    at once, with no notice to wake it, and log no failure."""
+    hub, writer = hub_and_writer
+    tid = autoplay.new_table(writer, players=1)
+    q = hub.watch(tid)
+    next_state(q, 1)
+    threads = ([hub.listener._thread] if not topology.is_cluster
+               else [n._thread for n in hub.listener._nodes.values()])
+    assert all(t is not None and t.is_alive() for t in threads)
+    started = time.monotonic()
+    hub.stop()
+    for t in threads:
+        t.join(timeout=5)
+    assert not any(t.is_alive() for t in threads)
+    assert time.monotonic() - started < 3
 
 
 @pytest.fixture
