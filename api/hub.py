@@ -3,18 +3,21 @@
 The listener (api/notices.py: PSUBSCRIBE on one Redis, SSUBSCRIBE per watched
 table and a listener per node on a cluster; threads, greenlets under gevent) hears
 every change of the tables watched here, so a socket here hears a move made
-through any other process. Each notice loads the table once, however many sockets
-here watch it, and only drops it in each socket's mailbox: posting never waits for
-a socket, so a stuck one holds up no other. The socket's own handler builds (or
-finds in api/frames.py) its reader's frames and sends them.
+through any other process. Each notice brings the table up to date once, however
+many sockets here watch it (from the records the notice carries when this process
+holds the version before them, else from the log), and only drops it in each
+socket's mailbox: posting never waits for a socket, so a stuck one holds up no
+other. The socket's own handler builds (or finds in api/frames.py) its reader's
+frames and sends them.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import threading
 from collections import defaultdict, deque
+
+import orjson
 
 from . import frames
 from .notices import listener_for
@@ -102,7 +105,7 @@ class Hub:
 
     # --- what a notice does (nothing here waits for a socket) ---------------------------
     def _dispatch(self, raw) -> None:
-        notice = json.loads(raw)
+        notice = orjson.loads(raw)
         table_id = notice.get("table_id")
         targets = self._targets(table_id)
         if not targets:
@@ -112,7 +115,8 @@ class Hub:
         elif notice.get("resync"):  # (re)subscribed: notices may have been missed, read the log
             self._post_state(targets, table_id, float("inf"))
         else:
-            self._post_state(targets, table_id, notice.get("version", 0))
+            self._post_state(targets, table_id, notice.get("version", 0), notice.get("after"),
+                             notice.get("records"))
 
     def _targets(self, table_id) -> list[Mailbox]:
         with self._lock:
@@ -123,10 +127,12 @@ class Hub:
         for q in targets:
             q.post_chat(frame)
 
-    def _post_state(self, targets: list[Mailbox], table_id: str, version: int) -> None:
-        # the process that made the move already holds that state: no read then
+    def _post_state(self, targets: list[Mailbox], table_id: str, version: int,
+                    after: int | None = None, records: list | None = None) -> None:
+        # the process that made the move already holds that state, and one that holds the state
+        # before it folds in the records the notice carries: no read of the log then
         try:
-            state = self.service.load_at_least(table_id, version)
+            state = self.service.load_noticed(table_id, version, after, records)
         except Exception:  # a table gone or a log that won't fold: the sockets keep what they have
             log.exception("could not load table %s for its sockets", table_id)
             return

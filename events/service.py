@@ -202,10 +202,19 @@ class TableService:
             self._remember(table_id, state)
         return state
 
-    def load_at_least(self, table_id: str, version: int) -> State:
-        """The latest state, from this process's cache with no read when it is at ``version`` or later."""
+    def load_noticed(self, table_id: str, version: int, after: int | None = None,
+                     encoded: list | None = None) -> State:
+        """The state at ``version`` or later, for a change notice (events/store.change_notice):
+        this process's copy when it is that new; the notice's records folded into the copy when
+        it is at ``after`` (no read of the log); a load otherwise."""
         state = self._cached(table_id)
         if state is not None and state.version >= version:
+            return state
+        if state is not None and encoded and state.version == after and after + len(encoded) == version:
+            entries = [(after + i + 1, raw.encode() if isinstance(raw, str) else raw)
+                       for i, raw in enumerate(encoded)]
+            state = fold_entries(state, entries)
+            self._remember(table_id, state)
             return state
         return self.load(table_id)
 

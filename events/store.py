@@ -39,6 +39,7 @@ STATUS = "status"
 COUNTS = "counts"
 IDEMPOTENCY_TTL = 24 * 3600
 READ_CHUNK = 1000
+NOTICE_RECORDS_MAX = 16 * 1024  # characters of records a change notice carries (a deal is ~1 KB)
 
 
 def table_key(table_id: str, name: str) -> str:
@@ -154,6 +155,17 @@ return out
 """
 
 
+def change_notice(table_id: str, after: int, version: int, encoded: list[str]) -> str:
+    """The change notice of a batch appended after version ``after``: the new version, and the
+    batch's records (their stored JSON) when they are small, so a process whose copy of the
+    table is at ``after`` folds them in and needs no read of the log (api/hub.py). The notice
+    stays inside the server (Redis pub/sub to the API's listeners), like the log it copies."""
+    notice = {"table_id": table_id, "version": version}
+    if sum(len(e) for e in encoded) <= NOTICE_RECORDS_MAX:
+        notice.update(after=after, records=encoded)
+    return orjson.dumps(notice).decode()
+
+
 def _text(value) -> str:
     return value.decode() if isinstance(value, bytes) else value
 
@@ -240,13 +252,14 @@ class EventStore:
         keys = [stream, idem_key, index_key(table_id), bucket_key(STATUS, table_id),
                 bucket_key(COUNTS, table_id), tokens_key(table_id)]
         channel = changes_channel(table_id) if notice else ""
-        message = orjson.dumps({"table_id": table_id, "version": new_version}).decode() if notice else ""
+        encoded = [dumps(r) for r in records]
+        message = change_notice(table_id, expected_version, new_version, encoded) if notice else ""
         token_hash, player = grant if grant is not None else ("", "")
         args = [expected_version, len(records), channel, message, idem_value, ttl,
                 "1" if stamp else "0", "1" if idempotency is not None else "0", self.publish,
                 "" if created_at is None else repr(float(created_at)), table_id, status or "",
                 token_hash, player]
-        args.extend(dumps(r) for r in records)
+        args.extend(encoded)
         if created_at is not None:
             self.slots.note(table_id)
         reply = self._append(keys=[*keys, *read_back], args=args)

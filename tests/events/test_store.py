@@ -8,6 +8,7 @@ import time
 
 import pytest
 
+import events.store as store_module
 from events.connection import is_cluster
 from events.records import dumps
 from events.store import (
@@ -149,10 +150,23 @@ def test_change_notice_is_published_with_the_append(any_redis):
     _next_message(pubsub, 0.2)
     store.append(t, 0, [rec(1), rec(2)])
     m = _next_message(pubsub)
-    assert m is not None and json.loads(m["data"]) == {"table_id": t, "version": 2}
+    assert m is not None
+    # the batch's records as the log holds them, so a process at version 0 needs no read
+    assert json.loads(m["data"]) == {"table_id": t, "version": 2, "after": 0,
+                                     "records": [raw.decode() for _, raw in store.read_raw(t)]}
     store.append(t, 2, [rec(3)], notice=False)
     assert _next_message(pubsub, 0.3) is None
     pubsub.close()
+
+
+def test_a_notice_of_a_large_batch_carries_no_records(monkeypatch):
+    """Past NOTICE_RECORDS_MAX the notice is the version alone: its readers read the log."""
+    monkeypatch.setattr(store_module, "NOTICE_RECORDS_MAX", 10)
+    notice = json.loads(store_module.change_notice("T", 4, 5, ['{"type":"X","version":5}']))
+    assert notice == {"table_id": "T", "version": 5}
+    monkeypatch.setattr(store_module, "NOTICE_RECORDS_MAX", 100)
+    notice = json.loads(store_module.change_notice("T", 4, 5, ['{"type":"X","version":5}']))
+    assert notice["after"] == 4 and notice["records"] == ['{"type":"X","version":5}']
 
 
 def test_every_key_is_hash_tagged_by_table(any_redis):
