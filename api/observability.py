@@ -16,20 +16,17 @@ from flask import Response, g, request
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 
+from events.seconds import PerSecond
 from events.store import EventStore
 
-_second: tuple[int, str] = (-1, "")
+_local_second = PerSecond(lambda whole: time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(whole)))
 
 
 def log_time(ts: float) -> str:
     """``ts`` as logging's default ``asctime`` (local time, ``2026-12-01 19:10:06,123``); the part
     up to the second is formatted once a second, not on every line."""
-    global _second
     whole = int(ts)
-    cached = _second
-    if cached[0] != whole:
-        cached = _second = (whole, time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(whole)))
-    return f"{cached[1]},{int((ts - whole) * 1000):03d}"
+    return f"{_local_second(whole)},{int((ts - whole) * 1000):03d}"
 
 
 def json_line(logger: str, level: str, message: str, fields: dict, created: float) -> str:

@@ -23,6 +23,8 @@ import orjson
 from gunicorn import util
 from gunicorn.http import wsgi
 
+from events.seconds import PerSecond
+
 from .headers import HEADERS
 
 # gunicorn's statuses for what it refuses, as the contract's codes and words
@@ -85,21 +87,16 @@ class OneWriteResponse(wsgi.Response):
             self.sock.sendall(head)
 
 
-_date: tuple[int, str] = (-1, "")
 _gunicorn_http_date = util.http_date
+_gmt_second = PerSecond(lambda whole: email.utils.formatdate(whole, localtime=False, usegmt=True))
 
 
 def http_date(timestamp=None) -> str:
     """gunicorn's ``util.http_date``, the current second formatted once a second: every answer
     carries a Date, and ``email.utils.formatdate`` was about 1% of a worker's CPU."""
-    global _date
     if timestamp is not None:
         return _gunicorn_http_date(timestamp)
-    now = int(time.time())
-    cached = _date
-    if cached[0] != now:
-        cached = _date = (now, email.utils.formatdate(now, localtime=False, usegmt=True))
-    return cached[1]
+    return _gmt_second(int(time.time()))
 
 
 def json_error(sock, status_int: int, reason: str, mesg: str) -> None:

@@ -31,6 +31,7 @@ from engine.state import State
 
 from . import compaction, decoding, snapshots
 from .records import LogError, from_record, loads, to_record
+from .seconds import PerSecond
 from .store import (
     IDEMPOTENCY_TTL,
     AlreadyApplied,
@@ -60,22 +61,18 @@ class Outcome:
     appended: Appended | None = None  # what the append read back for the hook
 
 
-_utc_second: tuple[int, str] = (-1, "")
+_utc_second = PerSecond(lambda whole: datetime.fromtimestamp(whole, UTC).strftime("%Y-%m-%dT%H:%M:%S"))
 
 
 def iso_utc(ts: float) -> str:
     """``ts`` as ``2026-12-01T19:10:06.123Z``, as datetime's isoformat in milliseconds would write
     it (microseconds rounded, then cut); the part up to the second is formatted once a second:
     every appended batch is stamped."""
-    global _utc_second
     whole = math.floor(ts)
     us = round((ts - whole) * 1e6)
     if us >= 1_000_000:
         whole, us = whole + 1, us - 1_000_000
-    cached = _utc_second
-    if cached[0] != whole:
-        cached = _utc_second = (whole, datetime.fromtimestamp(whole, UTC).strftime("%Y-%m-%dT%H:%M:%S"))
-    return f"{cached[1]}.{us // 1000:03d}Z"
+    return f"{_utc_second(whole)}.{us // 1000:03d}Z"
 
 
 def fold_records(state: State, records: list[dict]) -> State:
@@ -211,9 +208,7 @@ class TableService:
         if state is not None and state.version >= version:
             return state
         if state is not None and encoded and state.version == after and after + len(encoded) == version:
-            entries = [(after + i + 1, raw.encode() if isinstance(raw, str) else raw)
-                       for i, raw in enumerate(encoded)]
-            state = fold_entries(state, entries)
+            state = fold_entries(state, list(enumerate(encoded, after + 1)))  # str or bytes: both decode
             self._remember(table_id, state)
             return state
         return self.load(table_id)
