@@ -104,7 +104,7 @@ def test_a_dropped_listener_resubscribes_and_the_socket_catches_up(hub_and_write
     hub.unwatch(tid, q)
 
 
-def test_stop_ends_a_listener_waiting_in_its_read(hub_and_writer, topology):
+def test_stop_ends_a_listener_waiting_in_its_read(hub_and_writer, topology, caplog):
     """The one-Redis listener blocks in its read (no poll per notice): stop must still end it
     at once, with no notice to wake it, and log no failure."""
     hub, writer = hub_and_writer
@@ -120,6 +120,7 @@ def test_stop_ends_a_listener_waiting_in_its_read(hub_and_writer, topology):
         t.join(timeout=5)
     assert not any(t.is_alive() for t in threads)
     assert time.monotonic() - started < 3
+    assert not [r for r in caplog.records if "listener failed" in r.getMessage()]
 
 
 @pytest.fixture
