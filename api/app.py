@@ -14,7 +14,7 @@ from events.config import Config
 from events.connection import Backends, connect, from_clients
 from events.service import TableService
 
-from . import admin, errors, headers, limits, observability, push, review, sockets, tables
+from . import admin, errors, headers, hot, limits, observability, push, review, sockets, tables
 from .chat import ChatStore
 from .frames import ViewFrames
 from .hub import Hub
@@ -53,6 +53,7 @@ class Context:
     socket_limits: SocketLimits
     frames: ViewFrames  # the frames of each change for each reader, built once in this process
     backends: Backends | None = None
+    move_limit: limits.PerToken | None = None  # None when the limits are off
 
 
 def change_hook(backends: Backends, config: Config):
@@ -95,13 +96,14 @@ def create_app(redis=None, config: Config | None = None) -> Flask:
                                        Hub(redis, service), metrics, socket_limits, ViewFrames(), backends)
 
     errors.install(app)
+    hot.install(app)  # first: the layers installed after (headers, proxy fix) wrap it too
     headers.install(app)
     observability.install(app, metrics)
     app.register_blueprint(tables.bp)
     app.register_blueprint(admin.bp)
     app.register_blueprint(push.bp)
     app.register_blueprint(review.bp)
-    limits.install(app, redis, config)
+    app.extensions["escoba"].move_limit = limits.moves(limits.install(app, redis, config))
     sockets.install(Sock(app), app)
 
     spec = build_spec()

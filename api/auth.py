@@ -37,7 +37,11 @@ def bearer() -> str | None:
     """The token of ``Authorization: Bearer <token>``, never one in the address: addresses end
     up in logs and in the browser's history. (Sockets, which cannot send headers from a
     browser, read their seat token from ``?token=`` in api/sockets.py: a seat token only.)"""
-    header = request.headers.get("Authorization", "")
+    return bearer_of(request.headers.get("Authorization", ""))
+
+
+def bearer_of(header: str) -> str | None:
+    """The token of an ``Authorization`` header's value, if it is ``Bearer <token>``."""
     if header.startswith("Bearer "):
         return header[7:].strip() or None
     return None
@@ -69,7 +73,11 @@ def player_for(redis, table_id: str, token: str | None) -> str | None:
 
 
 def require_player(redis, table_id: str) -> str:
-    token = bearer()
+    return require(redis, table_id, bearer())
+
+
+def require(redis, table_id: str, token: str | None) -> str:
+    """The player of ``token``; RuleError(unauthorized) without one."""
     if token is None:
         raise RuleError("unauthorized", "This needs your seat token: Authorization: Bearer <token>.")
     return player_for(redis, table_id, token)

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import logging
+from dataclasses import dataclass, field
+
 from flask import jsonify, request
 from marshmallow import ValidationError
 from redis import exceptions as redis_errors
@@ -55,18 +58,90 @@ def store_unavailable(exc: BaseException) -> str | None:
     return None
 
 
+@dataclass(frozen=True)
+class Refusal:
+    """An error answer in the contract's shape, before any framework makes it a response."""
+
+    status: int
+    code: str
+    message: str
+    details: dict = field(default_factory=dict)
+    headers: tuple[tuple[str, str], ...] = ()
+
+    def body(self) -> dict:
+        return {"error": {"code": self.code, "message": self.message, "details": self.details}}
+
+
+class RateLimited(Exception):
+    """A limit counted by our own code (api/limits.py PerToken) was reached."""
+
+    def __init__(self, limit: str, wait: int):
+        super().__init__(limit)
+        self.limit = limit
+        self.wait = wait
+
+
+def rate_limited(limit: str, wait: int) -> Refusal:
+    return Refusal(429, "rate_limited", f"Too many requests: {limit}. Try again in {wait} s.",
+                   {"limit": limit, "retry_after": wait}, (("Retry-After", str(wait)),))
+
+
+def unavailable(state: str) -> Refusal:
+    # never the store's address or its own words: they name hosts, ports and memory sizes
+    return Refusal(503, "unavailable", f"The table store cannot take requests now ({state}); try again shortly.",
+                   {"store": state}, (("Retry-After", str(RETRY_AFTER)),))
+
+
+def refusal(exc: Exception, logger: logging.Logger) -> Refusal:
+    """The contract's answer to what a request's handler raised, whatever serves it (Flask's error
+    handlers below, api/hot.py); store failures and the unexpected are logged here."""
+    if isinstance(exc, RuleError):
+        return Refusal(exc.status, exc.code, exc.message, exc.details)
+    if isinstance(exc, ValidationError):
+        details = _json_keys(exc.messages if isinstance(exc.messages, dict) else {"body": exc.messages})
+        return Refusal(400, "bad_request", f"Invalid request: check {', '.join(sorted(details))}.", details)
+    if isinstance(exc, RateLimited):
+        return rate_limited(exc.limit, exc.wait)
+    if isinstance(exc, HTTPException):
+        status = exc.code or 500
+        # what werkzeug would have sent: Allow on a 405, Retry-After on a 429 or 503
+        kept = tuple((name, value) for name, value in exc.get_headers() if name.lower() != "content-type")
+        return Refusal(status, _HTTP_CODES.get(status, "error"), _HTTP_MESSAGES.get(status, exc.description),
+                       {}, kept)
+    state = store_unavailable(exc)
+    if state is not None:  # the store, or a store error wrapped by a library on the way up
+        if isinstance(exc, redis_errors.RedisError):
+            logger.warning("table store unavailable (%s): %s: %s", state, type(exc).__name__, exc)
+        return unavailable(state)
+    logger.exception("unhandled error", exc_info=exc)
+    return Refusal(500, "internal", "Something went wrong on our side.")
+
+
 def error_response(code: str, message: str, status: int, details: dict | None = None):
     body = {"error": {"code": code, "message": message, "details": details or {}}}
     return jsonify(body), status
 
 
+def respond(refused: Refusal):
+    """A Refusal as Flask's (response, status)."""
+    response = jsonify(refused.body())
+    for name, value in refused.headers:
+        response.headers[name] = value
+    return response, refused.status
+
+
 def unavailable_response(state: str):
-    # never the store's address or its own words: they name hosts, ports and memory sizes
-    response, status = error_response(
-        "unavailable", f"The table store cannot take requests now ({state}); try again shortly.", 503,
-        {"store": state})
-    response.headers["Retry-After"] = str(RETRY_AFTER)
-    return response, status
+    return respond(unavailable(state))
+
+
+def too_large(environ) -> HTTPException | None:
+    """What to refuse a request whose address or headers are over our limits, measured on the WSGI
+    environ as sent (werkzeug's request.headers rebuilds every name)."""
+    if len(environ.get("PATH_INFO", "")) + 1 + len(environ.get("QUERY_STRING", "")) > URL_MAX:
+        return RequestURITooLarge()
+    if _headers_size(environ) > HEADERS_MAX:
+        return RequestHeaderFieldsTooLarge()
+    return None
 
 
 def _headers_size(environ) -> int:
@@ -83,49 +158,18 @@ def _headers_size(environ) -> int:
 def install(app) -> None:
     @app.before_request
     def _request_size():
-        # measured on the WSGI environ as sent (werkzeug's request.headers rebuilds every name)
-        environ = request.environ
-        if len(environ.get("PATH_INFO", "")) + 1 + len(environ.get("QUERY_STRING", "")) > URL_MAX:
-            raise RequestURITooLarge()
-        if _headers_size(environ) > HEADERS_MAX:
-            raise RequestHeaderFieldsTooLarge()
+        refused = too_large(request.environ)
+        if refused is not None:
+            raise refused
 
     @app.errorhandler(RuleError)
-    def rule_error(e: RuleError):
-        return error_response(e.code, e.message, e.status, e.details)
-
     @app.errorhandler(ValidationError)
-    def validation_error(e: ValidationError):
-        details = _json_keys(e.messages if isinstance(e.messages, dict) else {"body": e.messages})
-        fields_ = ", ".join(sorted(details))
-        return error_response("bad_request", f"Invalid request: check {fields_}.", 400, details)
-
+    @app.errorhandler(RateLimited)
     @app.errorhandler(HTTPException)
-    def http_error(e: HTTPException):
-        status = e.code or 500
-        message = _HTTP_MESSAGES.get(status, e.description)
-        response, status = error_response(_HTTP_CODES.get(status, "error"), message, status)
-        # what werkzeug would have sent: Allow on a 405, Retry-After on a 429 or 503
-        for name, value in e.get_headers():
-            if name.lower() != "content-type":
-                response.headers[name] = value
-        return response, status
-
     @app.errorhandler(redis_errors.RedisError)
-    def redis_error(e: redis_errors.RedisError):
-        state = store_unavailable(e)
-        if state is None:
-            return unexpected(e)
-        app.logger.warning("table store unavailable (%s): %s: %s", state, type(e).__name__, e)
-        return unavailable_response(state)
-
     @app.errorhandler(Exception)
-    def unexpected(e: Exception):
-        state = store_unavailable(e)
-        if state is not None:  # a store error wrapped by a library on the way up
-            return unavailable_response(state)
-        app.logger.exception("unhandled error")
-        return error_response("internal", "Something went wrong on our side.", 500)
+    def refused(e: Exception):
+        return respond(refusal(e, app.logger))
 
 
 def _json_keys(messages):

@@ -28,11 +28,12 @@ import time
 from flask import request
 from flask_limiter import Limiter
 from flask_limiter.errors import RateLimitExceeded
+from limits import parse_many
 from werkzeug.middleware.proxy_fix import ProxyFix
 
 from events.config import Config
 
-from .errors import error_response
+from .errors import RateLimited, rate_limited, respond
 
 CREATE_TABLE = "10 per minute;60 per hour"
 TAKE_SEAT = "30 per minute"
@@ -49,18 +50,44 @@ def seat_token() -> str:
     """A hash of the bearer token (a request without one is counted by its address)."""
     header = request.headers.get("Authorization", "")
     token = header[7:].strip() if header.startswith("Bearer ") else ""
+    return token_key(token or None, client_address())
+
+
+def token_key(token: str | None, address: str | None) -> str:
+    """What a per-token limit counts: a hash of the token, or the address without one."""
     if not token:
-        return "addr:" + client_address()
+        return "addr:" + (address or "unknown")
     return "token:" + hashlib.sha256(token.encode()).hexdigest()[:32]
 
 
-# endpoint -> (limit, counted per)
+# endpoint -> (limit, counted per), counted by flask-limiter around the view
 LIMITS = {
     "tables.create_table": (CREATE_TABLE, client_address),
     "tables.take_seat": (TAKE_SEAT, client_address),
-    "tables.post_move": (MOVES, seat_token),
     "tables.post_chat": (CHAT, seat_token),
 }
+
+
+class PerToken:
+    """A limit our own code counts (the moves: api/tables.py, served with or without Flask's request
+    cycle, api/hot.py), through flask-limiter's own strategy and store: one Redis key a window."""
+
+    def __init__(self, limiter: Limiter, limit: str, scope: str):
+        self.limiter = limiter
+        self.items = parse_many(limit)
+        self.scope = scope
+
+    def hit(self, key: str) -> None:
+        """Counts one request of ``key``; RateLimited when it is one too many (it still counts)."""
+        strategy = self.limiter.limiter
+        for item in self.items:
+            if not strategy.hit(item, "escoba", self.scope, key):
+                reset = strategy.get_window_stats(item, "escoba", self.scope, key).reset_time
+                raise RateLimited(str(item), max(1, int(reset - time.time())))
+
+
+def moves(limiter: Limiter | None) -> PerToken | None:
+    return None if limiter is None else PerToken(limiter, MOVES, "moves")
 
 
 def _storage(redis) -> tuple[str, dict]:
@@ -88,13 +115,9 @@ def install(app, redis, config: Config) -> Limiter | None:
         app.view_functions[endpoint] = limiter.limit(limit, key_func=key)(app.view_functions[endpoint])
 
     @app.errorhandler(RateLimitExceeded)
-    def rate_limited(e: RateLimitExceeded):
+    def limit_reached(e: RateLimitExceeded):
         current = limiter.current_limit
         wait = max(1, int(current.reset_at - time.time())) if current is not None else 1
-        response, status = error_response(
-            "rate_limited", f"Too many requests: {e.description}. Try again in {wait} s.", 429,
-            {"limit": str(e.description), "retry_after": wait})
-        response.headers["Retry-After"] = str(wait)
-        return response, status
+        return respond(rate_limited(str(e.description), wait))
 
     return limiter

@@ -266,8 +266,6 @@ class _RedisCollector:
 
 
 def install(app, metrics: Metrics) -> None:
-    log = logging.getLogger("escoba.api")
-
     @app.before_request
     def _start():
         g.started = time.perf_counter()
@@ -275,25 +273,39 @@ def install(app, metrics: Metrics) -> None:
 
     @app.after_request
     def _finish(response):
-        fields = dict(getattr(g, "log", {}) or {})
-        if fields.get("command"):
-            outcome = "ok" if response.status_code < 400 else _error_code(response)
-            fields["outcome"] = outcome
-            metrics.moves.labels(fields["command"], outcome).inc()
-        fields.update(method=request.method, path=request.path, status=response.status_code,
-                      latency_ms=round(max(0.0, time.perf_counter() - g.get("started", time.perf_counter())) * 1000, 2))
-        writer = _writer
-        if writer is not None and logging.root.handlers == [writer] and log.isEnabledFor(logging.INFO):
-            # the same line the logging call below makes, without its record and handler chain:
-            # a line per request was about a twentieth of the API's CPU (bench/api.py, py-spy)
-            writer.add_line(json_line("escoba.api", "INFO", "request", fields, time.time()))
-        else:  # another handler listens (a test's, a tool's): the record goes through logging
-            log.info("request", extra={"fields": fields})
+        log = g.get("log")
+        code = _error_code(response) if response.status_code >= 400 and log and log.get("command") else None
+        request_done(metrics, log, request.method, request.path, response.status_code, code,
+                     g.get("started"))
         return response
 
     @app.get("/metrics")
     def metrics_endpoint():
         return Response(generate_latest(metrics.registry), mimetype="text/plain; version=0.0.4")
+
+
+_request_log = logging.getLogger("escoba.api")
+
+
+def request_done(metrics: Metrics, log: dict | None, method: str, path: str, status: int, error_code: str | None,
+                 started: float | None) -> None:
+    """A request's log line (its ``log`` fields: table, command, version...), and a command's count by
+    outcome, whether Flask or api/hot.py answered it."""
+    fields = dict(log or {})
+    if fields.get("command"):
+        outcome = "ok" if status < 400 else (error_code or str(status))
+        fields["outcome"] = outcome
+        metrics.moves.labels(fields["command"], outcome).inc()
+    now = time.perf_counter()
+    fields.update(method=method, path=path, status=status,
+                  latency_ms=round(max(0.0, now - (started if started is not None else now)) * 1000, 2))
+    writer = _writer
+    if writer is not None and logging.root.handlers == [writer] and _request_log.isEnabledFor(logging.INFO):
+        # the same line the logging call below makes, without its record and handler chain:
+        # a line per request was about a twentieth of the API's CPU (bench/api.py, py-spy)
+        writer.add_line(json_line("escoba.api", "INFO", "request", fields, time.time()))
+    else:  # another handler listens (a test's, a tool's): the record goes through logging
+        _request_log.info("request", extra={"fields": fields})
 
 
 def _error_code(response) -> str:

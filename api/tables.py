@@ -7,17 +7,19 @@ reply is the engine's view for whoever asked.
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from flask import Blueprint, current_app, g, jsonify, request
 from marshmallow import ValidationError
+from werkzeug.http import parse_etags
 
 import engine
 from engine import RuleError
 from workers import outbound
 from workers.scheduling import notify_key
 
-from . import auth, feed, schemas
+from . import auth, feed, limits, schemas
 from .schemas import load_move
 
 bp = Blueprint("tables", __name__)
@@ -28,14 +30,20 @@ def _ctx():
 
 
 def _json_body() -> dict:
-    body = request.get_json(silent=True)
+    return json_object(request.get_json(silent=True))
+
+
+def json_object(body) -> dict:
     if not isinstance(body, dict):
         raise RuleError("bad_request", "The body must be a JSON object.", {"body": "not a JSON object"})
     return body
 
 
 def _deck():
-    deck = request.args.get("deck")
+    return checked_deck(request.args.get("deck"))
+
+
+def checked_deck(deck: str | None) -> str | None:
     if deck is not None and deck not in engine.cards.DECKS:
         raise RuleError("bad_request", f"Unknown deck design {deck!r}.", {"deck": list(engine.cards.DECKS)})
     return deck
@@ -56,12 +64,6 @@ def view_etag(table_id: str, state, seat, player, deck) -> str:
     else:
         reader = "public"
     return f'"{table_id}.{state.version}.{reader}.{deck or "-"}.{engine.ENGINE_VERSION}"'
-
-
-def _view_json(table_id: str, state, reader, player=None) -> bytes:
-    """``_view`` encoded, from the process's per-change views (api/frames.py): the mover's sockets
-    are then sent the view this answer built."""
-    return _ctx().frames.view_json(table_id, state, reader, player is not None and player == state.host, _deck())
 
 
 def _invite_url(table_id: str) -> str:
@@ -117,43 +119,91 @@ def take_seat(table_id: str):
     return jsonify({"seat": seat, "token": token, "table": _view(table_id, outcome.state, seat, player)}), 201
 
 
+@dataclass(frozen=True)
+class Ask:
+    """What the two requests of every move read of a request (its view, then the move): taken from
+    Flask's request below, or straight from the WSGI environ (api/hot.py), and answered by the
+    same functions."""
+
+    table_id: str
+    token: str | None = None
+    address: str | None = None  # the client's, for a limit counted without a token
+    deck: str | None = None
+    if_none_match: str | None = None
+    body: object = None  # the parsed JSON body; None when it is not JSON
+    idempotency_key: str | None = None
+
+
+@dataclass(frozen=True)
+class Answer:
+    body: bytes  # JSON
+    status: int = 200
+    headers: tuple[tuple[str, str], ...] = ()
+
+
+def _ask(table_id: str, body=None) -> Ask:
+    return Ask(table_id, auth.bearer(), limits.client_address(), request.args.get("deck"),
+               request.headers.get("If-None-Match"), body, request.headers.get("Idempotency-Key"))
+
+
+def _answered(answer: Answer):
+    response = current_app.response_class(answer.body, status=answer.status, mimetype="application/json")
+    for name, value in answer.headers:
+        response.headers[name] = value
+    return response
+
+
 @bp.get("/tables/<table_id>")
 def get_table(table_id: str):
-    state = _ctx().service.load(table_id)
-    player = auth.player_for(_ctx().redis, table_id, auth.bearer())
-    seat = state.seat_of(player) if player else None
-    etag = view_etag(table_id, state, seat, player, _deck())
-    # a client that has this version's view gets a 304, and the view is not built at all
-    if request.if_none_match.contains_weak(etag.strip('"')):
-        response = current_app.response_class(status=304)
-    else:  # the process's per-change view: the reader's sockets are sent the same bytes
-        response = current_app.response_class(_view_json(table_id, state, seat, player),
-                                              mimetype="application/json")
-    response.headers["ETag"] = etag
-    response.headers["Cache-Control"] = "no-cache"  # may keep it, must ask again (If-None-Match)
-    return response
+    return _answered(view_answer(_ctx(), _ask(table_id), g.log))
 
 
 @bp.post("/tables/<table_id>/moves")
 def post_move(table_id: str):
-    ctx = _ctx()
+    return _answered(move_answer(_ctx(), _ask(table_id, request.get_json(silent=True)), g.log))
+
+
+def view_answer(ctx, ask: Ask, log: dict) -> Answer:
+    """``GET /tables/{id}``: the reader's view, or 304 while the reader's copy is current."""
+    state = ctx.service.load(ask.table_id)
+    player = auth.player_for(ctx.redis, ask.table_id, ask.token)
+    seat = state.seat_of(player) if player else None
+    deck = checked_deck(ask.deck)
+    etag = view_etag(ask.table_id, state, seat, player, deck)
+    headers = (("ETag", etag), ("Cache-Control", "no-cache"))  # may keep it, must ask again (If-None-Match)
+    # a client that has this version's view gets a 304, and the view is not built at all
+    if ask.if_none_match and parse_etags(ask.if_none_match).contains_weak(etag.strip('"')):
+        return Answer(b"", 304, headers)
+    # the process's per-change view: the reader's sockets are sent the same bytes
+    is_host = player is not None and player == state.host
+    return Answer(ctx.frames.view_json(ask.table_id, state, seat, is_host, deck), 200, headers)
+
+
+def move_answer(ctx, ask: Ask, log: dict) -> Answer:
+    """``POST /tables/{id}/moves``: the move applied (or refused, changing nothing), and the mover's
+    new view."""
     started = time.perf_counter()
-    player = auth.require_player(ctx.redis, table_id)
-    move = load_move(_json_body())
+    if ctx.move_limit is not None:  # counted first: a refused move counts too
+        ctx.move_limit.hit(limits.token_key(ask.token, ask.address))
+    table_id = ask.table_id
+    player = auth.require(ctx.redis, table_id, ask.token)
+    move = load_move(json_object(ask.body))
     expected = move.pop("expected_version", None)
-    key = request.headers.get("Idempotency-Key")
+    key = ask.idempotency_key
     if key is not None and not (0 < len(key) <= 100):
         raise RuleError("bad_request", "Idempotency-Key must be 1 to 100 characters.", {"Idempotency-Key": "length"})
-    g.log = {"table_id": table_id, "command": move["type"]}
+    deck = checked_deck(ask.deck)  # before the move: a refused request changes nothing
+    log.update(table_id=table_id, command=move["type"])
     outcome = ctx.service.execute(
         table_id, {**move, "player": player}, actor=f"player:{player}",
         expected_version=expected, idempotency_key=key,
     )
-    seat = outcome.state.seat_of(player)
-    g.log.update(version=outcome.version, seat=seat, repeated=outcome.repeated)
+    state = outcome.state
+    seat = state.seat_of(player)
+    log.update(version=outcome.version, seat=seat, repeated=outcome.repeated)
     ctx.metrics.command_latency.labels(move["type"]).observe(time.perf_counter() - started)
-    body = b'{"version":%d,"table":%s}' % (outcome.version, _view_json(table_id, outcome.state, seat, player))
-    return current_app.response_class(body, mimetype="application/json")
+    view = ctx.frames.view_json(table_id, state, seat, player == state.host, deck)
+    return Answer(b'{"version":%d,"table":%s}' % (outcome.version, view))
 
 
 @bp.get("/tables/<table_id>/events")
