@@ -1,13 +1,13 @@
 """Fan-out of change notices to this process's sockets, through Redis pub/sub.
 
-The listener (api/notices.py: PSUBSCRIBE on one Redis, SSUBSCRIBE per watched
-table and a listener per node on a cluster; threads, greenlets under gevent) hears
-every change of the tables watched here, so a socket here hears a move made
-through any other process. Each notice brings the table up to date once, however
-many sockets here watch it (from the records the notice carries when this process
-holds the version before them, else from the log), and only drops it in each
-socket's mailbox: posting never waits for a socket, so a stuck one holds up no
-other. The socket's own handler builds (or finds in api/frames.py) its reader's
+The listener (api/notices.py: a subscription per table watched here, SUBSCRIBE
+on one Redis, SSUBSCRIBE and a listener per node on a cluster; threads, greenlets
+under gevent) hears every change of the tables watched here, and only those, so
+a socket here hears a move made through any other process. Each notice brings the
+table up to date once, however many sockets here watch it (from the records the
+notice carries when this process holds the version before them, else from the
+log), and only drops it in each socket's mailbox: posting never waits for a
+socket, so a stuck one holds up no other. The socket's own handler builds (or finds in api/frames.py) its reader's
 frames and sends them.
 """
 
@@ -70,7 +70,7 @@ class Hub:
         # subscription changes in order (a table's last socket leaving while its next one
         # arrives must end subscribed); dispatch never waits for this one
         self._subscribing = threading.Lock()
-        self.listener = listener_for(redis, self._dispatch, self.watched)
+        self.listener = listener_for(redis, self._dispatch)
 
     def watch(self, table_id: str, mailbox: Mailbox | None = None) -> Mailbox:
         q = mailbox if mailbox is not None else Mailbox()

@@ -1,11 +1,15 @@
 """The subscription side of the hub: how this process hears change notices.
 
-- One Redis: one thread, ``PSUBSCRIBE table:*:changes`` (every table, one subscription).
+Either way this process subscribes to the channel of each table a local socket
+watches, when the first socket starts watching it, and unsubscribes when the last
+one leaves: a process hears only its own tables' notices, so adding API processes
+adds no work to the others (a pattern subscription made every process read and
+parse every table's every notice: 13% of a worker's CPU in bench/api.py with two).
+
+- One Redis: SUBSCRIBE, on one connection read by one thread in a blocking read.
 - A Redis Cluster: notices are published with SPUBLISH, which reaches only the shard
-  that owns the table's slot. So this process SSUBSCRIBEs to the channel of each table
-  a local socket watches, when the first socket starts watching it, and unsubscribes
-  when the last one leaves; one listener thread per cluster node reads that node's
-  subscriptions.
+  that owns the table's slot. So this process SSUBSCRIBEs on that node; one listener
+  thread per cluster node reads that node's subscriptions.
 
 Either way a notice reaches the hub as ``on_notice(raw_json)``. Whenever a
 subscription is confirmed (the first time, and again after a dropped connection is
@@ -22,6 +26,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import uuid
 from collections.abc import Callable
 from types import MethodType
 
@@ -32,7 +37,6 @@ from events.store import changes_channel
 
 log = logging.getLogger("escoba.hub")
 
-PATTERN = "table:*:changes"
 RETRY = 1.0  # seconds before a failed listener tries again
 POLL = 1.0  # a sharded listener's read timeout: how soon it notices ``stop``
 
@@ -47,34 +51,44 @@ def table_of(channel) -> str:
     return text[text.index("{") + 1:text.rindex("}")]
 
 
-def listener_for(redis, on_notice: Callable[[bytes], None], watched: Callable[[], list[str]]):
+def listener_for(redis, on_notice: Callable[[bytes], None]):
     """The listener for ``redis``'s topology (events/connection.py tells them apart)."""
     if is_cluster(redis):
         return ShardedListener(redis, on_notice)
-    return PatternListener(redis, on_notice, watched)
+    return ChannelListener(redis, on_notice)
 
 
-class PatternListener:
-    """One Redis: a thread on ``PSUBSCRIBE table:*:changes``; per-table calls are no-ops."""
+class ChannelListener:
+    """One Redis: SUBSCRIBE per watched table, one connection, one thread in a blocking read."""
 
-    def __init__(self, redis, on_notice, watched):
+    def __init__(self, redis, on_notice):
         self.redis = redis
         self.on_notice = on_notice
-        self.watched = watched
+        # never published to: it keeps the connection subscribed while no table is watched (redis-py's
+        # blocking read of an unsubscribed connection fails), and tells its confirmation apart
+        self._anchor = f"escoba:hub:{uuid.uuid4().hex}"
+        self._tables: set[str] = set()  # what this process wants to hear
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # the set, and every command sent on the connection
         self._pubsub = None
-        self.subscriptions = 0  # confirmations seen (the first, then one per reconnect)
+        self.subscriptions = 0  # confirmations seen (one per channel, again after a reconnect)
 
     def add(self, table_id: str) -> None:
         with self._lock:
+            self._tables.add(table_id)
             if self._thread is None or not self._thread.is_alive():
+                # it subscribes to every table in the set as it connects
                 self._thread = threading.Thread(target=self._run, name="escoba-hub", daemon=True)
                 self._thread.start()
+            elif self._pubsub is not None:
+                self._send(self._pubsub.subscribe, changes_channel(table_id))
 
     def remove(self, table_id: str) -> None:
-        pass
+        with self._lock:
+            self._tables.discard(table_id)
+            if self._pubsub is not None:
+                self._send(self._pubsub.unsubscribe, changes_channel(table_id))
 
     def stop(self) -> None:
         self._stop.set()
@@ -83,12 +97,19 @@ class PatternListener:
         if connection is not None:  # wakes the blocked read with an error, which then sees the stop
             _quietly(connection.disconnect)
 
+    def _send(self, command, channel: str) -> None:
+        try:
+            command(channel)
+        except Exception:  # the connection is failing: the listener's reconnect subscribes the set again
+            log.warning("pub/sub command on %s failed; the reconnect will redo it", channel, exc_info=True)
+
     def _run(self) -> None:
         while not self._stop.is_set():
             pubsub = None
             try:
-                pubsub = self._pubsub = self.redis.pubsub()
-                pubsub.psubscribe(PATTERN)
+                with self._lock:
+                    pubsub = self._pubsub = self.redis.pubsub()
+                    pubsub.subscribe(self._anchor, *(changes_channel(t) for t in self._tables))
                 while not self._stop.is_set():
                     # a blocking read: a read with a timeout first polls the socket, and under
                     # gevent that poll cost more than the notice it waited for (3.5% of a worker)
@@ -102,16 +123,21 @@ class PatternListener:
                 self._stop.wait(RETRY)
             finally:
                 if pubsub is not None:
+                    with self._lock:
+                        if self._pubsub is pubsub:
+                            self._pubsub = None
                     _quietly(pubsub.close)
 
     def _handle(self, message: dict) -> None:
         kind = message.get("type")
-        if kind == "pmessage":
+        if kind == "message":
             self.on_notice(message["data"])
-        elif kind == "psubscribe":
+        elif kind == "subscribe":
             self.subscriptions += 1
-            for table_id in self.watched():
-                self.on_notice(resync_notice(table_id))
+            channel = message["channel"]
+            channel = channel.decode() if isinstance(channel, bytes) else channel
+            if channel != self._anchor and table_of(channel) in self._tables:
+                self.on_notice(resync_notice(table_of(channel)))
 
 
 class ShardedListener:

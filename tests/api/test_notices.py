@@ -6,6 +6,7 @@ from __future__ import annotations
 import random
 import time
 
+import orjson
 import pytest
 import redis as redis_lib
 
@@ -50,6 +51,31 @@ def test_a_watcher_hears_a_change_made_elsewhere(hub_and_writer, topology):
     next_state(q, 1)  # the subscription's confirmation resyncs the table once
     assert next_state(q, sit(writer, tid, 1)).seats[1].player == "x1"
     hub.unwatch(tid, q)
+
+
+def test_a_process_hears_only_the_tables_its_sockets_watch(hub_and_writer, topology):
+    """Notices of other tables never reach this process's listener, nor a table's once its last
+    socket has gone: another API process adds no work here."""
+    hub, writer = hub_and_writer
+    heard = []
+    deliver = hub.listener.on_notice
+    hub.listener.on_notice = lambda raw: heard.append(orjson.loads(raw)["table_id"]) or deliver(raw)
+    mine, other = autoplay.new_table(writer, players=1), autoplay.new_table(writer, players=1)
+    q = hub.watch(mine)
+    next_state(q, 1)
+    sit(writer, other, 1)
+    last = sit(writer, mine, 1)
+    next_state(q, last)
+    assert mine in heard and other not in heard  # only ``mine`` is watched here
+    hub.unwatch(mine, q)
+    watcher = hub.watch(other)  # a later subscription: once it is confirmed, nothing of ``mine`` is sent here
+    next_state(watcher, 1)
+    since = len(heard)
+    sit(writer, mine, 2)
+    done = sit(writer, other, 2)
+    next_state(watcher, done)
+    assert heard[since:] == [other]  # the move at ``mine`` went unheard
+    hub.unwatch(other, watcher)
 
 
 def _kill_pubsub_clients(topology) -> int:
@@ -196,7 +222,7 @@ def test_every_resubscription_resyncs_the_watched_tables_from_the_log(fake_redis
         with pytest.raises(AssertionError):
             next_state(q, unheard, timeout=0.5)
         hub.listener.on_notice = deliver
-        hub.listener._handle({"type": "psubscribe", "channel": b"table:*:changes", "data": 1})
+        hub.listener._handle({"type": "subscribe", "channel": changes_channel(tid).encode(), "data": 1})
         assert next_state(q, unheard, timeout=1).version == unheard
         hub.unwatch(tid, q)
     finally:
