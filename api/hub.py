@@ -25,6 +25,11 @@ from .notices import listener_for
 log = logging.getLogger("escoba.hub")
 
 CHAT_BACKLOG = 64  # chat frames a socket may have waiting; older ones are dropped
+# seconds: every socket's handler is woken this often with nothing to send, in case its reader died without
+# a word (the reader sets the handler's event whenever it ends a connection; 10,000 handlers woken each 30 s
+# cost a tenth of a core). One timer for the process: a wait with a timeout of its own cost each handler a
+# gevent Timeout per change it sent (about 2% of a worker in bench/games.py)
+CHECK_EVERY = 300.0
 
 
 class Mailbox:
@@ -62,9 +67,12 @@ class Mailbox:
 
 
 class Hub:
-    def __init__(self, redis, service):
+    def __init__(self, redis, service, check_every: float = CHECK_EVERY):
         self.redis = redis
         self.service = service
+        self.check_every = check_every
+        self._stopped = threading.Event()
+        self._checker: threading.Thread | None = None
         self._lock = threading.Lock()
         self._watchers: dict[str, set[Mailbox]] = defaultdict(set)
         # subscription changes in order (a table's last socket leaving while its next one
@@ -80,6 +88,9 @@ class Hub:
                 self._watchers[table_id].add(q)
             if first:  # the first socket here on this table: subscribe (it resyncs once confirmed)
                 self.listener.add(table_id)
+            if self._checker is None:
+                self._checker = threading.Thread(target=self._check, name="escoba-hub-check", daemon=True)
+                self._checker.start()
         return q
 
     def unwatch(self, table_id: str, q: Mailbox) -> None:
@@ -101,7 +112,19 @@ class Hub:
             return sum(len(v) for v in self._watchers.values())
 
     def stop(self) -> None:
+        self._stopped.set()
         self.listener.stop()
+
+    def wake_all(self) -> None:
+        """Wakes every socket's handler here: one with nothing to send checks that its reader lives."""
+        with self._lock:
+            boxes = [q for qs in self._watchers.values() for q in qs]
+        for q in boxes:
+            q.wake.set()
+
+    def _check(self) -> None:
+        while not self._stopped.wait(self.check_every):
+            self.wake_all()
 
     # --- what a notice does (nothing here waits for a socket) ---------------------------
     def _dispatch(self, raw) -> None:

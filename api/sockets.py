@@ -33,10 +33,6 @@ from .tables import redacted_events, version_arg
 MAX_CLIENT_MESSAGE = 4096  # bytes; shared/API.md: "a client frame over 4 KB closes the socket (status 1009)"
 RECEIVE_BYTES = 4096  # what one read takes off a socket, so what an oversize frame can cost before it closes
 SEND_TIMEOUT = 10.0  # seconds a send may wait for a client that does not read
-# seconds: a handler wakes this often with nothing to send, in case its reader died without a word (the
-# reader sets the handler's event whenever it ends a connection; 10,000 handlers waking each 30 s cost a
-# tenth of a core)
-CHECK_EVERY = 300.0
 POLICY_VIOLATION = 1008
 LINGER = 1.0  # seconds a closing socket reads what the client was still sending, so the close frame arrives
 LINGER_BYTES = 256 * 1024  # ... and at most this much of it
@@ -138,7 +134,7 @@ def _serve(ws, ctx, table_id: str) -> None:
             last = _send_state(ws, ctx, table_id, state, player, deck)
             collector.socket_ready()
             while True:
-                ws.event.wait(CHECK_EVERY)
+                ws.event.wait()  # a change, the reader ending, or the hub's periodic check (api/hub.py)
                 ws.event.clear()
                 state, chats = mailbox.take()
                 out = b"".join(chats)

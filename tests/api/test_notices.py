@@ -274,3 +274,22 @@ def test_a_master_that_goes_down_and_comes_back_is_listened_to_again(tmp_path):
         hub.stop()
         client.close()
         cluster.stop()
+
+
+def test_the_hub_wakes_every_handler_now_and_then_with_nothing_to_send(fake_redis):
+    """A handler waits with no timeout of its own: the hub's one timer wakes it to check on its reader."""
+    svc = TableService(fake_redis, cache_size=0)
+    hub = Hub(fake_redis, svc, check_every=0.05)
+    try:
+        tid = autoplay.new_table(svc, players=1)
+        q = hub.watch(tid)
+        next_state(q, 1)  # the subscription's resync
+        for _ in range(3):
+            q.wake.clear()
+            assert q.wake.wait(2.0)
+            assert q.take() == (None, [])  # woken with nothing
+        hub.unwatch(tid, q)
+    finally:
+        hub.stop()
+    hub._checker.join(1)
+    assert not hub._checker.is_alive()  # stop ends the timer too
