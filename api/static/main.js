@@ -150,8 +150,10 @@ function startDrag(e, card, el) {
     el.classList.remove("dragging");
     if (!ghost) return; // a tap: the click picks
     ghost.remove();
-    app.dragged = true; // the click that may follow is not a pick
-    setTimeout(() => { app.dragged = false; }, 400);
+    // the click that may follow on this card is not a pick; a click on another card is (a tap on the
+    // next turn's hand, made within the window, was swallowed when any click counted)
+    app.dragged = card;
+    setTimeout(() => { if (app.dragged === card) app.dragged = null; }, 400);
     if (ev.type === "pointerup" && over(ev)) dropOnTable(card);
   };
   window.addEventListener("pointermove", onMove, { passive: false });

@@ -363,7 +363,7 @@ function renderHand(view, seated) {
     }, view);
     b.tabIndex = i === app.focusIndex ? 0 : -1;
     b.addEventListener("click", (e) => {
-      if (app.dragged) { app.dragged = false; e.preventDefault(); return; }
+      if (app.dragged === c) { app.dragged = null; e.preventDefault(); return; }
       app.focusIndex = i; handlers.pick(c);
     });
     b.addEventListener("focus", () => { app.focusIndex = i; });

@@ -224,7 +224,7 @@ PAGE_STATE = """async () => {
   const s = await import('/static/state.js');
   const view = s.v();
   return { version: view && view.version, turn: view && view.turn, you: view && view.you,
-           my_turn: s.myTurn(), busy: !!s.app.busy, picked: s.app.picked,
+           my_turn: s.myTurn(), busy: !!s.app.busy, picked: s.app.picked, dragged: !!s.app.dragged,
            selected: [...(s.app.selected || [])], showing: window.escobaShowing ? window.escobaShowing() : null,
            live: document.body.dataset.live, hand: view ? view.hand : null,
            said: (document.getElementById('live') || {}).textContent || '' };
