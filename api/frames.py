@@ -40,13 +40,13 @@ def message(obj) -> bytes:
     return text_frame(orjson.dumps(obj))
 
 
-# Shared parts of views kept (engine.TableView). One is wanted only between a move's answer and
-# its sockets' frames, milliseconds apart, and each kept is some sixty dicts and lists the garbage
-# collector walks again on every pass until it is dropped. Collection's share of the worker's CPU
-# in bench/games.py (timed with gc.callbacks in the worker): 6.1% with 1,024 kept, 4.2 to 4.6% with
-# 128, 3.7% with 64. A miss only builds the same part again; the encoded views (bytes, which the
-# collector does not walk) stay in ``size``.
-SHARED_PARTS = 128
+# Tables whose shared part of a view (engine.TableView) is kept: each table's latest version only, so
+# a table's readers of one version (the mover's answer, the sockets' frames, the next mover's GET a
+# little later) share one build, and an older version is never kept beside a newer one. Each kept
+# part is some sixty dicts and lists the garbage collector walks again on every pass, so they are
+# few: one per table recently changed. (Keyed by version, 128 parts thrashed as soon as a process had
+# some 64 tables in play: a GET then always missed the part its table's last move had built.)
+SHARED_PARTS = 512
 
 
 class ViewFrames:
@@ -58,7 +58,7 @@ class ViewFrames:
         self.size = size
         self.shared_parts = shared_parts
         self._built: OrderedDict[tuple, tuple[bytes, bytes]] = OrderedDict()
-        self._bases: OrderedDict[tuple, engine.TableView] = OrderedDict()
+        self._bases: OrderedDict[tuple, tuple[int, engine.TableView]] = OrderedDict()  # (table, deck) -> latest
         self._lock = threading.Lock()
         self.built = 0  # views built (the rest were sent from here)
 
@@ -80,9 +80,22 @@ class ViewFrames:
 
     def _table_view(self, table_id, state, deck):
         """The part of a version's view every reader shares (engine.view.table_view), built once
-        for the mover's answer and the other sockets' views alike."""
-        return self._remembered(self._bases, (table_id, state.version, deck), self.shared_parts,
-                                lambda: engine.table_view(state, deck=deck))
+        for the mover's answer and the other readers' views alike; only each table's latest is kept."""
+        key = (table_id, deck)
+        with self._lock:
+            kept = self._bases.get(key)
+            if kept is not None and kept[0] == state.version:
+                self._bases.move_to_end(key)
+                return kept[1]
+        base = engine.table_view(state, deck=deck)
+        with self._lock:
+            kept = self._bases.get(key)
+            if kept is None or kept[0] < state.version:  # a late reader of an older version keeps nothing
+                self._bases[key] = (state.version, base)
+                self._bases.move_to_end(key)
+                while len(self._bases) > self.shared_parts:
+                    self._bases.popitem(last=False)
+        return base
 
     def _remembered(self, cache: OrderedDict, key: tuple, limit: int, build):
         """``cache[key]``, built (outside the lock) when missing; the least recent go past ``limit``."""

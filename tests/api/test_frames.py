@@ -84,18 +84,51 @@ def test_the_cache_keeps_only_the_latest_views():
     assert len(frames._built) == 2 and ("A", state.version, None, False, None) not in frames._built
 
 
+def _next(state):
+    """The state after the player to move leaves their first card."""
+    card = state.hands[state.turn][0]
+    return engine.fold(state, engine.decide(state, {"type": "play", "by": state.turn, "card": card, "capture": []}))
+
+
 def test_the_shared_parts_are_kept_fewer_and_a_part_built_again_makes_the_same_views():
     state = playing_state()
     frames = ViewFrames(size=16, shared_parts=2)
     first = frames.view_json("A", state, 0, True, None)
     for table in ("B", "C"):
         frames.frames(table, state, None, False, None)
-    assert len(frames._bases) == 2 and ("A", state.version, None) not in frames._bases
+    assert list(frames._bases) == [("B", None), ("C", None)]
     # A's shared part is gone, its encoded views are not; a reader of A not yet served needs the part again
     assert frames.view_json("A", state, 0, True, None) is first
     assert orjson.loads(frames.view_json("A", state, 1, False, None)) == orjson.loads(
         ViewFrames().view_json("A", state, 1, False, None))
-    assert ("A", state.version, None) in frames._bases
+    assert frames._bases[("A", None)][0] == state.version
+
+
+def test_each_table_keeps_its_latest_shared_part_only_so_many_tables_still_share_theirs(monkeypatch):
+    """A table's move answer builds the part; its next mover's GET, after every other table has moved,
+    finds it (one kept per table: a part per version made them push each other out)."""
+    parts = []
+    table_view = engine.table_view
+    monkeypatch.setattr(engine, "table_view", lambda state, deck=None: parts.append(1) or table_view(state, deck=deck))
+    states = {table: playing_state() for table in "ABCDEF"}
+    frames = ViewFrames(shared_parts=len(states))
+    for table, state in states.items():  # a first round: nothing kept yet
+        frames.view_json(table, state, state.turn, False, None)
+        states[table] = _next(state)
+        frames.view_json(table, states[table], 1 - states[table].turn, False, None)
+    for _ in range(3):  # then each table: its next mover's GET, a round of moves after its last move
+        for table, state in states.items():
+            before = len(parts)
+            frames.view_json(table, state, state.turn, False, None)
+            assert len(parts) == before  # the part its last move built
+            states[table] = _next(state)
+            frames.view_json(table, states[table], 1 - states[table].turn, False, None)
+    assert len(frames._bases) == len(states)
+    before = states["A"]
+    after = _next(before)
+    frames.view_json("A", after, 0, False, None)
+    late = frames._table_view("A", before, None)  # a late reader of the older version: built, not kept
+    assert late.fields["version"] == before.version and frames._bases[("A", None)][0] == after.version
 
 
 def test_a_mailbox_keeps_the_latest_state_and_a_bounded_chat_backlog():
