@@ -50,6 +50,14 @@ def _settle(page):
     until(page, "!window.escobaShowing()", what="the plays shown")
 
 
+def _host_starts(page, base, table_id, token):
+    """The host's page on its table, the game started from it."""
+    seat_token(page, base, table_id, token)
+    page.goto(f"{base}/t/{table_id}")
+    page.wait_for_selector("#waiting:not([hidden])")
+    start(page)
+
+
 def test_the_create_form_starts_from_each_presets_own_defaults(server, browser):
     p = Page(browser, "phone")
     page = p.page
@@ -130,10 +138,7 @@ def test_take_the_15_shows_its_cards_errors_clear_and_escoba_stays_said(server, 
     p = Page(browser, "desktop", allow=("422",))
     page = p.page
     try:
-        seat_token(page, base, table_id, ana)
-        page.goto(f"{base}/t/{table_id}")
-        page.wait_for_selector("#waiting:not([hidden])")
-        start(page)
+        _host_starts(page, base, table_id, ana)
         # Bruno leaves 5♥ though it makes 15 with K♠
         http("POST", f"{base}/tables/{table_id}/moves", {"type": "play", "card": "5c", "capture": []}, bruno)
         page.wait_for_selector("#fifteen button.take-fifteen")
@@ -182,10 +187,7 @@ def test_a_tap_right_after_a_drag_picks_another_card(server, browser):
     p = Page(browser, "phone")
     page = p.page
     try:
-        seat_token(page, base, table_id, ana)
-        page.goto(f"{base}/t/{table_id}")
-        page.wait_for_selector("#waiting:not([hidden])")
-        start(page)
+        _host_starts(page, base, table_id, ana)
         # Bruno leaves 6♣ (it makes no 15): Ana's turn, with 3♣ 9♣ 8♣
         http("POST", f"{base}/tables/{table_id}/moves", {"type": "play", "card": "6c", "capture": []}, bruno)
         page.wait_for_selector(".seat.you.turn")
