@@ -117,11 +117,6 @@ def refusal(exc: Exception, logger: logging.Logger) -> Refusal:
     return Refusal(500, "internal", "Something went wrong on our side.")
 
 
-def error_response(code: str, message: str, status: int, details: dict | None = None):
-    body = {"error": {"code": code, "message": message, "details": details or {}}}
-    return jsonify(body), status
-
-
 def respond(refused: Refusal):
     """A Refusal as Flask's (response, status)."""
     response = jsonify(refused.body())

@@ -7,8 +7,8 @@ a socket here hears a move made through any other process. Each notice brings th
 table up to date once, however many sockets here watch it (from the records the
 notice carries when this process holds the version before them, else from the
 log), and only drops it in each socket's mailbox: posting never waits for a
-socket, so a stuck one holds up no other. The socket's own handler builds (or finds in api/frames.py) its reader's
-frames and sends them.
+socket, so a stuck one holds up no other. The socket's own handler builds (or
+finds in api/frames.py) its reader's frames and sends them.
 """
 
 from __future__ import annotations
@@ -102,10 +102,6 @@ class Hub:
                     del self._watchers[table_id]
             if last:
                 self.listener.remove(table_id)
-
-    def watched(self) -> list[str]:
-        with self._lock:
-            return list(self._watchers)
 
     def open_sockets(self) -> int:
         with self._lock:

@@ -33,6 +33,7 @@ from werkzeug.middleware.proxy_fix import ProxyFix
 
 from events.config import Config
 
+from .auth import bearer_of
 from .errors import RateLimited, rate_limited, respond
 
 CREATE_TABLE = "10 per minute;60 per hour"
@@ -48,9 +49,7 @@ def client_address() -> str:
 
 def seat_token() -> str:
     """A hash of the bearer token (a request without one is counted by its address)."""
-    header = request.headers.get("Authorization", "")
-    token = header[7:].strip() if header.startswith("Bearer ") else ""
-    return token_key(token or None, client_address())
+    return token_key(bearer_of(request.headers.get("Authorization", "")), client_address())
 
 
 def token_key(token: str | None, address: str | None) -> str:
