@@ -297,11 +297,14 @@ class TableService:
     def execute(self, table_id: str, command: dict, *, actor: str,
                 expected_version: int | None = None,
                 idempotency_key: str | None = None,
-                grant: tuple[str, str] | None = None) -> Outcome:
+                grant: tuple[str, str] | None = None,
+                idempotency_checked: bool = False) -> Outcome:
         """Decide ``command`` at the table and append its events; the outcome.
 
         ``grant`` = ``(token_hash, player)``: a seat token issued in the append's own
         step (taking a seat), so a seat is never taken without its token.
+        ``idempotency_checked``: the caller has just asked ``repeated`` about the key, so
+        the first attempt does not ask again (the append still refuses a used key).
         Raises engine.RuleError: the rules' refusals, ``not_found``, ``version_conflict``.
         """
         current = None
@@ -316,7 +319,7 @@ class TableService:
                 if table_id in self._archives:  # this load read the archive: no round trip
                     raise _closed(state)
             current = state.version
-            if idempotency_key is not None:
+            if idempotency_key is not None and (attempt or not idempotency_checked):
                 done = self.store.idempotent_version(table_id, actor, idempotency_key)
                 if done is not None:
                     return self._repeat(table_id, done)
@@ -349,6 +352,12 @@ class TableService:
             "The table kept changing while the move was being made; try again.",
             {"current": current},
         )
+
+    def repeated(self, table_id: str, actor: str, idempotency_key: str) -> Outcome | None:
+        """The outcome of the request ``actor`` made with this idempotency key, as it was then
+        (``repeated`` set); None when the key is unused."""
+        done = self.store.idempotent_version(table_id, actor, idempotency_key)
+        return None if done is None else self._repeat(table_id, done)
 
     # --- inside ------------------------------------------------------------
     def with_chance(self, command: dict) -> dict:
