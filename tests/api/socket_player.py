@@ -21,11 +21,19 @@ class SocketPlayer:
         self.ws = websocket.create_connection(self.url, timeout=timeout)
         self.view = None
         self.frames: list[dict] = []  # every frame read, in order
+        self.closed_with: int | None = None  # the status of the server's close frame
         self.wait_for_version(1)
 
     def read(self, timeout: float | None = None) -> dict:
         self.ws.settimeout(timeout or self.timeout)
-        message = json.loads(self.ws.recv())
+        while True:
+            opcode, data = self.ws.recv_data(control_frame=True)
+            if opcode == websocket.ABNF.OPCODE_CLOSE:
+                self.closed_with = int.from_bytes(data[:2], "big") if len(data) >= 2 else None
+                raise websocket.WebSocketConnectionClosedException(f"closed by the server: {self.closed_with}")
+            if opcode == websocket.ABNF.OPCODE_TEXT:
+                break
+        message = json.loads(data)
         self.frames.append(message)
         if message["type"] == "table" and (self.view is None or message["version"] > self.view["version"]):
             self.view = message["table"]
