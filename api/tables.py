@@ -21,6 +21,7 @@ from workers import outbound
 from workers.scheduling import notify_key
 
 from . import auth, feed, limits, schemas
+from .errors import RateLimited
 from .schemas import load_move
 
 bp = Blueprint("tables", __name__)
@@ -205,32 +206,29 @@ class Moved:
 
 def decide_move(ctx, ask: Ask, log: dict) -> Moved:
     """Every move, whatever carried it (a POST through Flask or api/hot.py, a socket frame through
-    api/sockets.py): the limit, the token, the schema, the idempotency key, the rules and the append,
-    the log fields and the metrics. RuleError (or ValidationError, RateLimited) when it is refused.
+    api/socket_moves.py): the limit, the token, the schema, the idempotency key, the rules and the
+    append, the log fields and the metrics. RuleError (or ValidationError, RateLimited) when it is
+    refused.
 
     A repeat of a key this seat used already (an ``Idempotency-Key`` or a socket move's ``id``: one
-    key) is answered as the first time and is not counted by the rate limit: a client retrying an
-    answer it lost must get that answer, not a 429."""
+    key) is answered as the first time, over the rate limit too: a client retrying an answer it lost
+    gets that answer, never a 429. (It is counted like any request: knowing it is a repeat before
+    counting would cost every move a round trip to the store.)"""
     started = time.perf_counter()
     table_id = ask.table_id
     log.update(table_id=table_id, transport=ask.transport)
     key = ask.idempotency_key
-    player = None
-    if key is not None and ask.token is not None and 0 < len(key) <= 100:
-        try:
-            player = auth.player_for(ctx.redis, table_id, ask.token)
-        except RuleError:
-            player = None  # refused below, once counted
-        if player is not None:
-            done = ctx.service.repeated(table_id, f"player:{player}", key)
-            if done is not None:
-                return _moved(ctx, ask, log, done, player, None, started)
     if ctx.move_limit is not None:  # counted before anything else is read: a refused move counts too
-        ctx.move_limit.hit(limits.token_key(ask.token, ask.address))
-    if player is None:
-        if ask.token is None and ask.transport == SOCKET:  # shared/API.md v1.2: "answers forbidden"
-            raise RuleError("forbidden", "This socket has no seat token: open it with ?token= to move.")
-        player = auth.require(ctx.redis, table_id, ask.token)
+        try:
+            ctx.move_limit.hit(limits.token_key(ask.token, ask.address))
+        except RateLimited:
+            repeat = _repeat_of(ctx, ask)
+            if repeat is None:
+                raise
+            return _moved(ctx, ask, log, *repeat, None, started)
+    if ask.token is None and ask.transport == SOCKET:  # shared/API.md v1.2: "answers forbidden"
+        raise RuleError("forbidden", "This socket has no seat token: open it with ?token= to move.")
+    player = auth.require(ctx.redis, table_id, ask.token)
     move = load_move(json_object(ask.body))
     expected = move.pop("expected_version", None)
     if key is not None and not (0 < len(key) <= 100):
@@ -240,9 +238,22 @@ def decide_move(ctx, ask: Ask, log: dict) -> Moved:
     log.update(command=move["type"])
     outcome = ctx.service.execute(
         table_id, {**move, "player": player}, actor=f"player:{player}",
-        expected_version=expected, idempotency_key=key, idempotency_checked=key is not None,
+        expected_version=expected, idempotency_key=key,
     )
     return _moved(ctx, ask, log, outcome, player, deck, started)
+
+
+def _repeat_of(ctx, ask: Ask) -> tuple[Outcome, str] | None:
+    """(the first answer's outcome, the player) when ``ask`` repeats a used key of its seat, else None."""
+    key = ask.idempotency_key
+    if key is None or ask.token is None or not (0 < len(key) <= 100):
+        return None
+    try:
+        player = auth.player_for(ctx.redis, ask.table_id, ask.token)
+    except RuleError:
+        return None
+    done = ctx.service.repeated(ask.table_id, f"player:{player}", key)
+    return None if done is None else (done, player)
 
 
 def _moved(ctx, ask: Ask, log: dict, outcome: Outcome, player: str, deck, started: float) -> Moved:

@@ -228,3 +228,39 @@ def test_socket_moves_and_posts_share_one_rate_limit_and_a_flood_is_closed(fake_
         assert client.move(table_id, tokens[0], type="start").status_code == 200
     finally:
         server.shutdown()
+
+
+FRAMES = [
+    {"type": "move", "id": "a", "move": {"type": "resign"}},
+    {"type": "move", "id": "a" * 100, "move": {}, "expected_version": 0},
+    {"type": "move", "id": "a", "move": {}, "expected_version": 2**53 - 1},
+    {"type": "move", "id": "a" * 101, "move": {}},
+    {"type": "move", "id": "", "move": {}},
+    {"type": "move", "id": 7, "move": {}},
+    {"type": "move", "id": "a", "move": []},
+    {"type": "move", "id": "a"},
+    {"type": "move", "id": "a", "move": {}, "expected_version": -1},
+    {"type": "move", "id": "a", "move": {}, "expected_version": 2**53},
+    {"type": "move", "id": "a", "move": {}, "expected_version": True},
+    {"type": "move", "id": "a", "move": {}, "expected_version": 1.0},
+    {"type": "move", "id": "a", "move": {}, "expected_version": "1"},
+    {"type": "move", "id": "a", "move": {}, "extra": 1},
+    {"type": "moves", "id": "a", "move": {}},
+    {"id": "a", "move": {}},
+]
+
+
+@pytest.mark.parametrize("frame", FRAMES)
+def test_the_hand_check_of_a_frame_takes_what_the_schema_takes(frame):
+    from marshmallow import ValidationError
+
+    from api.schemas import socket_move
+    from api.socket_moves import _checked
+
+    def outcome(check):
+        try:
+            return check(dict(frame))
+        except ValidationError:
+            return "refused"
+
+    assert outcome(_checked) == outcome(socket_move.load)
