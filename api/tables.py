@@ -126,9 +126,9 @@ SOCKET = "socket"
 
 @dataclass(frozen=True)
 class Ask:
-    """What the two requests of every move read of a request (its view, then the move): taken from
-    Flask's request below, or straight from the WSGI environ (api/hot.py), and answered by the
-    same functions."""
+    """What a view or a move asks: taken from Flask's request below, straight from the WSGI environ
+    (api/hot.py), or from a socket's move frame (api/socket_moves.py), and answered by the same
+    functions."""
 
     table_id: str
     token: str | None = None
