@@ -264,3 +264,17 @@ def test_the_hand_check_of_a_frame_takes_what_the_schema_takes(frame):
             return "refused"
 
     assert outcome(_checked) == outcome(socket_move.load)
+
+
+def test_a_socket_move_builds_each_readers_view_once_and_needs_no_get(client, live, app):
+    table_id, tokens, players = _started(client, live)
+    frames = app.extensions["escoba"].frames
+    turn = players[0].view["turn"]
+    mover, other = players[turn], players[1 - turn]
+    before = frames.built
+    ack = mover.ok(random_move(mover.view, random.Random(6)))
+    assert mover.next_of("table")["version"] == ack["version"]  # the mover's view, right after its ack
+    assert other.wait_for_version(ack["version"])["version"] == ack["version"]
+    assert frames.built - before == 2  # the mover's view and the other's, each built once
+    for p in players.values():
+        p.close()
