@@ -121,7 +121,8 @@ def take_seat(table_id: str):
     return jsonify({"seat": seat, "token": token, "table": _view(table_id, outcome.state, seat, player)}), 201
 
 
-SOCKET = "socket"
+# what carried a move (its log line's ``transport``, the metrics' label)
+HTTP, SOCKET = "http", "socket"
 
 
 @dataclass(frozen=True)
@@ -137,7 +138,7 @@ class Ask:
     if_none_match: str | None = None
     body: object = None  # the parsed JSON body; None when it is not JSON
     idempotency_key: str | None = None  # a POST's Idempotency-Key, a socket move's id
-    transport: str = "http"  # what carried it: HTTP, or SOCKET (a move's log line and metrics say)
+    transport: str = HTTP
 
 
 @dataclass(frozen=True)
