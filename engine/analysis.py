@@ -59,7 +59,7 @@ LABELS = (("blunder", 0.9), ("mistake", 0.6), ("inaccuracy", 0.3))
 # a loss is told apart from the sampling's noise when it exceeds this many standard errors
 Z = 2.0
 # per decision: simulated plays (about 40 a ms on one core), shared out as deals
-PLAYS_BUDGET = 10000
+PLAYS_BUDGET = 8000
 MIN_DEALS = 16
 MAX_DEALS = 400
 # the whole rest of the round is searched when the deal is certain and at most this many plays remain

@@ -40,7 +40,7 @@ log = logging.getLogger("escoba.workers")
 
 QUEUE_NAME = "analysis"
 SLICE_SECONDS = 1.0  # CPU a job judges for before handing on to its continuation
-JOB_TIMEOUT = 300  # a slice is a second or two; a whole game is judged in under 30 s of CPU
+JOB_TIMEOUT = 120  # a slice is a second of CPU; past this RQ counts it abandoned and it is resumed
 FAILURE_TTL = 7 * 24 * 3600
 PENDING_KEY = "analysis:{pending}"  # table ids with an analysis under way (its own slot)
 FUNC = "workers.analysis.run"
