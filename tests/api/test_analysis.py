@@ -140,3 +140,15 @@ def test_openapi_lists_the_analysis(client):
     assert set(ops) >= {"get", "post"}
     assert {"200", "202", "401", "403", "404", "409"} <= set(ops["get"]["responses"])
     assert "Analysis" in spec["components"]["schemas"]
+
+
+def test_escoba_analyze_parses_its_flags_and_says_when_there_is_no_table(monkeypatch, fake_redis, capsys):
+    assert analyze("nosuch00", redis=fake_redis) == 1
+    assert "No such table" in capsys.readouterr().err
+
+    from api import cli
+
+    called = []
+    monkeypatch.setattr(cli, "analyze", lambda table_id, **kw: called.append((table_id, kw)) or 0)
+    assert cli.main(["analyze", "abcd1234", "--json", "--redis-url", "redis://h:1/0"]) == 0
+    assert called == [("abcd1234", {"as_json": True, "redis_url": "redis://h:1/0"})]
