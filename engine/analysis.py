@@ -32,7 +32,8 @@ differ only in cards a seat never saw give that seat the same deals.
 - Accuracy per seat: Lichess's shape (a move's accuracy
   ``103.1668 * exp(-0.04354 * drop) - 3.1669`` of its drop in winning chance,
   the game's the mean of the arithmetic and harmonic means) with the drop read
-  as ``PERCENT_PER_POINT`` per round point of loss; forced moves do not count.
+  as ``PERCENT_PER_POINT`` per round point of loss, the loss less ``Z`` standard errors
+  (not below 0); forced moves do not count.
 
 Cost (``bench/analysis.py``): each decision gets ``PLAYS_BUDGET`` simulated
 plays, shared out as deals between its alternatives, at least ``MIN_DEALS``
@@ -327,7 +328,8 @@ def report(rows: list[dict], seats: Iterable[int]) -> list[dict]:
     out = []
     for seat in sorted(seats):
         mine = sorted((r for r in rows if r["seat"] == seat), key=lambda r: r["version"])
-        losses = [r["loss"] for r in mine if r["choices"] > 1]
+        # the part of each loss beyond the sampling's noise: noise alone lowers nobody's accuracy
+        losses = [max(0.0, r["loss"] - Z * r["se"]) for r in mine if r["choices"] > 1]
         out.append({"seat": seat, "accuracy": round(accuracy(losses), 1),
                     "moves": [{k: r[k] for k in PUBLIC} for r in mine]})
     return out
