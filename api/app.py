@@ -14,7 +14,7 @@ from events.config import Config
 from events.connection import Backends, connect, from_clients
 from events.service import TableService
 
-from . import admin, errors, headers, hot, limits, observability, push, review, sockets, tables
+from . import admin, analysis, errors, headers, hot, limits, observability, push, review, sockets, tables
 from .chat import ChatStore
 from .frames import ViewFrames
 from .hub import Hub
@@ -103,6 +103,7 @@ def create_app(redis=None, config: Config | None = None) -> Flask:
     app.register_blueprint(admin.bp)
     app.register_blueprint(push.bp)
     app.register_blueprint(review.bp)
+    app.register_blueprint(analysis.bp)
     app.extensions["escoba"].move_limit = limits.moves(limits.install(app, redis, config))
     sockets.install(Sock(app), app)
 

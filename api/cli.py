@@ -1,4 +1,4 @@
-"""The ``escoba`` command: serve, dev, worker, reconcile, replay.
+"""The ``escoba`` command: serve, dev, worker, reconcile, replay, analyze.
 
 Every command that talks to Redis takes ``--redis-url`` (the old ``--redis`` of
 ``escoba dev`` still works, unlisted); without it, ``REDIS_URL`` is used.
@@ -57,6 +57,16 @@ def _parser() -> argparse.ArgumentParser:
                           "read on the next ones; ignored when ESCOBA_VAPID_PRIVATE_KEY is set "
                           f"(default: {default_vapid_file()})")
 
+    analyze = sub.add_parser("analyze", help="a game's analysis: what each play cost, judged from what its "
+                                             "player could see (judged here if no worker has yet)",
+                             description="The analysis of the table's last game at its current version: "
+                                         "per seat an accuracy and every play with its loss in round "
+                                         "points and its label. Judged in this process when it is not "
+                                         "stored yet (the result is kept with the table, as the API's).")
+    analyze.add_argument("table_id", metavar="TABLE_ID")
+    analyze.add_argument("--json", action="store_true", help="print the API's answer as JSON")
+    add_redis_url(analyze)
+
     # these three parse their own flags (see 'escoba worker --help' and the others)
     sub.add_parser("worker", help="an RQ worker with its scheduler (timers, bots, notices)", add_help=False)
     sub.add_parser("reconcile", help="rebuild every table's due timers from the logs, once", add_help=False)
@@ -77,9 +87,50 @@ def main(argv=None) -> int:
             os.environ["REDIS_URL"] = args.redis_url
         return run(args.host, args.port, args.threads, args.workers, worker_class=args.worker_class,
                    connections=args.connections)
+    if args.command == "analyze":
+        return analyze(args.table_id, as_json=args.json, redis_url=args.redis_url)
     from .dev import run_dev
 
     return run_dev(args.host, args.port, args.redis_url, vapid_key_file=args.vapid_key_file)
+
+
+def analyze(table_id: str, *, as_json: bool = False, redis_url: str | None = None, redis=None,
+            out=None) -> int:
+    """``escoba analyze``: print the table's analysis (the API's answer with ``--json``)."""
+    import json
+
+    from engine import RuleError
+    from events.config import Config
+    from events.connection import tables_client
+    from events.service import TableService
+    from workers.analysis import analyse_now
+
+    out = out or sys.stdout
+    if redis is None:
+        redis = tables_client(redis_url or Config.from_env().redis_url)
+    svc = TableService(redis, cache_size=0)
+    try:
+        state = svc.load(table_id)
+    except RuleError as exc:
+        print(f"escoba analyze: {exc}", file=sys.stderr)
+        return 1
+    answer = analyse_now(redis, svc, table_id, state.version).answer()
+    if as_json:
+        print(json.dumps(answer, indent=2), file=out)
+        return 0
+    print(f"table {table_id}, version {answer['version']}", file=out)
+    for seat in answer["seats"]:
+        print(f"seat {seat['seat']}: accuracy {seat['accuracy']:.1f}", file=out)
+        for m in seat["moves"]:
+            print(f"  v{m['version']:<4} round {m['round']:<2} played {_move(m['played']):<16} "
+                  f"best {_move(m['best']):<16} loss {m['loss']:5.2f}  {m['label'] or ''}".rstrip(), file=out)
+    return 0
+
+
+def _move(move: dict) -> str:
+    if move["type"] == "take_fifteen":
+        return "15:" + "+".join(move["cards"])
+    return move["card"] + ("x" + "+".join(move["capture"]) if move["capture"] else "")
 
 
 def _delegate(command: str, rest: list[str]) -> int:

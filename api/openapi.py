@@ -32,6 +32,33 @@ ERROR_SCHEMA = {
     }},
 }
 
+_MOVE_JUDGED = {"type": "object", "required": ["type"], "properties": {
+    "type": {"type": "string", "enum": ["play", "take_fifteen"]}, "card": {"type": "string"},
+    "capture": {"type": "array", "items": {"type": "string"}},
+    "cards": {"type": "array", "items": {"type": "string"}}}}
+ANALYSIS_SCHEMA = {
+    "type": "object",
+    "required": ["status"],
+    "properties": {
+        "status": {"type": "string", "enum": ["pending", "done"]},
+        "version": {"type": "integer", "minimum": 0, "description": "the log version analysed"},
+        "progress": {"type": "number", "minimum": 0, "maximum": 1},
+        "seats": {"type": "array", "items": {
+            "type": "object", "required": ["seat", "accuracy", "moves"],
+            "properties": {
+                "seat": {"type": "integer", "minimum": 0, "maximum": 3},
+                "accuracy": {"type": "number", "minimum": 0, "maximum": 100},
+                "moves": {"type": "array", "items": {
+                    "type": "object", "required": ["version", "round", "played", "best", "loss", "label"],
+                    "properties": {
+                        "version": {"type": "integer"}, "round": {"type": "integer"},
+                        "played": _MOVE_JUDGED, "best": _MOVE_JUDGED,
+                        "loss": {"type": "number", "minimum": 0, "description": "round points"},
+                        "label": {"type": "string", "nullable": True,
+                                  "enum": ["inaccuracy", "mistake", "blunder", None]}}}}}}},
+    },
+}
+
 _STATUS_TEXT = {
     400: "bad input: malformed JSON, unknown or missing fields, wrong types (details name each field)",
     401: "a seat (or admin) token is needed, or the one given is not valid",
@@ -171,6 +198,19 @@ def build_spec() -> dict:
         operations={"get": {
             "summary": "The event at a version and the full view after it (every hand)", "security": [{"seat": []}],
             "responses": {"200": ok("table_id, version, last, operator, record, table"), **review_errors}}})
+    spec.components.schema("Analysis", ANALYSIS_SCHEMA)
+    analysis = {"application/json": {"schema": {"$ref": "#/components/schemas/Analysis"}}}
+    analysis_answers = {"200": {"description": "done: seats, each with its accuracy and every move judged",
+                                "content": analysis},
+                        "202": {"description": "pending: progress 0..1", "content": analysis}}
+    spec.path("/tables/{table_id}/analysis", parameters=tid, operations={
+        "post": {"summary": "Ask for the game's analysis (what each play cost, judged from what its player "
+                            "could see): a seat token once the game is over, or the admin token; asking "
+                            "again starts nothing", "security": [{"seat": []}, {"admin": []}],
+                 "responses": {**analysis_answers, **review_errors}},
+        "get": {"summary": "The analysis: 404 before any was asked, 202 with its progress, 200 once done",
+                "security": [{"seat": []}, {"admin": []}],
+                "responses": {**analysis_answers, **review_errors}}})
     spec.path("/tables/{table_id}/ws", parameters=tid, operations={"get": {
         "summary": "WebSocket (upgrade only): table, your_turn, chat, events, ack and error messages; "
                    "?token= (a seat token), ?after= (a version, 0 or more), ?deck=. Bad parameters "

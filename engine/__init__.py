@@ -16,6 +16,7 @@ Where each rule lives:
                events decided so far, folded as they are added)
 - ``errors``   refusals, each with a code of the public contract
 - ``bots``     Carmen, Tito and Luna, who see only their seat's view
+- ``analysis`` what each play of a game cost, judged from its seat's view alone
 
 Nothing here reads a clock, a random generator, Redis or Flask.
 """

@@ -11,7 +11,8 @@ WATCH on the stream (a table that moved meanwhile is left alone):
   ``notify`` (webhook URLs and push markers), ``push`` (Web Push subscriptions),
   ``chat``, ``chatseq``;
 - kept: ``tokens`` (a seat's token still shows its own view, ~100 B a player),
-  the table's entry in the index and the status hash (a few dozen bytes);
+  the table's entry in the index and the status hash (a few dozen bytes), and
+  ``analysis`` (the game analysis, derived data with its version: events/analysis.py);
 - idempotency keys (``idem:*``) cannot be named without a SCAN of the whole
   keyspace; they carry a TTL (store.IDEMPOTENCY_TTL, 24 h) and the timer waits
   at least that long after the last append (``Config.compact_after``), so they

@@ -7,6 +7,7 @@ bucket whose tag hashes to the same slot, see ``events/buckets.py``):
 - ``table:{ID}:idem:<actor>:<key>``  ``{"version": N}`` of a request already applied
 - ``table:{ID}:tokens``   seat tokens' hashes -> player id (granted in the append's step)
 - ``table:{ID}:changes``  the pub/sub channel of change notices (SPUBLISH on a cluster)
+- ``table:{ID}:analysis``  the game analysis, beside the log (events/analysis.py)
 - ``escoba:tables:{T}``   the index bucket of the table's slot: sorted set of table ids (score: creation time)
 - ``escoba:status:{T}``   the status bucket: table id -> status; ``escoba:counts:{T}``: status -> tables
 - ``escoba:slots``        the slots whose buckets hold anything (events/buckets.py; not in the step)

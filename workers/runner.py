@@ -33,12 +33,12 @@ import signal
 import threading
 import time
 
-from rq import SimpleWorker, Worker
+from rq import Queue, SimpleWorker, Worker
 from rq.job import Job
 from rq.registry import StartedJobRegistry
 from rq.timeouts import TimerDeathPenalty
 
-from . import index, jobs, scheduling, ticker
+from . import analysis, index, jobs, scheduling, ticker
 
 log = logging.getLogger("escoba.workers")
 
@@ -117,9 +117,14 @@ def reconcile(tables, queue, config, table_ids=None, clock=time.time, *,
 
     svc = TableService(tables, cache_size=0)
     try:  # jobs of a worker that died mid-job: RQ retries them or marks them failed
-        scheduling.queue_for(queue).started_job_registry.cleanup()
+        for rq_queue in analysis.queues_for(queue):
+            rq_queue.started_job_registry.cleanup()
     except Exception:
         log.exception("reconcile: cleaning RQ's started registry")
+    try:  # an analysis whose job died or was lost goes on from its saved rows
+        analysis.resume(tables, queue)
+    except Exception:
+        log.exception("reconcile: resuming analyses")
     if table_ids is not None:
         ids = list(table_ids)
     elif batch is None:
@@ -188,11 +193,11 @@ def run_burst(tables, queue=None, now: float | None = None, max_rounds: int = 10
     """Hand out the timers due at ``now`` and run them, and what they schedule, until nothing
     is left to do at ``now``; how many jobs ran. (Tests and ``escoba worker --burst``.)"""
     queue = tables if queue is None else queue
-    rq_queue = scheduling.queue_for(queue)
-    worker = ThreadWorker([rq_queue], connection=queue)
+    rq_queues = analysis.queues_for(queue)
+    worker = ThreadWorker(rq_queues, connection=queue)
     for _ in range(max_rounds):
         handed = ticker.tick(tables, queue, now)
-        if not handed and not rq_queue.count:
+        if not handed and not any(q.count for q in rq_queues):
             break
         worker.work(burst=True, logging_level="WARNING")
     return worker.jobs_run
@@ -206,10 +211,10 @@ def start_background_worker(tables, config, *, queue=None, clock=time.time, poll
     job_clock = None if clock is time.time else clock
     jobs.configure(config, job_clock, tables=tables)
     stop = threading.Event()
-    rq_queue = scheduling.queue_for(queue)
+    rq_queues = analysis.queues_for(queue)
 
     def loop():
-        worker = ThreadWorker([rq_queue], connection=queue)
+        worker = ThreadWorker(rq_queues, connection=queue)
         next_reconcile = 0.0
         while not stop.is_set():
             try:
@@ -217,7 +222,7 @@ def start_background_worker(tables, config, *, queue=None, clock=time.time, poll
                     reconcile(tables, queue, config, clock=clock)
                     next_reconcile = clock() + RECONCILE_EVERY
                 ticker.tick(tables, queue, clock())
-                if rq_queue.count:
+                if any(q.count for q in rq_queues):
                     # the jobs read their store from the process (workers.jobs); a second
                     # in-process server (tests) must not leave this one's jobs on its store
                     jobs.configure(config, job_clock, tables=tables)
@@ -248,7 +253,7 @@ def _run_jobs(config, fork: bool, name: str | None = None, burst: bool = False) 
 
     stores = connect(config)
     jobs.configure(config, tables=stores.tables)
-    worker = _worker_class(fork)([scheduling.queue_for(stores.queue)], connection=stores.queue,
+    worker = _worker_class(fork)(analysis.queues_for(stores.queue), connection=stores.queue,
                                  name=name, maintenance_interval=MAINTENANCE_EVERY)
     worker.work(burst=burst, logging_level="INFO")
 
@@ -273,7 +278,7 @@ def requeue_abandoned(queue, worker_name: str) -> str | None:
     job = Job.fetch_many([job_id], connection=queue)[0]
     if job is None or job.get_status() != "started":
         return None
-    rq_queue = scheduling.queue_for(queue)
+    rq_queue = Queue(job.origin, connection=queue)  # the escoba queue, or the analysis queue
     StartedJobRegistry(queue=rq_queue).remove_executions(job)
     rq_queue.enqueue_job(job, at_front=True)
     log.warning("job process %s died running %s: put back on the queue", worker_name, job_id)
@@ -353,7 +358,7 @@ def run_worker(config, *, burst: bool = False, processes: int = 1, fork: bool = 
         return Supervisor(config, stores, processes, fork).run()
     tick = ticker.Ticker(stores.tables, stores.queue, also=_periodic(stores.queue)).start()
     try:
-        worker = _worker_class(fork)([scheduling.queue_for(stores.queue)], connection=stores.queue,
+        worker = _worker_class(fork)(analysis.queues_for(stores.queue), connection=stores.queue,
                                      maintenance_interval=MAINTENANCE_EVERY)
         worker.work(logging_level="INFO")
     finally:

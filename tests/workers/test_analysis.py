@@ -1,0 +1,179 @@
+"""The analysis job on real Redis (both topologies): asked once, behind every bot turn, in slices that
+a dead worker or a lost job leave resumable, and kept through compaction."""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import time
+
+import pytest
+from rq import Worker
+
+from engine import analysis as judging
+from engine import view
+from engine.bots import choose
+from events import analysis as stored
+from events import compaction
+from events.config import Config
+from events.records import from_record
+from events.service import TableService
+from workers import analysis as job
+from workers import jobs, runner, scheduling, ticker
+
+from .conftest import start_bots_only
+from .test_integration import FAST, WorkerProcess, _registered, _wait
+
+pytestmark = pytest.mark.integration
+CONFIG = Config(bot_delay=0.0, away_after=60.0, expire_after=600.0, rematch_window=300.0)
+
+
+@pytest.fixture
+def stores(topology):
+    topology.flush()
+    b = topology.backends()
+    jobs.configure(CONFIG, tables=b.tables)
+    yield b
+    jobs.configure(None, None)
+    b.close()
+    topology.flush()
+
+
+@pytest.fixture
+def small(monkeypatch):
+    monkeypatch.setattr(job, "BUDGET", 1000)  # fewer deals a play: the same code, quicker
+
+
+def _bot_move(svc, tid) -> None:
+    state = svc.load(tid)
+    if state.status == "round_over":
+        command = {"type": "next_round", "by": state.players[0]}
+    else:
+        rng = random.Random(f"{tid}:{state.version}")
+        command = {**choose("tito", view(state, state.turn), rng), "by": state.turn}
+    svc.execute(tid, command, actor=f"seat:{command['by']}")
+
+
+def _resigned_after_a_round(svc) -> str:
+    """A bots' game (no timers: the service has no hook) played through its first round, then resigned."""
+    tid = start_bots_only(svc, bots=("tito", "tito"))
+    while svc.load(tid).status == "playing":
+        _bot_move(svc, tid)
+    svc.execute(tid, {"type": "resign", "by": 0}, actor="seat:0")
+    assert svc.load(tid).status == "finished"
+    return tid
+
+
+def _events(svc, tid) -> list:
+    return [from_record(r) for r in svc.records(tid)]
+
+
+def test_asking_twice_starts_one_job_and_the_result_survives_compaction(stores, small):
+    tables, queue = stores.tables, stores.queue
+    svc = TableService(tables)
+    tid = _resigned_after_a_round(svc)
+    version = svc.load(tid).version
+    first = job.request(tables, queue, tid, version)
+    second = job.request(tables, queue, tid, version)
+    assert first.status == second.status == stored.PENDING
+    assert job.queue_for(queue).job_ids == [job.job_id(tid, version)]
+    assert scheduling.queue_for(queue).count == 0  # never on the bots' and timers' queue
+    runner.run_burst(tables, queue)
+    found = stored.load(tables, tid)
+    assert found.status == stored.DONE and found.version == version and not found.rows
+    expected = judging.analyse(_events(svc, tid), tid, budget=1000)
+    assert found.result == expected
+    assert not tables.sismember(job.PENDING_KEY, tid)
+    # compaction keeps the analysis (derived data beside the log, not a hot key)
+    assert compaction.compact(tables, tid, version) is not None
+    assert stored.load(tables, tid).result == expected
+    assert job.request(tables, queue, tid, version).status == stored.DONE
+    assert job.queue_for(queue).count == 0
+
+
+def test_analysis_jobs_never_delay_a_bot_turn(stores, small, monkeypatch):
+    """An analysis and a bot turn both queued, the analysis first: the worker takes the bot turn first,
+    and no analysis slice starts while a bot turn or a timer waits."""
+    tables, queue = stores.tables, stores.queue
+    svc = TableService(tables, on_change=scheduling.on_change_hook(tables, CONFIG))
+    tid = start_bots_only(svc, bots=("tito", "carmen"))
+    for _ in range(6):
+        jobs.bot_turn(tid, svc.load(tid).version)
+    version = svc.load(tid).version
+    job.request(tables, queue, tid, version)  # the admin's, mid-game: queued first
+    handed = ticker.tick(tables, queue, time.time() + 5)
+    assert handed and scheduling.queue_for(queue).count == 1
+    assert job.queue_for(queue).count == 1
+    ran = []
+    original = runner.ThreadWorker.execute_job
+
+    def execute(self, rq_job, rq_queue):
+        ran.append((rq_job.origin, scheduling.queue_for(queue).count))
+        return original(self, rq_job, rq_queue)
+
+    monkeypatch.setattr(job, "SLICE_SECONDS", 0.05)  # many slices, interleaved with the bots
+    monkeypatch.setattr(runner.ThreadWorker, "execute_job", execute)
+    runner.run_burst(tables, queue, time.time() + 5)
+    assert ran[0][0] == scheduling.QUEUE_NAME
+    slices = [waiting for origin, waiting in ran if origin == job.QUEUE_NAME]
+    assert len(slices) >= 2 and all(waiting == 0 for waiting in slices)
+    assert sum(origin == scheduling.QUEUE_NAME for origin, _ in ran) > len(slices)
+    assert stored.load(tables, tid).status == stored.DONE
+
+
+def test_a_lost_job_is_resumed_by_the_reconciler_from_the_rows_already_judged(stores, small, monkeypatch):
+    tables, queue = stores.tables, stores.queue
+    svc = TableService(tables)
+    tid = _resigned_after_a_round(svc)
+    version = svc.load(tid).version
+    job.request(tables, queue, tid, version)
+    # a slice judged some rows, then its worker and the queue Redis were lost with the job
+    outcome, done = job.work(tables, svc, tid, version, 0.3)
+    assert outcome == "continued" and 0 < done < 36
+    for key in queue.scan_iter("rq:*"):
+        queue.delete(key)
+    judged = []
+    original = judging.judge
+    monkeypatch.setattr(judging, "judge", lambda d, *a, **k: judged.append(d.version) or original(d, *a, **k))
+    summary = runner.reconcile(tables, queue, CONFIG)
+    assert summary["errors"] == []
+    assert job.queue_for(queue).job_ids == [job.job_id(tid, version, done)]
+    runner.run_burst(tables, queue)
+    found = stored.load(tables, tid)
+    assert found.status == stored.DONE
+    assert len(judged) == 36 - done  # only what was missing
+    assert found.result == judging.analyse(_events(svc, tid), tid, budget=1000)
+
+
+def test_a_worker_process_killed_mid_analysis_leaves_a_job_that_finishes(stores, topology, tmp_path):
+    """``escoba worker --processes 2``: SIGKILL the process judging; the supervisor puts the slice back
+    on the analysis queue and the analysis ends with the result an unbroken one gives."""
+    tables, queue = stores.tables, stores.queue
+    svc = TableService(tables)
+    tid = _resigned_after_a_round(svc)
+    version = svc.load(tid).version
+    worker = WorkerProcess(tmp_path, topology, FAST, "analysis-worker", ("--processes", "2"))
+    try:
+        _wait(lambda: worker.proc.poll() is None and _registered(queue, worker) >= 2, 60,
+              "the worker to start", worker)
+        job.request(tables, queue, tid, version)
+        killed = None
+        deadline = time.time() + 60
+        while killed is None and time.time() < deadline:
+            found = stored.load(tables, tid)
+            assert found.status == stored.PENDING, "finished before it could be killed"
+            for w in Worker.all(connection=queue):
+                current = w.get_current_job_id()
+                if found.rows and current and current.startswith(f"{tid}_analysis"):
+                    os.kill(w.pid, signal.SIGKILL)
+                    killed = (len(found.rows), current)
+                    break
+            time.sleep(0.02)
+        assert killed, "no analysis job seen running"
+        _wait(lambda: stored.load(tables, tid).status == stored.DONE, 120, "the analysis to finish", worker)
+        assert "put back on the queue" in worker.log.read_text()
+    finally:
+        worker.stop()
+    expected = judging.analyse(_events(svc, tid), tid)
+    assert stored.load(tables, tid).result == expected
