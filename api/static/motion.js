@@ -4,6 +4,7 @@
 // play a second after the last one is seen, not just found changed.
 
 import { cardFigure } from "./cards.js";
+import { fitTable, watchTable } from "./layout.js";
 import { $, api, app, label, say, seatName, sleep, v } from "./state.js";
 import { playText, render } from "./table.js";
 import { sound } from "./sound.js";
@@ -32,6 +33,8 @@ function show(view) {
   app.view = view;
   hooks.keepPick(old, view);
   render();
+  fitTable();
+  watchTable();
   hooks.afterRender(old, view);
 }
 
@@ -103,13 +106,40 @@ async function fly(card, from, to, view, ms) {
   return fig;
 }
 
-function banner(text, cls = "") {
+function banner(text, cls = "", seat = null) {
   const b = $("banner");
   b.textContent = text;
   b.className = `banner ${cls}`;
   b.hidden = false;
+  placeBanner(b, seat);
   clearTimeout(banner.t);
   banner.t = setTimeout(() => { b.hidden = true; }, 2600 * Math.max(app.pace, 0.4));
+}
+
+/** The banner beside the seat it is about (ESCOBA! next to who swept), on the felt's side of
+ * that seat; with no seat, over the middle of the felt. Kept inside the screen. */
+function placeBanner(b, seat) {
+  const felt = $("felt").getBoundingClientRect();
+  const s = seat === null ? null : seatEl(seat);
+  const bw = b.offsetWidth;
+  const bh = b.offsetHeight;
+  let x = felt.left + felt.width / 2 - bw / 2;
+  let y = felt.top + felt.height / 2 - bh / 2;
+  if (s) {
+    const r = s.getBoundingClientRect();
+    const gap = 6;
+    if (r.bottom <= felt.top + 4) { x = r.left + r.width / 2 - bw / 2; y = r.bottom + gap; } // above the felt: below it
+    else if (r.top >= felt.bottom - 4) { x = r.left + r.width / 2 - bw / 2; y = r.top - bh - gap; } // below: above it
+    else if (r.right <= felt.left + 4) { x = r.right + gap; y = r.top + r.height / 2 - bh / 2; } // left: to its right
+    else { x = r.left - bw - gap; y = r.top + r.height / 2 - bh / 2; } // right: to its left
+    b.dataset.seat = String(seat);
+  } else {
+    delete b.dataset.seat;
+  }
+  x = Math.max(4, Math.min(x, innerWidth - bw - 4));
+  y = Math.max(4, Math.min(y, innerHeight - bh - 4));
+  b.style.left = `${Math.round(x)}px`;
+  b.style.top = `${Math.round(y)}px`;
 }
 
 /** Which side's escobas rose in this change (the server counted them). */
@@ -147,7 +177,7 @@ async function step(old, next) {
     } else if (p.kind === "fifteen") {
       const el = felt.querySelector(`[data-card="${p.card}"]`);
       if (el) el.classList.add("taking");
-      banner("TAKE THE 15!", "fifteen");
+      banner("TAKE THE 15!", "fifteen", p.seat);
     }
     if (p.captured && p.captured.length) {
       const taken = p.captured.map((c) => felt.querySelector(`[data-card="${c}"]`)).filter(Boolean);
@@ -237,7 +267,7 @@ function announceStep(old, next, animated, rises = escobaRises(old, next)) {
     const word = double ? "DOUBLE ESCOBA!" : "ESCOBA!";
     const how = by && by.kind === "opening" ? "took the opening table" : "swept the table";
     say(`${word} ${who} ${how}.`, { hold: 3000 });
-    banner(word, "escoba");
+    banner(word, "escoba", by ? by.seat : null);
     if (animated) sound("escoba");
     const s = by ? document.querySelector(`.seat[data-seat="${by.seat}"]`) : null;
     if (s) s.classList.add("swept");
