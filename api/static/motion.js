@@ -133,6 +133,10 @@ function placeBanner(b, seat) {
     else if (r.right <= felt.left + 4) { x = r.right + gap; y = r.top + r.height / 2 - bh / 2; } // left: to its right
     else { x = r.left - bw - gap; y = r.top + r.height / 2 - bh / 2; } // right: to its left
     b.dataset.seat = String(seat);
+    // never over the felt's Deck and Round badges: below them when it would land on them
+    const info = document.querySelector("#felt .felt-info");
+    const ir = info ? info.getBoundingClientRect() : null;
+    if (ir && ir.height && y < ir.bottom && y + bh > ir.top && x < ir.right && x + bw > ir.left) y = ir.bottom + gap;
   } else {
     delete b.dataset.seat;
   }
