@@ -35,6 +35,9 @@ function show(view) {
   render();
   fitTable();
   watchTable();
+  // the seats were drawn again (a badge came or went): the banner follows its seat
+  const b = $("banner");
+  if (!b.hidden && b.dataset.seat) placeBanner(b, Number(b.dataset.seat));
   hooks.afterRender(old, view);
 }
 
@@ -116,34 +119,43 @@ function banner(text, cls = "", seat = null) {
   banner.t = setTimeout(() => { b.hidden = true; }, 2600 * Math.max(app.pace, 0.4));
 }
 
-/** The banner beside the seat it is about (ESCOBA! next to who swept), on the felt's side of
- * that seat; with no seat, over the middle of the felt. Kept inside the screen. */
+/** The banner beside the seat it is about (ESCOBA! next to who swept): on the felt's side of that
+ * seat if there it covers no seat and none of the felt's badges, else beside the seat, else below
+ * the badges. With no seat, over the middle of the felt. Kept inside the screen. */
 function placeBanner(b, seat) {
   const felt = $("felt").getBoundingClientRect();
   const s = seat === null ? null : seatEl(seat);
   const bw = b.offsetWidth;
   const bh = b.offsetHeight;
-  let x = felt.left + felt.width / 2 - bw / 2;
-  let y = felt.top + felt.height / 2 - bh / 2;
+  const clamp = ([x, y]) => [Math.max(4, Math.min(x, innerWidth - bw - 4)), Math.max(4, Math.min(y, innerHeight - bh - 4))];
+  let spot = clamp([felt.left + felt.width / 2 - bw / 2, felt.top + felt.height / 2 - bh / 2]);
   if (s) {
     const r = s.getBoundingClientRect();
     const gap = 6;
-    if (r.bottom <= felt.top + 4) { x = r.left + r.width / 2 - bw / 2; y = r.bottom + gap; } // above the felt: below it
-    else if (r.top >= felt.bottom - 4) { x = r.left + r.width / 2 - bw / 2; y = r.top - bh - gap; } // below: above it
-    else if (r.right <= felt.left + 4) { x = r.right + gap; y = r.top + r.height / 2 - bh / 2; } // left: to its right
-    else { x = r.left - bw - gap; y = r.top + r.height / 2 - bh / 2; } // right: to its left
-    b.dataset.seat = String(seat);
-    // never over the felt's Deck and Round badges: below them when it would land on them
+    const cx = r.left + r.width / 2 - bw / 2;
+    const cy = r.top + r.height / 2 - bh / 2;
+    const below = [cx, r.bottom + gap];
+    const above = [cx, r.top - bh - gap];
+    const right = [r.right + gap, cy];
+    const left = [r.left - bw - gap, cy];
+    let first;
+    if (r.bottom <= felt.top + 4) first = below;
+    else if (r.top >= felt.bottom - 4) first = above;
+    else if (r.right <= felt.left + 4) first = right;
+    else first = left;
     const info = document.querySelector("#felt .felt-info");
+    const keep = [...document.querySelectorAll(".seat"), info].filter(Boolean).map((e) => e.getBoundingClientRect());
+    const free = ([x, y]) => x >= 4 && y >= 4 && x + bw <= innerWidth - 4 && y + bh <= innerHeight - 4
+      && keep.every((k) => !(x < k.right && x + bw > k.left && y < k.bottom && y + bh > k.top));
     const ir = info ? info.getBoundingClientRect() : null;
-    if (ir && ir.height && y < ir.bottom && y + bh > ir.top && x < ir.right && x + bw > ir.left) y = ir.bottom + gap;
+    const underBadges = [first[0], ir ? Math.max(first[1], ir.bottom + gap) : first[1]];
+    spot = clamp([first, right, left, below, above].find(free) || underBadges);
+    b.dataset.seat = String(seat);
   } else {
     delete b.dataset.seat;
   }
-  x = Math.max(4, Math.min(x, innerWidth - bw - 4));
-  y = Math.max(4, Math.min(y, innerHeight - bh - 4));
-  b.style.left = `${Math.round(x)}px`;
-  b.style.top = `${Math.round(y)}px`;
+  b.style.left = `${Math.round(spot[0])}px`;
+  b.style.top = `${Math.round(spot[1])}px`;
 }
 
 /** Which side's escobas rose in this change (the server counted them). */

@@ -114,7 +114,9 @@ PROBLEMS = r"""() => {
 BANNER = r"""() => {
   const b = document.querySelector('#banner:not([hidden])');
   if (!b || !b.dataset.seat) return null;
-  const r = b.getBoundingClientRect();
+  // its own place, not the pop animation's scale of the moment
+  const r = { left: b.offsetLeft, top: b.offsetTop,
+    right: b.offsetLeft + b.offsetWidth, bottom: b.offsetTop + b.offsetHeight };
   const gap = (s) => {
     const q = s.getBoundingClientRect();
     const dx = Math.max(q.left - r.right, r.left - q.right, 0);
@@ -123,7 +125,10 @@ BANNER = r"""() => {
   };
   const seats = [...document.querySelectorAll('.seat')].map((s) => [s.dataset.seat, gap(s)]);
   seats.sort((x, y) => x[1] - y[1]);
-  return { text: b.textContent, seat: b.dataset.seat, gaps: seats };
+  const sr = document.querySelector(`.seat[data-seat="${b.dataset.seat}"]`).getBoundingClientRect();
+  const f = (q) => [q.left, q.top, q.right, q.bottom].map(Math.round);
+  const felt = f(document.getElementById('felt').getBoundingClientRect());
+  return { text: b.textContent, seat: b.dataset.seat, gaps: seats, banner: f(r), at: f(sr), felt };
 }"""
 
 
@@ -146,6 +151,8 @@ def _open(browser, size):
 
 def _look(page, where, seen_banners):
     problems = page.evaluate(PROBLEMS)
+    if problems:
+        shot(page, f"layout-problem-{where.replace(' ', '-')}")
     assert not problems, f"{where}: {problems}"
     b = page.evaluate(BANNER)
     if b and "ESCOBA" in b["text"]:
