@@ -30,11 +30,22 @@ export function fitTable() {
 }
 
 let watching = false;
-/** Fit again whenever the felt changes size (a rotation, the hint growing a line). */
+const listeners = [];
+/** Also called when the felt or the seats change size (motion.js keeps its banner by its seat). */
+export const onLayout = (f) => listeners.push(f);
+
+/** Fit again whenever the felt or a seat changes size (a rotation, the hint or a seat growing a line). */
 export function watchTable() {
   if (watching || typeof ResizeObserver === "undefined") return;
   const box = document.getElementById("table-cards");
-  if (!box) return;
+  const grid = document.getElementById("tablegrid");
+  if (!box || !grid) return;
   watching = true;
-  new ResizeObserver(() => fitTable()).observe(box);
+  const ro = new ResizeObserver(() => {
+    fitTable();
+    for (const f of listeners) f();
+  });
+  ro.observe(box);
+  // the seats are drawn anew on every change: their places are watched, not the seats themselves
+  for (const pos of grid.querySelectorAll(".pos")) ro.observe(pos);
 }

@@ -4,7 +4,7 @@
 // play a second after the last one is seen, not just found changed.
 
 import { cardFigure } from "./cards.js";
-import { fitTable, watchTable } from "./layout.js";
+import { fitTable, onLayout, watchTable } from "./layout.js";
 import { $, api, app, label, say, seatName, sleep, v } from "./state.js";
 import { playText, render } from "./table.js";
 import { sound } from "./sound.js";
@@ -35,9 +35,7 @@ function show(view) {
   render();
   fitTable();
   watchTable();
-  // the seats were drawn again (a badge came or went): the banner follows its seat
-  const b = $("banner");
-  if (!b.hidden && b.dataset.seat) placeBanner(b, Number(b.dataset.seat));
+  keepBanner(); // the seats were drawn again (a badge came or went): the banner follows its seat
   hooks.afterRender(old, view);
 }
 
@@ -120,8 +118,8 @@ function banner(text, cls = "", seat = null) {
 }
 
 /** The banner beside the seat it is about (ESCOBA! next to who swept): on the felt's side of that
- * seat if there it covers no seat and none of the felt's badges, else beside the seat, else below
- * the badges. With no seat, over the middle of the felt. Kept inside the screen. */
+ * seat, else beside it, else past the felt's badges, never over a seat, the badges, the header or
+ * your hand and buttons. With no seat, over the middle of the felt. Kept inside the screen. */
 function placeBanner(b, seat) {
   const felt = $("felt").getBoundingClientRect();
   const s = seat === null ? null : seatEl(seat);
@@ -134,22 +132,29 @@ function placeBanner(b, seat) {
     const gap = 6;
     const cx = r.left + r.width / 2 - bw / 2;
     const cy = r.top + r.height / 2 - bh / 2;
-    const below = [cx, r.bottom + gap];
-    const above = [cx, r.top - bh - gap];
-    const right = [r.right + gap, cy];
-    const left = [r.left - bw - gap, cy];
-    let first;
-    if (r.bottom <= felt.top + 4) first = below;
-    else if (r.top >= felt.bottom - 4) first = above;
-    else if (r.right <= felt.left + 4) first = right;
-    else first = left;
     const info = document.querySelector("#felt .felt-info");
-    const keep = [...document.querySelectorAll(".seat"), info].filter(Boolean).map((e) => e.getBoundingClientRect());
-    const free = ([x, y]) => x >= 4 && y >= 4 && x + bw <= innerWidth - 4 && y + bh <= innerHeight - 4
-      && keep.every((k) => !(x < k.right && x + bw > k.left && y < k.bottom && y + bh > k.top));
     const ir = info ? info.getBoundingClientRect() : null;
-    const underBadges = [first[0], ir ? Math.max(first[1], ir.bottom + gap) : first[1]];
-    spot = clamp([first, right, left, below, above].find(free) || underBadges);
+    let first;
+    let past; // the felt's side, beyond its badges
+    if (r.bottom <= felt.top + 4) {
+      first = [cx, r.bottom + gap];
+      past = ir && [cx, ir.bottom + gap];
+    } else if (r.top >= felt.bottom - 4) {
+      first = [cx, r.top - bh - gap];
+      past = ir && [cx, ir.top - bh - gap];
+    } else if (r.right <= felt.left + 4) {
+      first = [r.right + gap, cy];
+    } else {
+      first = [r.left - bw - gap, cy];
+    }
+    const keep = [...document.querySelectorAll(".seat, .top, #me")].concat(info ? [info] : [])
+      .map((e) => e.getBoundingClientRect()).filter((k) => k.width && k.height);
+    const free = (p) => {
+      if (!p) return false;
+      const [x, y] = clamp(p);
+      return keep.every((k) => !(x < k.right && x + bw > k.left && y < k.bottom && y + bh > k.top));
+    };
+    spot = clamp([first, [r.right + gap, cy], [r.left - bw - gap, cy], past].find(free) || first);
     b.dataset.seat = String(seat);
   } else {
     delete b.dataset.seat;
@@ -157,6 +162,12 @@ function placeBanner(b, seat) {
   b.style.left = `${Math.round(spot[0])}px`;
   b.style.top = `${Math.round(spot[1])}px`;
 }
+
+function keepBanner() {
+  const b = $("banner");
+  if (!b.hidden && b.dataset.seat) placeBanner(b, Number(b.dataset.seat));
+}
+onLayout(keepBanner);
 
 /** Which side's escobas rose in this change (the server counted them). */
 function escobaRises(old, next) {
@@ -182,8 +193,8 @@ async function step(old, next) {
       : rectOf(seatEl(p.seat));
     const felt = $("table-cards");
     const fr = felt.getBoundingClientRect();
-    // lands at the end of the row of table cards
-    const spot = { left: fr.left + Math.min(fr.width - 40, fr.width * 0.75), top: fr.top, width: 40, height: Math.min(fr.height, 90) };
+    // lands on the felt among the table cards, clear of its badges
+    const spot = { left: fr.left + fr.width / 2, top: fr.top + fr.height / 2, width: 0, height: 0 };
     say(`${playText(p, next)}.`, { hold: 4000 });
     let fig = null;
     if (p.kind === "play") {
