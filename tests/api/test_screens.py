@@ -101,7 +101,8 @@ PROBLEMS = r"""() => {
         const top = document.elementFromPoint(x, y);
         const by = top && !label.contains(top) && top.closest('.card, .figure, #banner');
         if (by) {
-          out.push(`${by.id === 'banner' ? 'the banner' : `card ${by.dataset.card || ''}`} covers ${what(label)}`);
+          const who = by.id === 'banner' ? 'the banner' : by.classList.contains('figure') ? 'a card in flight' : `card ${by.dataset.card}`;
+          out.push(`${who} covers ${what(label)}`);
           break;
         }
       }
@@ -302,3 +303,41 @@ def test_the_layout_problems_are_seen(server, browser):
         assert "the document scrolls" in text and "#hand .card 7o is off the screen" in text, text
     finally:
         p.close()
+
+
+# a card in flight drawn over a seat's name, by their boxes alone (the hit test then says which is on top)
+FLIGHT_OVER_NAME = r"""() => [...document.querySelectorAll('.figure.flying')].some((f) => {
+  const a = f.getBoundingClientRect();
+  return [...document.querySelectorAll('.seat-name')].some((n) => {
+    const b = n.getBoundingClientRect();
+    return Math.min(a.right, b.right) > Math.max(a.left, b.left)
+      && Math.min(a.bottom, b.bottom) > Math.max(a.top, b.top);
+  });
+})"""
+
+
+@pytest.mark.parametrize("screen", ["phone-390x844", "desktop-1280x800"])
+def test_a_card_in_flight_passes_under_the_names(browser, screen):
+    """At the page's own pace, a bot's card leaves its seat and crosses its name's box: the name stays on
+    top all the way (the check runs through the flights of the first plays)."""
+    s = serve()
+    p = _open(browser, SCREENS[screen][0])
+    p.ctx.add_init_script("try { localStorage.setItem('escoba.pace', '1'); } catch (e) {}")
+    page = p.page
+    try:
+        open_table(page, s.url, "selminha")
+        add_bots(page, 3)
+        start(page)  # the host deals: the three bots play before the host
+        page.wait_for_selector(".figure.flying", timeout=15000)
+        crossed = 0
+        end = time.time() + 20
+        mine = "!!document.querySelector('.seat.you.turn') && !window.escobaShowing()"
+        while time.time() < end and not page.evaluate(mine):
+            problems = page.evaluate(PROBLEMS)
+            assert not [x for x in problems if "covers" in x], problems
+            crossed += page.evaluate(FLIGHT_OVER_NAME)
+        assert crossed, "no card was seen crossing a name's box: the check looked at nothing"
+        assert not p.errors, p.errors
+    finally:
+        p.close()
+        s.stop()
