@@ -101,7 +101,8 @@ PROBLEMS = r"""() => {
         const top = document.elementFromPoint(x, y);
         const by = top && !label.contains(top) && top.closest('.card, .figure, #banner');
         if (by) {
-          const who = by.id === 'banner' ? 'the banner' : by.classList.contains('figure') ? 'a card in flight' : `card ${by.dataset.card}`;
+          const flying = by.classList.contains('figure');
+          const who = by.id === 'banner' ? 'the banner' : flying ? 'a card in flight' : `card ${by.dataset.card}`;
           out.push(`${who} covers ${what(label)}`);
           break;
         }
