@@ -354,3 +354,32 @@ def test_a_card_in_flight_passes_under_the_names(browser, screen):
     finally:
         p.close()
         s.stop()
+
+
+def test_the_table_cards_size_fits_the_felt_and_no_larger(server, browser):
+    """layout.fitWidth: every row fits the felt, and one px more would not (unless at the screen's
+    largest), for felts from a phone held sideways to a desktop and one to sixteen cards."""
+    p = _open(browser, SCREENS["desktop-1280x800"][0])
+    page = p.page
+    try:
+        page.goto(f"{server.url}/")
+        out = page.evaluate("""async () => {
+          const { fitWidth } = await import('/static/layout.js');
+          const gap = 8;
+          const fits = (n, w, h, cw) => {
+            const cols = Math.max(1, Math.floor((w + gap) / (cw + gap)));
+            return Math.ceil(n / cols) * (cw * 1.5 + gap) - gap <= h;
+          };
+          const bad = [];
+          for (const [w, h, max] of [[500, 190, 60], [344, 300, 76], [640, 700, 92], [600, 320, 92], [180, 400, 76]]) {
+            for (let n = 1; n <= 16; n++) {
+              const cw = fitWidth(n, w, h, max);
+              const wrong = cw > max || (cw > 30 && !fits(n, w, h, cw)) || (cw < max && fits(n, w, h, cw + 1));
+              if (wrong) bad.push([w, h, max, n, cw]);
+            }
+          }
+          return bad;
+        }""")
+        assert out == [], out
+    finally:
+        p.close()
