@@ -4,6 +4,7 @@
 // play a second after the last one is seen, not just found changed.
 
 import { cardFigure } from "./cards.js";
+import { fitTable, onLayout, watchTable } from "./layout.js";
 import { $, api, app, label, say, seatName, sleep, v } from "./state.js";
 import { playText, render } from "./table.js";
 import { sound } from "./sound.js";
@@ -32,6 +33,9 @@ function show(view) {
   app.view = view;
   hooks.keepPick(old, view);
   render();
+  fitTable();
+  watchTable();
+  keepBanner(); // the seats were drawn again (a badge came or went): the banner follows its seat
   hooks.afterRender(old, view);
 }
 
@@ -103,14 +107,67 @@ async function fly(card, from, to, view, ms) {
   return fig;
 }
 
-function banner(text, cls = "") {
+function banner(text, cls = "", seat = null) {
   const b = $("banner");
   b.textContent = text;
   b.className = `banner ${cls}`;
   b.hidden = false;
+  placeBanner(b, seat);
   clearTimeout(banner.t);
   banner.t = setTimeout(() => { b.hidden = true; }, 2600 * Math.max(app.pace, 0.4));
 }
+
+/** The banner beside the seat it is about (ESCOBA! next to who swept): on the felt's side of that
+ * seat, else beside it, else past the felt's badges, never over a seat, the badges, the header or
+ * your hand and buttons. With no seat, over the middle of the felt. Kept inside the screen. */
+function placeBanner(b, seat) {
+  const felt = $("felt").getBoundingClientRect();
+  const s = seat === null ? null : seatEl(seat);
+  const bw = b.offsetWidth;
+  const bh = b.offsetHeight;
+  const clamp = ([x, y]) => [Math.max(4, Math.min(x, innerWidth - bw - 4)), Math.max(4, Math.min(y, innerHeight - bh - 4))];
+  let spot = clamp([felt.left + felt.width / 2 - bw / 2, felt.top + felt.height / 2 - bh / 2]);
+  if (s) {
+    const r = s.getBoundingClientRect();
+    const gap = 6;
+    const cx = r.left + r.width / 2 - bw / 2;
+    const cy = r.top + r.height / 2 - bh / 2;
+    const info = document.querySelector("#felt .felt-info");
+    const ir = info ? info.getBoundingClientRect() : null;
+    let first;
+    let past; // the felt's side, beyond its badges
+    if (r.bottom <= felt.top + 4) {
+      first = [cx, r.bottom + gap];
+      past = ir && [cx, ir.bottom + gap];
+    } else if (r.top >= felt.bottom - 4) {
+      first = [cx, r.top - bh - gap];
+      past = ir && [cx, ir.top - bh - gap];
+    } else if (r.right <= felt.left + 4) {
+      first = [r.right + gap, cy];
+    } else {
+      first = [r.left - bw - gap, cy];
+    }
+    const keep = [...document.querySelectorAll(".seat, .top, #me")].concat(info ? [info] : [])
+      .map((e) => e.getBoundingClientRect()).filter((k) => k.width && k.height);
+    const free = (p) => {
+      if (!p) return false;
+      const [x, y] = clamp(p);
+      return keep.every((k) => !(x < k.right && x + bw > k.left && y < k.bottom && y + bh > k.top));
+    };
+    spot = clamp([first, [r.right + gap, cy], [r.left - bw - gap, cy], past].find(free) || first);
+    b.dataset.seat = String(seat);
+  } else {
+    delete b.dataset.seat;
+  }
+  b.style.left = `${Math.round(spot[0])}px`;
+  b.style.top = `${Math.round(spot[1])}px`;
+}
+
+function keepBanner() {
+  const b = $("banner");
+  if (!b.hidden && b.dataset.seat) placeBanner(b, Number(b.dataset.seat));
+}
+onLayout(keepBanner);
 
 /** Which side's escobas rose in this change (the server counted them). */
 function escobaRises(old, next) {
@@ -136,8 +193,8 @@ async function step(old, next) {
       : rectOf(seatEl(p.seat));
     const felt = $("table-cards");
     const fr = felt.getBoundingClientRect();
-    // lands at the end of the row of table cards
-    const spot = { left: fr.left + Math.min(fr.width - 40, fr.width * 0.75), top: fr.top, width: 40, height: Math.min(fr.height, 90) };
+    // lands on the felt among the table cards, clear of its badges
+    const spot = { left: fr.left + fr.width / 2, top: fr.top + fr.height / 2, width: 0, height: 0 };
     say(`${playText(p, next)}.`, { hold: 4000 });
     let fig = null;
     if (p.kind === "play") {
@@ -147,7 +204,7 @@ async function step(old, next) {
     } else if (p.kind === "fifteen") {
       const el = felt.querySelector(`[data-card="${p.card}"]`);
       if (el) el.classList.add("taking");
-      banner("TAKE THE 15!", "fifteen");
+      banner("TAKE THE 15!", "fifteen", p.seat);
     }
     if (p.captured && p.captured.length) {
       const taken = p.captured.map((c) => felt.querySelector(`[data-card="${c}"]`)).filter(Boolean);
@@ -237,7 +294,7 @@ function announceStep(old, next, animated, rises = escobaRises(old, next)) {
     const word = double ? "DOUBLE ESCOBA!" : "ESCOBA!";
     const how = by && by.kind === "opening" ? "took the opening table" : "swept the table";
     say(`${word} ${who} ${how}.`, { hold: 3000 });
-    banner(word, "escoba");
+    banner(word, "escoba", by ? by.seat : null);
     if (animated) sound("escoba");
     const s = by ? document.querySelector(`.seat[data-seat="${by.seat}"]`) : null;
     if (s) s.classList.add("swept");
