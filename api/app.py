@@ -92,8 +92,9 @@ def create_app(redis=None, config: Config | None = None) -> Flask:
     app.config["SOCK_SERVER_OPTIONS"] = sockets.server_options(config)
     socket_limits = SocketLimits(config.sockets_per_address, config.sockets_per_address_table,
                                  config.sockets_per_table)
+    hub = Hub(redis, service, fanout=metrics.fanout)
     app.extensions["escoba"] = Context(redis, config, service, ChatStore(redis, service.archive),
-                                       Hub(redis, service), metrics, socket_limits, ViewFrames(), backends)
+                                       hub, metrics, socket_limits, ViewFrames(), backends)
 
     errors.install(app)
     hot.install(app)  # first: the layers installed after (headers, proxy fix) wrap it too

@@ -20,6 +20,7 @@ from workers import outbound
 from workers.scheduling import notify_key
 
 from . import auth, feed, limits, schemas
+from .observability import TRANSPORT_HTTP
 from .schemas import load_move
 
 bp = Blueprint("tables", __name__)
@@ -201,7 +202,7 @@ def move_answer(ctx, ask: Ask, log: dict) -> Answer:
     state = outcome.state
     seat = state.seat_of(player)
     log.update(version=outcome.version, seat=seat, repeated=outcome.repeated)
-    ctx.metrics.command_latency.labels(move["type"]).observe(time.perf_counter() - started)
+    ctx.metrics.command_latency.labels(move["type"], TRANSPORT_HTTP).observe(time.perf_counter() - started)
     view = ctx.frames.view_json(table_id, state, seat, player == state.host, deck)
     return Answer(b'{"version":%d,"table":%s}' % (outcome.version, view))
 
