@@ -189,6 +189,8 @@ TABLE_COUNTS_EVERY = 15.0
 # A timer still in the due index this long after its due time is late: the ticker looks every 0.2 s
 # (workers/ticker.py), so only a worker gone or a ticker failing lets one wait that long.
 TIMER_LATE_AFTER = 10.0
+# every status a table may have (engine/table.py), reported even at 0: "no tables playing" is a 0
+TABLE_STATUSES = ("waiting", "playing", "round_over", "finished", "expired")
 LATENCY_BUCKETS = (.002, .005, .01, .025, .05, .1, .25, .5, 1, 2.5)
 # what a move is carried by: "http" (POST /tables/{id}/moves); the socket path labels its own
 TRANSPORT_HTTP = "http"
@@ -307,8 +309,8 @@ class _RedisCollector:
     def collect(self):
         tables = GaugeMetricFamily("escoba_tables", "Tables by status", labels=["status"])
         counts = self.table_counts()
-        for status, n in sorted(counts.items()):
-            tables.add_metric([status], n)
+        for status in sorted(set(TABLE_STATUSES) | set(counts)):
+            tables.add_metric([status], counts.get(status, 0))
         yield tables
         due, late = self.timer_counts()
         yield GaugeMetricFamily("escoba_timers_due", "Tables with a timer due now, not yet handed to RQ", value=due)
