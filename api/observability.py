@@ -219,7 +219,7 @@ class Metrics:
         # label sets that exist from the start, so that a rate over them is 0, not "no data"
         self.moves.labels("play", "ok", TRANSPORT_HTTP)
         self.command_latency.labels("play", TRANSPORT_HTTP)
-        for status in ("200", "429", "503"):
+        for status in ("200", "429", "500", "503"):
             self.requests.labels(MOVE_ROUTE, "POST", status)
         self.request_latency.labels(MOVE_ROUTE, "POST")
         self._request_children: dict = {}

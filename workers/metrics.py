@@ -26,12 +26,13 @@ REGISTRY = CollectorRegistry()
 # every job function the project enqueues (workers/scheduling.py, runner.py), counted from 0
 JOBS = ("bot_turn", "away", "expire", "start_rematch", "lapse_rematch", "compact", "notify", "turn_push",
         "reconcile_job")
-RUNS = Counter("escoba_job_runs_total", "Jobs this worker ran, by queue, job and outcome", ["queue", "job", "outcome"],
-               registry=REGISTRY)
+# (not "job": Prometheus's own label for the scrape job would rename it)
+RUNS = Counter("escoba_job_runs_total", "Jobs this worker ran, by queue, function and outcome",
+               ["queue", "function", "outcome"], registry=REGISTRY)
 WAIT = Histogram("escoba_job_wait_seconds", "From a job's enqueueing to its start, by queue", ["queue"],
                  registry=REGISTRY, buckets=(.01, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 300))
-RUN_TIME = Histogram("escoba_job_seconds", "A job's run, by queue and job", ["queue", "job"], registry=REGISTRY,
-                     buckets=(.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 10, 60))
+RUN_TIME = Histogram("escoba_job_seconds", "A job's run, by queue and function", ["queue", "function"],
+                     registry=REGISTRY, buckets=(.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 10, 60))
 for _job in JOBS:
     for _outcome in ("ok", "failed"):
         RUNS.labels(QUEUE_NAME, _job, _outcome)
