@@ -6,9 +6,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import orjson
-from flask import Flask, current_app, jsonify, send_from_directory
+from flask import Flask, current_app, jsonify, request, send_from_directory
 from flask.json.provider import DefaultJSONProvider
 from flask_sock import Sock
+from werkzeug.routing import WebsocketMismatch
 
 from events.config import Config
 from events.connection import Backends, connect, from_clients
@@ -106,6 +107,13 @@ def create_app(redis=None, config: Config | None = None) -> Flask:
     app.register_blueprint(review.bp)
     app.extensions["escoba"].move_limit = limits.moves(limits.install(app, redis, config))
     sockets.install(Sock(app), app)
+
+    @app.before_request
+    def _socket_route_upgrades_only():
+        # werkzeug matched the socket route (a websocket rule) to a request that is no upgrade: its
+        # WebsocketMismatch is a bare 400; the contract's answer is 426 naming the protocol
+        if isinstance(request.routing_exception, WebsocketMismatch):
+            raise errors.UpgradeRequired()
 
     spec = build_spec()
 

@@ -17,14 +17,25 @@ from .schemas import BODY_MAX
 
 _HTTP_CODES = {400: "bad_request", 401: "unauthorized", 403: "forbidden", 404: "not_found",
                405: "method_not_allowed", 413: "bad_request", 414: "bad_request", 415: "bad_request",
-               429: "rate_limited", 431: "bad_request"}
+               426: "upgrade_required", 429: "rate_limited", 431: "bad_request"}
 
 _HTTP_MESSAGES = {
     404: "There is nothing at this address.",
     413: "The request body is larger than 16 KB.",
     414: "The request's address is too long.",
+    426: "This address takes WebSocket upgrades only (Upgrade: websocket).",
     431: "The request's headers are too large.",
 }
+
+
+class UpgradeRequired(HTTPException):
+    """426: a plain request to the socket route (RFC 9110: the answer names the protocol to switch to)."""
+
+    code = 426
+    description = "This address takes WebSocket upgrades only."
+
+    def get_headers(self, environ=None, scope=None):
+        return [*super().get_headers(environ, scope), ("Upgrade", "websocket"), ("Connection", "Upgrade")]
 
 # An address (path and query) and headers beyond these are refused with a JSON 414 and 431. The
 # HTTP server's own limits are above them (gunicorn: 4094 bytes a request line, 8190 a header
