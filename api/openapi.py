@@ -85,7 +85,7 @@ def _setting_values(presets) -> dict:
 
 
 def build_spec() -> dict:
-    spec = APISpec(title="Escoba table server", version="1.1.0", openapi_version="3.0.3",
+    spec = APISpec(title="Escoba table server", version="1.2.0", openapi_version="3.0.3",
                    plugins=[MarshmallowPlugin()])
     for name, schema in (("CreateTable", schemas.CreateTable), ("TakeSeat", schemas.TakeSeat),
                          ("Chat", schemas.Chat), ("Notify", schemas.Notify),
@@ -198,6 +198,11 @@ def build_spec() -> dict:
     spec.path("/presets", operations={"get": {
         "summary": "Each preset's default settings and the choices a host has (the page's create form)",
         "responses": {"200": ok("presets"), **_errors(405), **sizes}}})
+    spec.path("/openapi.json", operations={"get": {
+        "summary": "This document", "responses": {"200": ok("OpenAPI 3.0"), **_errors(405), **sizes}}})
+    spec.path("/metrics", operations={"get": {
+        "summary": "Prometheus metrics of this process (docs/operations.md, Monitoring); keep it inside your network",
+        "responses": {"200": ok("Prometheus text exposition format", "text/plain"), **_errors(405), **sizes}}})
     spec.path("/healthz", operations={"get": {
         "summary": "The store takes writes (a tiny expiring key is written)",
         "responses": {"200": ok("ok"), **_errors(405, 503), **sizes}}})

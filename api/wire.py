@@ -10,7 +10,7 @@ them together. Everything else is gunicorn's own code: the head is what its
 **Its refusals.** A request gunicorn cannot parse or will not take (a request line
 over 4094 bytes, a header field over 8190, a malformed line) never reaches the app,
 and gunicorn answers it with an HTML page of its own. ``json_error`` answers it in
-the contract's shape instead (shared/API.md: every error, 414 and 431 included),
+the contract's shape instead (docs/api.md: every error, 414 and 431 included),
 with gunicorn's status and the security headers every answer carries.
 """
 

@@ -19,8 +19,8 @@ def main(argv: list[str] | None = None) -> int:
                             description="Runs the jobs of the queue 'escoba' (bots' moves, timers: "
                                         "PLAYER AWAY, expiry, rematch; turn notices: webhooks, Web "
                                         "Push) in process, and a ticker that hands RQ the timers due "
-                                        "now. Settings come from the environment (README, "
-                                        "Configuration).")
+                                        "now. Settings come from the environment (docs/operations.md, "
+                                        "Settings).")
     worker.add_argument("--burst", action="store_true",
                         help="run what is due, then exit (default: keep running)")
     worker.add_argument("--processes", type=int, default=1, metavar="N",
