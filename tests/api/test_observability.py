@@ -196,3 +196,12 @@ def test_a_log_reader_that_stops_reading_does_not_stall_a_gevent_worker():
     assert out.returncode == 0, out.stderr
     ticks, seconds = out.stdout.split()
     assert int(ticks) == 20 and float(seconds) < 5
+
+
+def test_request_metrics_keep_a_bounded_set_of_labels(client):
+    """Made-up methods and addresses fall into one label each: a client cannot grow the series."""
+    for n in range(3):
+        client.http.open(f"/no/such/{n}", method=f"BREW{n}")
+    text = client.http.get("/metrics").get_data(as_text=True)
+    assert 'escoba_http_requests_total{method="other",route="unmatched",status="404"} 3.0' in text
+    assert "BREW" not in text and "/no/such" not in text
