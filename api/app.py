@@ -6,9 +6,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import orjson
-from flask import Flask, current_app, jsonify, send_from_directory
+from flask import Flask, current_app, jsonify, request, send_from_directory
 from flask.json.provider import DefaultJSONProvider
 from flask_sock import Sock
+from werkzeug.routing import WebsocketMismatch
 
 from events.config import Config
 from events.connection import Backends, connect, from_clients
@@ -92,8 +93,9 @@ def create_app(redis=None, config: Config | None = None) -> Flask:
     app.config["SOCK_SERVER_OPTIONS"] = sockets.server_options(config)
     socket_limits = SocketLimits(config.sockets_per_address, config.sockets_per_address_table,
                                  config.sockets_per_table)
+    hub = Hub(redis, service, fanout=metrics.fanout)
     app.extensions["escoba"] = Context(redis, config, service, ChatStore(redis, service.archive),
-                                       Hub(redis, service), metrics, socket_limits, ViewFrames(), backends)
+                                       hub, metrics, socket_limits, ViewFrames(), backends)
 
     errors.install(app)
     hot.install(app)  # first: the layers installed after (headers, proxy fix) wrap it too
@@ -106,6 +108,13 @@ def create_app(redis=None, config: Config | None = None) -> Flask:
     app.register_blueprint(analysis.bp)
     app.extensions["escoba"].move_limit = limits.moves(limits.install(app, redis, config))
     sockets.install(Sock(app), app)
+
+    @app.before_request
+    def _socket_route_upgrades_only():
+        # werkzeug matched the socket route (a websocket rule) to a request that is no upgrade: its
+        # WebsocketMismatch is a bare 400; the contract's answer is 426 naming the protocol
+        if isinstance(request.routing_exception, WebsocketMismatch):
+            raise errors.UpgradeRequired()
 
     spec = build_spec()
 

@@ -26,7 +26,7 @@ from werkzeug.http import HTTP_STATUS_CODES
 from werkzeug.wrappers import Request
 
 from . import auth, errors, tables
-from .observability import request_done
+from .observability import MOVE_ROUTE, VIEW_ROUTE, request_done
 from .schemas import BODY_MAX
 
 _VIEW = re.compile(r"/tables/([^/]+)\Z")
@@ -44,9 +44,9 @@ def install(app) -> None:
     def wsgi_app(environ, start_response):
         method = environ.get("REQUEST_METHOD")
         if method == "GET":
-            match, answer = _VIEW.match(environ.get("PATH_INFO", "")), tables.view_answer
+            match, answer, route = _VIEW.match(environ.get("PATH_INFO", "")), tables.view_answer, VIEW_ROUTE
         elif method == "POST":
-            match, answer = _MOVE.match(environ.get("PATH_INFO", "")), tables.move_answer
+            match, answer, route = _MOVE.match(environ.get("PATH_INFO", "")), tables.move_answer, MOVE_ROUTE
         else:
             match = None
         if match is None or errors.too_large(environ) is not None:
@@ -73,7 +73,7 @@ def install(app) -> None:
             refused = errors.refusal(exc, logger)
             status, payload, headers, code = refused.status, orjson.dumps(refused.body()), refused.headers, refused.code
         start_response(f"{status} {HTTP_STATUS_CODES[status]}", [*_head(status, payload), *headers])
-        request_done(ctx.metrics, log, method, environ.get("PATH_INFO", ""), status, code, started)
+        request_done(ctx.metrics, log, method, environ.get("PATH_INFO", ""), status, code, started, route)
         return [payload]
 
     app.wsgi_app = wsgi_app

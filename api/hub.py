@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections import defaultdict, deque
 
 import orjson
@@ -67,9 +68,10 @@ class Mailbox:
 
 
 class Hub:
-    def __init__(self, redis, service, check_every: float = CHECK_EVERY):
+    def __init__(self, redis, service, check_every: float = CHECK_EVERY, fanout=None):
         self.redis = redis
         self.service = service
+        self.fanout = fanout  # a Histogram: each state notice's dispatch, in seconds (escoba_fanout_seconds)
         self.check_every = check_every
         self._stopped = threading.Event()
         self._checker: threading.Thread | None = None
@@ -134,8 +136,11 @@ class Hub:
         elif notice.get("resync"):  # (re)subscribed: notices may have been missed, read the log
             self._post_state(targets, table_id, float("inf"))
         else:
+            started = time.perf_counter()
             self._post_state(targets, table_id, notice.get("version", 0), notice.get("after"),
                              notice.get("records"))
+            if self.fanout is not None:
+                self.fanout.observe(time.perf_counter() - started)
 
     def _targets(self, table_id) -> list[Mailbox]:
         with self._lock:

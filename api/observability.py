@@ -10,6 +10,7 @@ import threading
 import time
 from collections import deque
 from dataclasses import dataclass, field
+from datetime import UTC
 
 import orjson
 from flask import Response, g, request
@@ -185,6 +186,14 @@ def setup_logging(level=logging.INFO, stream=None) -> None:
 
 # /metrics sums 16384 small counters per index (a bounded pipeline per node): at most this often
 TABLE_COUNTS_EVERY = 15.0
+# A timer still in the due index this long after its due time is late: the ticker looks every 0.2 s
+# (workers/ticker.py), so only a worker gone or a ticker failing lets one wait that long.
+TIMER_LATE_AFTER = 10.0
+# every status a table may have (engine/table.py), reported even at 0: "no tables playing" is a 0
+TABLE_STATUSES = ("waiting", "playing", "round_over", "finished", "expired")
+LATENCY_BUCKETS = (.002, .005, .01, .025, .05, .1, .25, .5, 1, 2.5)
+# what a move is carried by: "http" (POST /tables/{id}/moves); the socket path labels its own
+TRANSPORT_HTTP = "http"
 
 
 @dataclass
@@ -193,16 +202,48 @@ class Metrics:
 
     def __post_init__(self):
         r = self.registry
-        # transport: what carried the command, "http" (a POST) or "socket" (a socket's move frame)
         self.moves = Counter("escoba_moves_total", "Commands by type, outcome and transport",
                              ["command", "outcome", "transport"], registry=r)
-        self.command_latency = Histogram("escoba_command_seconds", "Move latency", ["command", "transport"], registry=r,
-                                         buckets=(.002, .005, .01, .025, .05, .1, .25, .5, 1, 2.5))
+        self.command_latency = Histogram("escoba_command_seconds", "Move latency, by command and transport",
+                                         ["command", "transport"], registry=r, buckets=LATENCY_BUCKETS)
+        self.requests = Counter("escoba_http_requests_total", "HTTP requests by route, method and status",
+                                ["route", "method", "status"], registry=r)
+        self.request_latency = Histogram("escoba_http_request_seconds", "HTTP request latency by route and method",
+                                         ["route", "method"], registry=r, buckets=LATENCY_BUCKETS)
         self.open_sockets = Gauge("escoba_open_sockets", "Open WebSockets in this process", registry=r)
+        self.fanout = Histogram("escoba_fanout_seconds",
+                                "From a change notice's arrival to its state posted to every socket of the "
+                                "table in this process (the load or fold of the change included)",
+                                registry=r, buckets=(.0005, .001, .0025, .005, .01, .025, .05, .1, .25, 1))
         r.register(_ScheduleFailures())
+        # label sets that exist from the start, so that a rate over them is 0, not "no data"
+        self.moves.labels("play", "ok", TRANSPORT_HTTP)
+        self.command_latency.labels("play", TRANSPORT_HTTP)
+        for status in ("200", "429", "500", "503"):
+            self.requests.labels(MOVE_ROUTE, "POST", status)
+        self.request_latency.labels(MOVE_ROUTE, "POST")
+        self._request_children: dict = {}
 
     def add_redis_collectors(self, backends) -> None:
         self.registry.register(_RedisCollector(backends))
+
+    def request(self, route: str, method: str, status: int, seconds: float) -> None:
+        """One answered request (children cached: labels() takes a lock and builds a key each call)."""
+        if method not in METHODS:  # a client's made-up methods must not make series without end
+            method = "other"
+        key = (route, method, status)
+        children = self._request_children.get(key)
+        if children is None:
+            children = self._request_children[key] = (self.requests.labels(route, method, str(status)),
+                                                       self.request_latency.labels(route, method))
+        children[0].inc()
+        children[1].observe(seconds)
+
+
+METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
+VIEW_ROUTE = "/tables/<table_id>"
+MOVE_ROUTE = "/tables/<table_id>/moves"
+UNMATCHED_ROUTE = "unmatched"  # no route took it (404s): one label, whatever the address
 
 
 class _ScheduleFailures:
@@ -221,38 +262,72 @@ class _ScheduleFailures:
 class _RedisCollector:
     """Counts that live in Redis, so every process reports the same numbers.
 
-    Table counts come from the tables' store, RQ's from the queue Redis.
+    Table counts and timers come from the tables' store, RQ's from the queue Redis.
     """
 
-    def __init__(self, backends, cache_for: float = TABLE_COUNTS_EVERY, clock=time.monotonic):
+    def __init__(self, backends, cache_for: float = TABLE_COUNTS_EVERY, clock=time.monotonic, now=time.time):
         self.store = EventStore(backends.tables)
+        self.tables = backends.tables
         self.queue = backends.queue
         self.cache_for = cache_for
         self.clock = clock
+        self.now = now
         self._counts: dict[str, int] = {}
+        self._timers: tuple[int, int] = (0, 0)
         self._read_at: float | None = None
         self._lock = threading.Lock()
+
+    def _refresh(self) -> None:
+        now = self.clock()
+        if self._read_at is None or now - self._read_at >= self.cache_for:
+            self._counts = self.store.status_counts()
+            self._timers = self._timer_counts()
+            self._read_at = now
 
     def table_counts(self) -> dict[str, int]:
         """Tables by status: the buckets' counters (kept by every append, never a scan of the
         tables), summed at most once every ``cache_for`` seconds by this process."""
         with self._lock:
-            now = self.clock()
-            if self._read_at is None or now - self._read_at >= self.cache_for:
-                self._counts = self.store.status_counts()
-                self._read_at = now
+            self._refresh()
             return dict(self._counts)
+
+    def timer_counts(self) -> tuple[int, int]:
+        """(tables with a timer due now not yet handed to RQ, those due over ``TIMER_LATE_AFTER`` s ago):
+        two ZCOUNTs per bucket of the due index, at most once every ``cache_for`` seconds."""
+        with self._lock:
+            self._refresh()
+            return self._timers
+
+    def _timer_counts(self) -> tuple[int, int]:
+        from workers import index
+
+        now = self.now()
+        pipe = self.tables.pipeline(transaction=False)
+        for bucket in range(index.BUCKETS):
+            pipe.zcount(index.due_key(bucket), "-inf", now)
+            pipe.zcount(index.due_key(bucket), "-inf", now - TIMER_LATE_AFTER)
+        counts = pipe.execute()
+        return sum(counts[0::2]), sum(counts[1::2])
 
     def collect(self):
         tables = GaugeMetricFamily("escoba_tables", "Tables by status", labels=["status"])
         counts = self.table_counts()
-        for status, n in sorted(counts.items()):
-            tables.add_metric([status], n)
+        for status in sorted(set(TABLE_STATUSES) | set(counts)):
+            tables.add_metric([status], counts.get(status, 0))
         yield tables
+        due, late = self.timer_counts()
+        yield GaugeMetricFamily("escoba_timers_due", "Tables with a timer due now, not yet handed to RQ", value=due)
+        yield GaugeMetricFamily("escoba_timers_late",
+                                f"Tables with a timer due over {TIMER_LATE_AFTER:g} s ago, not yet handed to RQ",
+                                value=late)
         from rq import Worker
+        from rq.job import Job
+
+        from workers.scheduling import QUEUE_NAME
 
         run = failed = 0
-        for worker in Worker.all(connection=self.queue):
+        workers = Worker.all(connection=self.queue)
+        for worker in workers:
             run += worker.successful_job_count or 0
             failed += worker.failed_job_count or 0
         counts_by_worker = GaugeMetricFamily("escoba_jobs_total", "Jobs run by the live workers, by outcome",
@@ -260,11 +335,29 @@ class _RedisCollector:
         counts_by_worker.add_metric(["ok"], run)
         counts_by_worker.add_metric(["failed"], failed)
         yield counts_by_worker
-        jobs = GaugeMetricFamily("escoba_jobs", "RQ jobs waiting, by registry (escoba queue)", labels=["state"])
-        for state, key in (("failed", "rq:failed:escoba"), ("scheduled", "rq:scheduled:escoba")):
-            jobs.add_metric([state], self.queue.zcard(key))
-        jobs.add_metric(["queued"], self.queue.llen("rq:queue:escoba"))
+        yield GaugeMetricFamily("escoba_workers", "RQ workers registered on the queue Redis", value=len(workers))
+        jobs = GaugeMetricFamily("escoba_jobs", "RQ jobs by registry, by queue", labels=["queue", "state"])
+        for state in ("failed", "scheduled", "started"):
+            jobs.add_metric([QUEUE_NAME, state], self.queue.zcard(f"rq:{state}:{QUEUE_NAME}"))
+        queue_key = f"rq:queue:{QUEUE_NAME}"
+        jobs.add_metric([QUEUE_NAME, "queued"], self.queue.llen(queue_key))
         yield jobs
+        # RQ pushes at the tail and pops at the head: the head is the job that has waited longest
+        oldest = GaugeMetricFamily("escoba_queue_oldest_job_seconds",
+                                   "Seconds the oldest job still queued has waited (0: none queued)",
+                                   labels=["queue"])
+        age = 0.0
+        head = self.queue.lindex(queue_key, 0)
+        if head is not None:
+            enqueued = self.queue.hget(Job.key_for(head.decode() if isinstance(head, bytes) else head),
+                                       "enqueued_at")
+            if enqueued:
+                from rq.utils import utcparse
+
+                stamp = utcparse(enqueued.decode() if isinstance(enqueued, bytes) else enqueued)
+                age = max(0.0, self.now() - stamp.replace(tzinfo=UTC).timestamp())
+        oldest.add_metric([QUEUE_NAME], age)
+        yield oldest
 
 
 def install(app, metrics: Metrics) -> None:
@@ -277,8 +370,9 @@ def install(app, metrics: Metrics) -> None:
     def _finish(response):
         log = g.get("log")
         code = _error_code(response) if response.status_code >= 400 and log and log.get("command") else None
+        rule = request.url_rule
         request_done(metrics, log, request.method, request.path, response.status_code, code,
-                     g.get("started"))
+                     g.get("started"), rule.rule if rule is not None else UNMATCHED_ROUTE)
         return response
 
     @app.get("/metrics")
@@ -290,17 +384,18 @@ _request_log = logging.getLogger("escoba.api")
 
 
 def request_done(metrics: Metrics, log: dict | None, method: str, path: str, status: int, error_code: str | None,
-                 started: float | None) -> None:
-    """A request's log line (its ``log`` fields: table, command, version...), and a command's count by
-    outcome, whether Flask or api/hot.py answered it."""
+                 started: float | None, route: str = UNMATCHED_ROUTE) -> None:
+    """A request's log line (its ``log`` fields: table, command, version...), its count and latency by
+    route, and a command's count by outcome, whether Flask or api/hot.py answered it."""
     fields = dict(log or {})
     if fields.get("command"):
         outcome = "ok" if status < 400 else (error_code or str(status))
         fields["outcome"] = outcome
-        metrics.moves.labels(fields["command"], outcome, fields.get("transport", "http")).inc()
+        metrics.moves.labels(fields["command"], outcome, fields.get("transport", TRANSPORT_HTTP)).inc()
     now = time.perf_counter()
-    fields.update(method=method, path=path, status=status,
-                  latency_ms=round(max(0.0, now - (started if started is not None else now)) * 1000, 2))
+    seconds = max(0.0, now - (started if started is not None else now))
+    metrics.request(route, method, status, seconds)
+    fields.update(method=method, path=path, status=status, latency_ms=round(seconds * 1000, 2))
     writer = _writer
     if writer is not None and logging.root.handlers == [writer] and _request_log.isEnabledFor(logging.INFO):
         # the same line the logging call below makes, without its record and handler chain:

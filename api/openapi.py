@@ -3,8 +3,9 @@
 What marshmallow cannot say is added here, so that the document says what the server does:
 each move's ``type`` is one value; the settings a table takes depend on its preset (one
 variant of the create body per preset); ``after`` is bounded; every operation lists the
-statuses it answers (400 bad input, 401/403 who, 404, 409/422 the rules, 413, 429 limits,
-503 the store). tests/api/test_schemathesis.py holds the server to it.
+statuses it answers (400 bad input, 401/403 who, 404, 409/422 the rules, 413/414/431 sizes, 429
+limits, 503 the store; 426 for a plain request to the socket route). tests/api/test_schemathesis.py
+holds the server to it, in process and from outside.
 """
 
 from __future__ import annotations
@@ -66,10 +67,13 @@ _STATUS_TEXT = {
     404: "no such table (or the admin endpoints are off)",
     405: "method not allowed (the Allow header lists the methods)",
     409: "the table's state does not allow it now; stale expected_version",
-    413: "the body is larger than 16 KB",
+    413: "the body is larger than 16 KB (refused from its Content-Length, unread; the connection closes)",
+    414: "the address (path and query) is longer than 2 KB",
     415: "the body is not JSON",
     422: "the move breaks the rules",
+    426: "a plain request to the socket route: it takes WebSocket upgrades only (Upgrade: websocket)",
     429: "rate limited: Retry-After says when to try again",
+    431: "the headers are larger than 8 KB",
     503: "the store cannot take the request now (down, full, failing over): Retry-After",
 }
 
@@ -84,6 +88,8 @@ def _errors(*statuses: int) -> dict:
             headers["Retry-After"] = {"schema": {"type": "integer", "minimum": 1}, "description": "seconds"}
         if status == 405:
             headers["Allow"] = {"schema": {"type": "string"}}
+        if status == 426:
+            headers["Upgrade"] = {"schema": {"type": "string", "enum": ["websocket"]}}
         if headers:
             response["headers"] = headers
         out[str(status)] = response
@@ -106,7 +112,7 @@ def _setting_values(presets) -> dict:
 
 
 def build_spec() -> dict:
-    spec = APISpec(title="Escoba table server", version="1.1.0", openapi_version="3.0.3",
+    spec = APISpec(title="Escoba table server", version="1.2.0", openapi_version="3.0.3",
                    plugins=[MarshmallowPlugin()])
     for name, schema in (("CreateTable", schemas.CreateTable), ("TakeSeat", schemas.TakeSeat),
                          ("Chat", schemas.Chat), ("Notify", schemas.Notify),
@@ -130,9 +136,12 @@ def build_spec() -> dict:
         return {"description": desc, "content": {content: {"schema": {"type": "object"} if "json" in content
                                                             else {"type": "string"}}}}
 
-    write = _errors(400, 404, 405, 413, 415, 429, 503)
+    # what any request may be answered, whatever its route: sizes over the limits (a GET with a body
+    # over 16 KB too) and a store that cannot take it
+    sizes = _errors(413, 414, 431)
+    write = _errors(400, 404, 405, 413, 414, 415, 429, 431, 503)
     seat_write = {**write, **_errors(401, 403, 409, 422)}
-    read = _errors(400, 404, 405, 503)
+    read = {**_errors(400, 404, 405, 503), **sizes}
     tid = [{"name": "table_id", "in": "path", "required": True, "schema": {"type": "string"}}]
     after = {"name": "after", "in": "query", "schema": {"type": "integer", "minimum": 0, "maximum": AFTER_MAX},
              "description": "a version (events) or line number (chat); what comes after it"}
@@ -187,14 +196,15 @@ def build_spec() -> dict:
                    "requestBody": body("PushEndpoint"), "responses": {"200": ok("endpoint, removed"), **seat_write}}})
     spec.path("/push/key", operations={"get": {
         "summary": "The VAPID public key (applicationServerKey); 404 when push is off",
-        "responses": {"200": ok("public_key"), **_errors(404, 405)}}})
+        "responses": {"200": ok("public_key"), **_errors(404, 405), **sizes}}})
     review_errors = {**read, **_errors(401, 403, 409)}
     spec.path("/tables/{table_id}/review", parameters=tid, operations={"get": {
         "summary": "The steps of a game for its review: a seat token once the game is over, or the admin token "
                    "(Authorization header only)", "security": [{"seat": []}],
         "responses": {"200": ok("table_id, name, last, operator, steps"), **review_errors}}})
     spec.path("/tables/{table_id}/review/{version}", parameters=tid + [
-        {"name": "version", "in": "path", "required": True, "schema": {"type": "integer", "minimum": 0}}],
+        {"name": "version", "in": "path", "required": True,
+         "schema": {"type": "integer", "minimum": 0, "maximum": AFTER_MAX}}],
         operations={"get": {
             "summary": "The event at a version and the full view after it (every hand)", "security": [{"seat": []}],
             "responses": {"200": ok("table_id, version, last, operator, record, table"), **review_errors}}})
@@ -207,7 +217,7 @@ def build_spec() -> dict:
         "post": {"summary": "Ask for the game's analysis (what each play cost, judged from what its player "
                             "could see): a seat token once the game is over, or the admin token; asking "
                             "again starts nothing", "security": [{"seat": []}, {"admin": []}],
-                 "responses": {**analysis_answers, **review_errors}},
+                 "responses": {**analysis_answers, **write, **review_errors}},
         "get": {"summary": "The analysis: 404 before any was asked, 202 with its progress, 200 once done",
                 "security": [{"seat": []}, {"admin": []}],
                 "responses": {**analysis_answers, **review_errors}}})
@@ -217,10 +227,11 @@ def build_spec() -> dict:
                    "get a {\"type\": \"error\"} message, then the socket closes. A socket with a seat token "
                    "may send {\"type\": \"move\", \"id\", \"move\", \"expected_version\"?} (id: 1..100 "
                    "characters, the move's Idempotency-Key): answered {\"type\": \"ack\", \"id\", \"version\"} "
-                   "or {\"type\": \"error\", \"id\", \"error\"}, as POST /tables/{id}/moves would.",
+                   "or {\"type\": \"error\", \"id\", \"error\"}, as POST /tables/{id}/moves would. "
+                   "A request that is no upgrade is answered 426.",
         "responses": {"101": {"description": "switching protocols"},
-                      **_errors(400, 405, 429)}}})
-    admin_errors = {**_errors(401, 404, 405, 503)}
+                      **_errors(400, 405, 426, 429, 503), **sizes}}})
+    admin_errors = {**_errors(401, 404, 405, 503), **sizes}
     spec.path("/admin/tables/{table_id}/log", parameters=tid, operations={"get": {
         "summary": "The full event log as JSON lines (admin token)", "security": [{"admin": []}],
         "responses": {"200": ok("log", "application/x-ndjson"), **admin_errors}}})
@@ -229,10 +240,15 @@ def build_spec() -> dict:
         "responses": {"200": ok("view"), **admin_errors}}})
     spec.path("/presets", operations={"get": {
         "summary": "Each preset's default settings and the choices a host has (the page's create form)",
-        "responses": {"200": ok("presets"), **_errors(405)}}})
+        "responses": {"200": ok("presets"), **_errors(405), **sizes}}})
+    spec.path("/openapi.json", operations={"get": {
+        "summary": "This document", "responses": {"200": ok("OpenAPI 3.0"), **_errors(405), **sizes}}})
+    spec.path("/metrics", operations={"get": {
+        "summary": "Prometheus metrics of this process (docs/operations.md, Monitoring); keep it inside your network",
+        "responses": {"200": ok("Prometheus text exposition format", "text/plain"), **_errors(405), **sizes}}})
     spec.path("/healthz", operations={"get": {
         "summary": "The store takes writes (a tiny expiring key is written)",
-        "responses": {"200": ok("ok"), **_errors(405, 503)}}})
+        "responses": {"200": ok("ok"), **_errors(405, 503), **sizes}}})
     document = spec.to_dict()
     _refine(document["components"]["schemas"])
     return document

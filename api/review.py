@@ -19,6 +19,7 @@ from engine import RuleError
 from events.review import Review
 
 from . import auth
+from .tables import _bounded_int
 
 bp = Blueprint("review", __name__)
 
@@ -61,9 +62,11 @@ def steps(table_id: str):
 def step(table_id: str, version: str):
     review = _review(table_id)
     try:
-        n = int(version)
-    except ValueError:
-        raise RuleError("bad_request", "The version is a whole number.", {"version": version}) from None
+        # a whole number within what JSON carries exactly: 2^64 and more had answered 500 (its echo
+        # in the 404's details could not be encoded)
+        n = _bounded_int(version)
+    except ValueError as e:
+        raise RuleError("bad_request", "The version is a whole number.", {"version": str(e)}) from None
     if review.operator and not 1 <= n <= review.last:
         raise RuleError("not_found", f"No version {n}: the log has 1 to {review.last}.",
                         {"version": n, "last": review.last})

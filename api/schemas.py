@@ -51,8 +51,28 @@ class Boolean(fields.Boolean):
         return value
 
 
+# A name others see: no control characters (NUL...) and no direction overrides or marks (which make
+# the text after them read backwards) anywhere, and at least one character that shows: not only
+# spaces, zero-width characters or fillers. One pattern: the validator's and /openapi.json's.
+_NAME_NEVER = r"\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
+_NAME_BLANK = (r"\x20\xa0\xad\u034f\u115f\u1160\u17b4\u17b5\u180b-\u180f\u1680\u2000-\u200d\u2028\u2029"
+               r"\u202f\u205f-\u2065\u206a-\u206f\u3000\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff0-\ufff8")
+NAME_PATTERN = rf"^[^{_NAME_NEVER}]*[^{_NAME_NEVER}{_NAME_BLANK}][^{_NAME_NEVER}]*$"
+NAME_ERROR = "Use at least one visible character, and no control or text-direction characters."
+
+
+class _Whole(validate.Regexp):
+    """A pattern the whole value matches: Python's ``$`` also matches before a final newline."""
+
+    def __call__(self, value):
+        if self.regex.fullmatch(value) is None:
+            raise ValidationError(self._format_error(value))
+        return value
+
+
 def _name(**kw):
-    return fields.String(validate=validate.Length(min=1, max=NAME_MAX), **kw)
+    return fields.String(validate=[validate.Length(min=1, max=NAME_MAX), _Whole(NAME_PATTERN, error=NAME_ERROR)],
+                         **kw)
 
 
 class Strict(Schema):

@@ -10,7 +10,7 @@ them together. Everything else is gunicorn's own code: the head is what its
 **Its refusals.** A request gunicorn cannot parse or will not take (a request line
 over 4094 bytes, a header field over 8190, a malformed line) never reaches the app,
 and gunicorn answers it with an HTML page of its own. ``json_error`` answers it in
-the contract's shape instead (shared/API.md: every error, 414 and 431 included),
+the contract's shape instead (docs/api.md: every error, 414 and 431 included),
 with gunicorn's status and the security headers every answer carries.
 """
 
@@ -22,10 +22,12 @@ import time
 import orjson
 from gunicorn import util
 from gunicorn.http import wsgi
+from gunicorn.http.body import ChunkedReader, LengthReader
 
 from events.seconds import PerSecond
 
 from .headers import HEADERS
+from .schemas import BODY_MAX
 
 # gunicorn's statuses for what it refuses, as the contract's codes and words
 _REFUSALS = {
@@ -52,6 +54,14 @@ class _Captured:
 
 class OneWriteResponse(wsgi.Response):
     head = b""
+
+    def start_response(self, status, headers, exc_info=None):
+        write = super().start_response(status, headers, exc_info)
+        if self.status_code == 413 or _unbounded_rest(self.req):
+            # gunicorn reads what is left of a body to reach the next request on the connection:
+            # 100 MB took 4.7 s of the worker after its 413. Closing instead reads nothing more
+            self.force_close()
+        return write
 
     def send_headers(self):
         if self.headers_sent:
@@ -85,6 +95,15 @@ class OneWriteResponse(wsgi.Response):
         if self.head:
             head, self.head = self.head, b""
             self.sock.sendall(head)
+
+
+def _unbounded_rest(req) -> bool:
+    """Whether what is left unread of ``req``'s body may be more than a body we take: a declared
+    length over the limit, or a chunked body (its length is known only at its end)."""
+    reader = getattr(getattr(req, "body", None), "reader", None)
+    if isinstance(reader, ChunkedReader):
+        return True
+    return isinstance(reader, LengthReader) and reader.length > BODY_MAX
 
 
 _gunicorn_http_date = util.http_date

@@ -19,8 +19,8 @@ def main(argv: list[str] | None = None) -> int:
                             description="Runs the jobs of the queue 'escoba' (bots' moves, timers: "
                                         "PLAYER AWAY, expiry, rematch; turn notices: webhooks, Web "
                                         "Push) in process, and a ticker that hands RQ the timers due "
-                                        "now. Settings come from the environment (README, "
-                                        "Configuration).")
+                                        "now. Settings come from the environment (docs/operations.md, "
+                                        "Settings).")
     worker.add_argument("--burst", action="store_true",
                         help="run what is due, then exit (default: keep running)")
     worker.add_argument("--processes", type=int, default=1, metavar="N",
@@ -29,6 +29,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="fork a process per job, RQ's Worker (default: jobs run in process)")
     worker.add_argument("--simple", action="store_true",
                         help="jobs in process, kept for old command lines (default: on)")
+    worker.add_argument("--metrics-port", type=int, default=None, metavar="PORT",
+                        help="serve this process's job metrics for Prometheus on PORT (GET /metrics; with "
+                             "--processes N, job process k on PORT+k) (default: not served)")
     reconcile = sub.add_parser("reconcile", help="rebuild the tables' timers from their logs, once",
                                description="Rebuild the live tables' due timers from their logs, "
                                            "once, and print a JSON summary (exit code 1 if a table "
@@ -53,7 +56,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.processes < 1:
             parser.error("--processes must be at least 1")
         return run_worker(config, burst=args.burst, processes=args.processes,
-                          fork=args.fork and not args.simple)
+                          fork=args.fork and not args.simple, metrics_port=args.metrics_port)
     from .backends import connect
     from .runner import reconcile as run_reconcile
 

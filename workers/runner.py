@@ -244,12 +244,19 @@ def start_background_worker(tables, config, *, queue=None, clock=time.time, poll
 # --- escoba worker ---------------------------------------------------------------
 
 def _worker_class(fork: bool):
-    return Worker if fork else SimpleWorker
+    from .metrics import MeasuredSimpleWorker, MeasuredWorker
+
+    return MeasuredWorker if fork else MeasuredSimpleWorker
 
 
-def _run_jobs(config, fork: bool, name: str | None = None, burst: bool = False) -> None:
-    """One job process: its own connections (never shared across a fork), RQ's work loop."""
+def _run_jobs(config, fork: bool, name: str | None = None, burst: bool = False,
+              metrics_port: int | None = None) -> None:
+    """One job process: its own connections (never shared across a fork), RQ's work loop, and its
+    metrics on ``metrics_port``."""
+    from . import metrics
     from .backends import connect
+
+    metrics.serve(metrics_port)
 
     stores = connect(config)
     jobs.configure(config, tables=stores.tables)
@@ -289,9 +296,10 @@ class Supervisor:
     """``--processes N``: N job processes, the ticker, and a look at the processes every
     ``CHECK_CHILDREN`` seconds (one that died is replaced; its job goes back on the queue)."""
 
-    def __init__(self, config, stores, processes: int, fork: bool = False):
+    def __init__(self, config, stores, processes: int, fork: bool = False, metrics_port: int | None = None):
         self.config, self.stores = config, stores
         self.processes, self.fork = processes, fork
+        self.metrics_port = metrics_port  # job process k serves its metrics on metrics_port + k
         self.ctx = multiprocessing.get_context("fork")  # the settings and imports carry over
         self.children: dict[str, multiprocessing.Process] = {}
         self.generation = 0
@@ -300,7 +308,8 @@ class Supervisor:
     def _spawn(self, slot: int) -> None:
         self.generation += 1
         name = f"escoba-{os.getpid()}-{slot}-{self.generation}"
-        proc = self.ctx.Process(target=_run_jobs, args=(self.config, self.fork, name),
+        port = None if self.metrics_port is None else self.metrics_port + slot
+        proc = self.ctx.Process(target=_run_jobs, args=(self.config, self.fork, name, False, port),
                                 name=name, daemon=False)
         proc.start()
         self.children[name] = proc
@@ -342,9 +351,10 @@ class Supervisor:
 
 
 def run_worker(config, *, burst: bool = False, processes: int = 1, fork: bool = False,
-               stores=None) -> int:
+               stores=None, metrics_port: int | None = None) -> int:
     """``escoba worker``: jobs in process (``fork``: a fork per job), a ticker, ``processes``
-    job processes under one supervisor."""
+    job processes under one supervisor; each job process's metrics on ``metrics_port`` (+ its slot)."""
+    from . import metrics
     from .backends import connect
 
     stores = stores or connect(config)
@@ -355,7 +365,8 @@ def run_worker(config, *, burst: bool = False, processes: int = 1, fork: bool = 
         run_burst(stores.tables, stores.queue, time.time())
         return 0
     if processes > 1:
-        return Supervisor(config, stores, processes, fork).run()
+        return Supervisor(config, stores, processes, fork, metrics_port).run()
+    metrics.serve(metrics_port)
     tick = ticker.Ticker(stores.tables, stores.queue, also=_periodic(stores.queue)).start()
     try:
         worker = _worker_class(fork)(analysis.queues_for(stores.queue), connection=stores.queue,

@@ -158,3 +158,30 @@ def test_a_bad_element_of_an_operators_deck_is_a_400_not_a_500(client):
                          headers=client.admin())
     assert r.status_code == 400
     assert r.get_json()["error"]["details"]["decks"]["0"]["39"]
+
+
+def test_a_plain_request_to_the_socket_route_is_426_naming_the_protocol(client):
+    """It had answered a bare 400 that /openapi.json did not document."""
+    table_id = client.create()["table_id"]
+    r = client.http.get(f"/tables/{table_id}/ws")
+    assert r.status_code == 426 and r.headers["Upgrade"] == "websocket"
+    assert r.get_json()["error"]["code"] == "upgrade_required"
+    assert client.http.post(f"/tables/{table_id}/ws").status_code == 405
+
+
+def test_openapi_documents_every_status_the_server_can_answer_on_each_operation(client):
+    """Sizes (413, 414, 431) on every operation, whatever its route; the store's 503 and the limits' 429
+    where they apply; 426 on the socket route."""
+    document = client.http.get("/openapi.json").get_json()
+    for path, operations in document["paths"].items():
+        for method, operation in operations.items():
+            if method == "parameters":
+                continue
+            statuses = set(operation["responses"])
+            assert {"413", "414", "431", "405"} <= statuses, (method, path)
+            if method in ("post", "delete"):
+                assert {"429", "503", "415", "400"} <= statuses, (method, path)
+    ws = document["paths"]["/tables/{table_id}/ws"]["get"]["responses"]
+    assert ws["426"]["headers"]["Upgrade"]["schema"]["enum"] == ["websocket"]
+    for path in ("/tables/{table_id}", "/tables/{table_id}/events", "/admin/tables/{table_id}/log", "/healthz"):
+        assert "503" in document["paths"][path]["get"]["responses"], path

@@ -97,8 +97,40 @@ def test_metrics_count_moves_by_outcome_and_tables_by_status(client):
     assert 'escoba_moves_total{command="start",outcome="ok",transport="http"} 1.0' in text
     assert 'escoba_moves_total{command="start",outcome="host_only",transport="http"} 1.0' in text
     assert 'escoba_tables{status="playing"} 1.0' in text
-    assert "escoba_command_seconds_bucket" in text and "escoba_open_sockets" in text
-    assert 'escoba_jobs{state="scheduled"}' in text and "escoba_jobs_total" in text
+    assert 'escoba_command_seconds_bucket{command="start",le="0.002",transport="http"}' in text
+    assert "escoba_open_sockets" in text
+    assert 'escoba_jobs{queue="escoba",state="scheduled"}' in text and "escoba_jobs_total" in text
+    # by route: the hot path's and Flask's answers alike
+    assert 'escoba_http_requests_total{method="POST",route="/tables/<table_id>/moves",status="200"} 1.0' in text
+    assert 'escoba_http_requests_total{method="POST",route="/tables/<table_id>/moves",status="403"} 1.0' in text
+    assert 'escoba_http_requests_total{method="POST",route="/tables/<table_id>/seats",status="201"} 1.0' in text
+    assert 'escoba_http_request_seconds_count{method="POST",route="/tables"} 1.0' in text
+    client.http.get("/no/such/thing")
+    text = client.http.get("/metrics").get_data(as_text=True)
+    assert 'escoba_http_requests_total{method="GET",route="unmatched",status="404"} 1.0' in text
+
+
+def test_metrics_see_timers_due_and_late_and_the_oldest_queued_job(fake_redis):
+    """The due index and RQ's queue, read from Redis: the same numbers in every process."""
+    from rq import Queue
+
+    from api.observability import _RedisCollector
+    from events.connection import from_clients
+    from workers import index
+
+    now = [1_000_000.0]
+    collector = _RedisCollector(from_clients(fake_redis), cache_for=0, now=lambda: now[0])
+    index.mark_due(fake_redis, "t-due", now[0] - 1)
+    index.mark_due(fake_redis, "t-late", now[0] - 60)
+    index.mark_due(fake_redis, "t-later", now[0] + 60)
+    assert collector.timer_counts() == (2, 1)
+    Queue("escoba", connection=fake_redis).enqueue("workers.jobs.compact", "t", 1)
+    now[0] = time.time() + 42
+    samples = {(m.name, tuple(sorted(s.labels.items()))): s.value
+               for m in collector.collect() for s in m.samples}
+    assert samples[("escoba_jobs", (("queue", "escoba"), ("state", "queued")))] == 1
+    assert 41 < samples[("escoba_queue_oldest_job_seconds", (("queue", "escoba"),))] < 60
+    assert samples[("escoba_workers", ())] == 0
 
 
 def test_gunicorn_socket_error_lines_are_written_as_json(tmp_path, capsys):
@@ -164,3 +196,12 @@ def test_a_log_reader_that_stops_reading_does_not_stall_a_gevent_worker():
     assert out.returncode == 0, out.stderr
     ticks, seconds = out.stdout.split()
     assert int(ticks) == 20 and float(seconds) < 5
+
+
+def test_request_metrics_keep_a_bounded_set_of_labels(client):
+    """Made-up methods and addresses fall into one label each: a client cannot grow the series."""
+    for n in range(3):
+        client.http.open(f"/no/such/{n}", method=f"BREW{n}")
+    text = client.http.get("/metrics").get_data(as_text=True)
+    assert 'escoba_http_requests_total{method="other",route="unmatched",status="404"} 3.0' in text
+    assert "BREW" not in text and "/no/such" not in text

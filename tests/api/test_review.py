@@ -94,3 +94,13 @@ def test_a_rematch_keeps_the_finished_game_reviewable_and_hides_the_new_one(clie
     r = _get(client, f"/tables/{tid}/review/{current}", host)
     assert r.status_code == 409 and r.get_json()["error"]["code"] == "game_in_progress"
     assert _get(client, f"/tables/{tid}/review/{index['last']}", host).status_code == 200
+
+
+def test_a_version_beyond_what_json_carries_is_a_clear_400_not_a_500(client):
+    """2^64 and more had answered 500: the 404's details echoed a number orjson cannot encode."""
+    tid, host, _ = two_player_table(client)
+    for version in (2**64, 2**64 + 1, 10**40, 2**53, "-1", "1e3"):
+        r = _get(client, f"/tables/{tid}/review/{version}", ADMIN)
+        assert r.status_code == 400, (version, r.get_json())
+        assert r.get_json()["error"]["code"] == "bad_request" and "version" in r.get_json()["error"]["details"]
+    assert _get(client, f"/tables/{tid}/review/{2**53 - 1}", ADMIN).status_code == 404

@@ -34,7 +34,8 @@ def test_metrics_count_tables_by_status_on_each_topology(backends, topology):
     client.ok(playing[0][0], playing[0][1], type="start")
     client.ok(playing[1][0], playing[1][1], type="start")
     counts = tables_metric(client.http.get("/metrics").get_data(as_text=True))
-    assert counts == {"playing": 2.0, "waiting": 2.0}
+    # every status is reported, at 0 too ("no table playing" is a 0, not a missing series)
+    assert counts == {"playing": 2.0, "waiting": 2.0, "round_over": 0.0, "finished": 0.0, "expired": 0.0}
     # the server's index agrees: every table is found through the buckets
     assert {t for t, _ in playing} <= set(app.extensions["escoba"].service.table_ids())
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import socket
 
@@ -132,5 +133,53 @@ def test_a_served_request_beyond_gunicorns_limits_gets_json(redis_server):
             head, _, body = data.partition(b"\r\n\r\n")
             answers[status] = (int(head.split()[1]), json.loads(body)["error"]["code"])
         assert answers == {414: (414, "bad_request"), 431: (431, "bad_request"), 400: (400, "bad_request")}
+    finally:
+        server.stop()
+
+
+def _answer_then_close(port: int, head: bytes, body_part: bytes) -> tuple[bytes, bool]:
+    """Send a request's head and a part of its body, then read the answer until the server closes
+    (True) or 10 s pass with the connection still open (False: it waits for the rest of the body)."""
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
+        s.sendall(head)
+        with contextlib.suppress(OSError):  # refused and closed already
+            s.sendall(body_part)
+        data = b""
+        try:
+            while chunk := s.recv(65536):
+                data += chunk
+        except TimeoutError:
+            return data, False
+        except ConnectionResetError:  # closed with our unread bytes in its buffer: the answer came first
+            pass
+        return data, True
+
+
+@pytest.mark.integration
+def test_a_body_over_the_limit_is_refused_from_its_length_and_never_read(redis_server):
+    """A declared 100 MB body had been read to its end (4.7 s) before the 413; a chunked one is read
+    only up to the limit. Either way the connection closes: nothing more of it is read."""
+    from .test_sockets_served import Served
+
+    server = Served(redis_server.url)
+    try:
+        table_id = server.table()
+        for path in ("/tables", f"/tables/{table_id}/moves", "/healthz"):
+            method = "GET" if path == "/healthz" else "POST"
+            head = (f"{method} {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                    f"Content-Length: 100000000\r\n\r\n").encode()
+            data, closed = _answer_then_close(server.port, head, b"[" * 65536)
+            assert data.startswith(b"HTTP/1.1 413 "), (path, data[:200])
+            assert closed and b"Connection: close" in data, path
+            assert json.loads(data.partition(b"\r\n\r\n")[2])["error"]["code"] == "bad_request"
+        chunked_head = (b"POST /tables HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                        b"Transfer-Encoding: chunked\r\n\r\n")
+        data, closed = _answer_then_close(server.port, chunked_head, (b"4000\r\n" + b" " * 0x4000 + b"\r\n") * 4)
+        assert data.startswith(b"HTTP/1.1 413 ") and closed, data[:200]
+        # a chunked body within the limit is taken as its length would be
+        body = json.dumps({"name": "Ana", "preset": "selminha"}).encode()
+        data, _ = _answer_then_close(server.port, chunked_head.replace(b"Host: x", b"Host: x\r\nConnection: close"),
+                                     b"%x\r\n%s\r\n0\r\n\r\n" % (len(body), body))
+        assert data.startswith(b"HTTP/1.1 201 "), data[:300]
     finally:
         server.stop()

@@ -17,7 +17,8 @@ def compose() -> dict:
 
 def test_three_services_with_redis_durable_and_healthy():
     services = compose()["services"]
-    assert set(services) == {"redis", "api", "worker"}
+    # the `monitoring` profile's (tests/deploy/test_monitoring.py) start only when asked for
+    assert {name for name, service in services.items() if not service.get("profiles")} == {"redis", "api", "worker"}
     redis = services["redis"]
     command = " ".join(redis["command"])
     assert "--appendonly yes" in command and "--appendfsync always" in command
@@ -34,7 +35,7 @@ def test_api_runs_gunicorn_gevent_and_worker_runs_rq():
     assert "--threads" not in api  # the gevent worker holds a socket in a greenlet, not a thread
     assert int(api[api.index("--connections") + 1]) >= 10_000
     assert int(services["api"]["ulimits"]["nofile"]["hard"]) > int(api[api.index("--connections") + 1])
-    assert services["worker"]["command"] == ["escoba", "worker"]
+    assert services["worker"]["command"] == ["escoba", "worker", "--metrics-port", "9100"]
     for name in ("api", "worker"):
         assert services[name]["depends_on"]["redis"]["condition"] == "service_healthy"
     from api.serve import gunicorn_options
