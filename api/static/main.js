@@ -5,7 +5,7 @@ import { loadChat, wireChat, setChatOpen } from "./chat.js";
 import { languageSelect, t } from "./i18n.js";
 import { startGamepad } from "./gamepad.js";
 import { cardFigure } from "./cards.js";
-import { buildSettings, loadPresets, readSettings } from "./forms.js";
+import { buildSettings, loadPresets, presetName, readSettings } from "./forms.js";
 import { page } from "./hooks.js";
 import { busyShowing, hooks, receive } from "./motion.js";
 import { setupTurnNotices } from "./push.js";
@@ -207,6 +207,7 @@ async function enterTable(id) {
 }
 
 let notices = null;
+const NAME_MAX = 40; // the API's longest name
 
 function startGame(view) {
   show("game");
@@ -250,8 +251,9 @@ function wire() {
     try {
       setDeck($("create-deck").value);
       const body = { name, preset, settings: readSettings($("create-settings"), preset) };
-      const tableName = $("create-table-name").value.trim();
-      if (tableName) body.table_name = tableName;
+      // unnamed, the table is named in the host's language ("Ana's table", "Mesa de Ana"), not the server's
+      const tableName = $("create-table-name").value.trim() || t("title.default_name", { name }).slice(0, NAME_MAX);
+      body.table_name = tableName;
       const data = await api("POST", "/tables", body);
       saveSeat(data.table_id, { token: data.token, seat: data.seat, invite_url: data.invite_url });
       store("escoba.name", name);
@@ -414,13 +416,15 @@ export const actions = {
   },
   /** ↑: up to the buttons (NEXT ROUND, CAPTURE...). */
   up() {
-    if ($("menu").open || !handShown()) { this.browse(-1); return; }
+    if ($("menu").open) { moveFocus(controls($("menu")), -1); return; } // ← → change a select; ↑ ↓ leave it
+    if (!handShown()) { this.browse(-1); return; }
     const row = buttonRow();
     if (row.length && !row.includes(document.activeElement)) row[0].focus();
   },
   /** ↓: back to the cards; with a card picked, the next 15 it makes. */
   down() {
-    if ($("menu").open || !handShown()) { this.browse(1); return; }
+    if ($("menu").open) { moveFocus(controls($("menu")), 1); return; }
+    if (!handShown()) { this.browse(1); return; }
     if (app.picked && $("hand").contains(document.activeElement)) nextSet();
     else focusCard(Math.min(app.focusIndex, handCards().length - 1));
   },
