@@ -18,7 +18,10 @@ import re
 
 import pytest
 
+from events.export import read_text
+
 from .browser import (
+    ADMIN,
     DOM_PLAY,
     Page,
     add_bots,
@@ -41,6 +44,7 @@ sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright pac
 pytest.importorskip("axe_playwright_python", reason="axe-playwright-python is not installed")
 
 LANGUAGES = ("en", "pt-BR", "es")
+OPERATOR = {"Authorization": f"Bearer {ADMIN}"}  # the served app's admin token (browser.serve)
 # the Spanish deck's names in each language, and the words of the others that must not show
 SPANISH_DECK = {
     "en": (
@@ -156,7 +160,8 @@ def test_a_language_picked_in_the_menu_is_kept_and_the_address_wins(server, brow
     page = p.page
     page.goto(f"{server.url}/")
     until(page, "document.documentElement.lang === 'en'")
-    page.select_option("#home-lang", "es")
+    with page.expect_navigation():  # the page is shown again in the language picked
+        page.select_option("#home-lang", "es")
     until(page, "document.documentElement.lang === 'es'", what="the page shown again in Spanish")
     assert page.get_by_role("button", name=words("es")["home.open"], exact=True).is_visible()
     assert page.evaluate("localStorage.getItem('escoba.lang')") == "es"
@@ -265,9 +270,9 @@ def test_the_pseudo_locale_leaves_no_bare_text(server, browser):
     assert p.errors == [], p.errors
 
     table_id = review.split("/")[2]
-    log = server.client.http.get(f"/admin/tables/{table_id}/log", headers=server.client.admin()).get_data(as_text=True)
-    records = [json.loads(line) for line in log.splitlines() if line.strip()]
-    judged, analysis = _judged(records)
+    log = server.client.http.get(f"/admin/tables/{table_id}/log", headers=OPERATOR).get_data(as_text=True)
+    records = read_text(log)
+    judged, analysis = _judged(records, server.client, table_id)
     page.route(
         "**/tables/*/analysis",
         lambda route: route.fulfill(status=200, content_type="application/json", body=json.dumps(analysis)),
@@ -311,31 +316,31 @@ def _finished(client, seed=7):
     guest = client.sit(tid)
     client.ok(tid, host["token"], type="start")
     play_out(client, tid, {0: host["token"], 1: guest["token"]}, random.Random(seed))
-    log = client.http.get(f"/admin/tables/{tid}/log", headers=client.admin()).get_data(as_text=True)
-    return tid, host["token"], [json.loads(line) for line in log.splitlines() if line.strip()]
+    log = client.http.get(f"/admin/tables/{tid}/log", headers=OPERATOR).get_data(as_text=True)
+    return tid, host["token"], read_text(log)
 
 
-def _judged(records):
-    """The analysis stub: seat 0's first card played is a blunder; the best was another card in
-    that hand, left on the table (drawn as a card by the page)."""
-    hands, first = {}, None
+def _judged(records, client, table_id):
+    """The analysis stub: seat 0's first card played from a hand of two or more is a blunder; the
+    best was another card of that hand (the review's full view before it), left on the table."""
+    first = None
     for r in records:
-        if r["type"] == "HandsDealt":
-            for seat, cards in r["data"]["hands"]:
-                hands[seat] = list(cards)
-        if r["type"] == "CardPlayed":
-            d = r["data"]
-            if d["seat"] == 0 and first is None and len(hands[0]) > 1:
-                other = next(c for c in hands[0] if c != d["card"])
-                first = {
-                    "version": r["version"],
-                    "round": 1,
-                    "played": {"type": "play", "card": d["card"], "capture": d["captured"]},
-                    "best": {"type": "play", "card": other, "capture": []},
-                    "loss": 1.25,
-                    "label": "blunder",
-                }
-            hands[d["seat"]].remove(d["card"])
+        d = r["data"]
+        if r["type"] != "CardPlayed" or d["seat"] != 0:
+            continue
+        before = client.http.get(f"/tables/{table_id}/review/{r['version'] - 1}", headers=OPERATOR).get_json()
+        hand = before["table"]["hands"]["0"]
+        if len(hand) > 1:
+            other = next(c for c in hand if c != d["card"])
+            first = {
+                "version": r["version"],
+                "round": 1,
+                "played": {"type": "play", "card": d["card"], "capture": d["captured"]},
+                "best": {"type": "play", "card": other, "capture": []},
+                "loss": 1.25,
+                "label": "blunder",
+            }
+            break
     rest = [
         {
             "version": r["version"],
@@ -395,7 +400,7 @@ A, B, BACK, START, UP, DOWN, LEFT, RIGHT = 0, 1, 8, 9, 12, 13, 14, 15
 
 def test_the_review_steps_through_a_whole_game_in_each_language(server, browser):
     tid, token, records = _finished(server.client)
-    judged, analysis = _judged(records)
+    judged, analysis = _judged(records, server.client, tid)
     names = {r["data"]["seat"]: r["data"]["name"] for r in records if r["type"] == "PlayerSeated"}
     names[0] = next(r["data"]["host_name"] for r in records if r["type"] == "TableOpened")
     for lang in LANGUAGES:
@@ -471,7 +476,7 @@ def test_the_review_steps_through_a_whole_game_in_each_language(server, browser)
 
 def test_analyse_asks_for_the_analysis_and_shows_it_when_done(server, browser):
     tid, token, records = _finished(server.client, seed=3)
-    judged, analysis = _judged(records)
+    judged, analysis = _judged(records, server.client, tid)
     answers = []  # what the stub answered, in order
 
     def route(r):
