@@ -86,6 +86,15 @@ export function translate(root = document) {
   for (const el of root.querySelectorAll("[data-i18n-title]")) el.setAttribute("title", t(el.dataset.i18nTitle));
 }
 
+/** A link of this site that keeps the address's `?lang=` (it is not kept otherwise). */
+export function withLang(path) {
+  const asked = closest(new URLSearchParams(location.search).get("lang"));
+  if (!asked) return path;
+  const url = new URL(path, location.origin);
+  url.searchParams.set("lang", asked);
+  return url.pathname + url.search + url.hash;
+}
+
 /** The reader picks a language (the menu): kept in this browser, the page shown again in it. */
 export function pickLanguage(code) {
   const chosen = closest(code) || "en";

@@ -2,7 +2,7 @@
 // Rules come from the view only (`options`, `fifteen_to_take`).
 
 import { loadChat, wireChat, setChatOpen } from "./chat.js";
-import { languageSelect, t } from "./i18n.js";
+import { languageSelect, t, withLang } from "./i18n.js";
 import { startGamepad } from "./gamepad.js";
 import { cardFigure } from "./cards.js";
 import { buildSettings, loadPresets, presetName, readSettings } from "./forms.js";
@@ -257,7 +257,7 @@ function wire() {
       const data = await api("POST", "/tables", body);
       saveSeat(data.table_id, { token: data.token, seat: data.seat, invite_url: data.invite_url });
       store("escoba.name", name);
-      history.pushState({}, "", `/t/${data.table_id}`);
+      history.pushState({}, "", withLang(`/t/${data.table_id}`));
       app.token = data.token;
       app.tableId = data.table_id;
       let view = data.table;
@@ -485,7 +485,7 @@ hooks.afterRender = (old, view) => {
   for (const f of page.onView) { try { f(old, view); } catch { /* optional */ } }
 };
 // game over: a link to the move-by-move review (review.html, served at /t/<id>/review)
-page.reviewUrl = (view) => `/t/${encodeURIComponent(view.table_id || app.tableId)}/review`;
+page.reviewUrl = (view) => withLang(`/t/${encodeURIComponent(view.table_id || app.tableId)}/review`);
 window.escobaShowing = busyShowing; // tests wait for the plays to be shown
 wire();
 route();

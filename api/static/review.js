@@ -9,7 +9,7 @@
 
 import { cardFigure } from "./cards.js";
 import { startGamepad } from "./gamepad.js";
-import { languageSelect, lang, t } from "./i18n.js";
+import { languageSelect, lang, t, withLang } from "./i18n.js";
 import { fillScoreTable } from "./scorebox.js";
 import { errorText, seatName } from "./state.js";
 import { cardName, cardsText, moveText, namesText, playText } from "./words.js";
@@ -416,7 +416,7 @@ const actions = {
 };
 
 function wire() {
-  $("#back").href = `/t/${encodeURIComponent(tableId)}`;
+  $("#back").href = withLang(`/t/${encodeURIComponent(tableId)}`);
   languageSelect($("#review-lang"));
   $("#step-first").addEventListener("click", () => go(1));
   $("#step-prev").addEventListener("click", () => go(state.version - 1));

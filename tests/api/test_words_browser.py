@@ -574,3 +574,43 @@ def test_a_controller_picks_and_plays_a_card_and_opens_the_menu(server, browser)
     until(page, f"document.body.dataset.sound !== {json.dumps(sound)}", what="Back toggles the sound")
     assert p.errors == [], p.errors
     p.close()
+
+
+# --------------------------------------------------------------------------- the service worker's notices
+
+SHOWN = "navigator.serviceWorker.ready.then(r => r.getNotifications()).then(ns => ns.map(n => [n.title, n.body]))"
+
+
+def _pushed(browser, base, lang, message):
+    """The notices the worker registered as the page registers it shows for one pushed message."""
+    ctx = browser.new_context(permissions=["notifications"])
+    try:
+        page = ctx.new_page()
+        page.goto(f"{base}/?lang={lang}")
+        cdp = ctx.new_cdp_session(page)
+        registrations = []
+        cdp.on("ServiceWorker.workerRegistrationUpdated", lambda e: registrations.extend(e["registrations"]))
+        cdp.send("ServiceWorker.enable")
+        page.evaluate(f"navigator.serviceWorker.register('/sw.js?lang={lang}', {{ scope: '/' }})"
+                      ".then(() => navigator.serviceWorker.ready)")
+        until(page, "true")  # a round trip: the registration's event has arrived
+        live = [r for r in registrations if not r.get("isDeleted")]
+        assert live, registrations
+        cdp.send("ServiceWorker.deliverPushMessage",
+                 {"origin": base, "registrationId": live[0]["registrationId"], "data": json.dumps(message)})
+        until(page, f"{SHOWN}.then(ns => ns.length > 0)", what="the notice shown")
+        return page.evaluate(SHOWN)
+    finally:
+        ctx.close()
+
+
+@pytest.mark.parametrize(("lang", "reason"), [("pt-BR", "turn"), ("es", "away")])
+def test_the_service_worker_words_its_notices_in_the_pages_language(server, browser, lang, reason):
+    """A push delivered to the worker (the debugger protocol's push, as a push service would) is
+    shown in the language the page registered it with (push.js: /sw.js?lang=...), not in the
+    server's English."""
+    cat = words(lang)
+    message = {"title": "Escoba: your turn", "body": "Your turn at Casa Ana.", "table_name": "Casa Ana",
+               "reason": reason, "url": "/t/x", "tag": "escoba-x"}  # the server's shape (workers/push.py)
+    [(title, body)] = _pushed(browser, server.url, lang, message)
+    assert (title, body) == (cat[f"notice.{reason}_title"], say(cat, f"notice.{reason}_body", table="Casa Ana"))
