@@ -243,10 +243,21 @@ def test_the_pseudo_locale_leaves_no_bare_text(server, browser):
     page.wait_for_selector("#create-form:not([hidden])")
     page.wait_for_selector("#create-settings select")
     _bare(page, "the create form")
+    page.select_option("#create-preset", "del15")  # every choice a host may make, worded
+    page.wait_for_selector("#create-settings select[data-setting=capture]")
+    _bare(page, "the create form for del15")
+    page.select_option("#create-preset", "selminha")
     page.fill("#create-name", "Ana")
     page.click("#create-form button[type=submit]")
     page.wait_for_selector("#waiting:not([hidden])")
     _bare(page, "waiting")
+    guest = Page(browser)  # the invitation, as the one invited sees it
+    guest.page.add_init_script("try { localStorage.setItem('escoba.pseudo', 'on'); } catch (e) {}")
+    guest.page.goto(page.url)
+    guest.page.wait_for_selector("#join:not([hidden])")
+    _bare(guest.page, "the invitation")
+    assert guest.errors == [], guest.errors
+    guest.close()
     add_bots(page, 1)
     _bare(page, "waiting with a bot")
     page.click("#start")
