@@ -209,7 +209,10 @@ function render(step) {
     const names = namesText(side.seats, view);
     const cap = (view.captured || [])[k] || {};
     li.append(document.createTextNode(t("review.side_score", {
-      names, count: side.points, cards: cap.cards || 0, escobas: cap.escobas || 0,
+      names,
+      points: t("count.points", { count: side.points }),
+      cards: t("count.captured", { count: cap.cards || 0 }),
+      escobas: t("count.escobas", { count: cap.escobas || 0 }),
     })));
     const pile = document.createElement("ul");
     pile.className = "review-cards pile";

@@ -244,7 +244,11 @@ function renderSeats(view) {
     info.append(hand, pile, esc, pts);
     box.append(info);
     let desc = t("seat.describe", {
-      name: seatName(seat, view), hand: s.hand_count, points: score, cards: cap ? cap.cards : 0, escobas: cap ? cap.escobas : 0,
+      name: seatName(seat, view),
+      hand: t("count.in_hand", { count: s.hand_count }),
+      points: t("count.points", { count: score }),
+      cards: t("count.captured", { count: cap ? cap.cards : 0 }),
+      escobas: t("count.escobas", { count: cap ? cap.escobas : 0 }),
     });
     if (seat === view.dealer) desc += t("seat.describe_dealer");
     if (seat === view.turn) desc += t("seat.describe_turn");

@@ -120,6 +120,7 @@ def test_each_language_plays_a_round_on_the_table_page(server, browser):
         page.goto(f"{server.url}/{'?lang=es' if lang == 'es' else ''}")
         until(page, f"document.documentElement.lang === {json.dumps(lang)}", what=f"<html lang> {lang}")
         assert page.title() == cat["page.title"]
+        axe_check(page, f"home, {lang}")
         page.get_by_role("button", name=cat["home.open"], exact=True).click()
         page.fill("#create-name", "Ana")
         page.select_option("#create-preset", "del15")
