@@ -360,7 +360,10 @@ function openMenu() {
 // ---------------------------------------------------------------- keys and controller: one set of actions
 const visible = (el) => !el.hidden && !el.disabled && el.getClientRects().length > 0;
 const handCards = () => [...$("hand").querySelectorAll("button.card")];
-const buttonRow = () => [...document.querySelectorAll("#overlay button, #overlay a.button, #actions button, #fifteen button")].filter(visible);
+// the buttons ↑ reaches: the round's or the game's end first (NEXT ROUND, REMATCH), then TAKE THE 15,
+// then the play's (CAPTURE, LEAVE ON TABLE... RESIGN last)
+const buttonRow = () => ["#overlay button, #overlay a.button", "#fifteen button", "#actions button"]
+  .flatMap((sel) => [...document.querySelectorAll(sel)]).filter(visible);
 const handShown = () => !$("game").hidden && !$("me").hidden && handCards().length > 0;
 // the dialog's controls, or (with no hand to browse) every control on the screen, in page order
 function controls(root) {
@@ -417,9 +420,9 @@ export const actions = {
   /** ↑: up to the buttons (NEXT ROUND, CAPTURE...). */
   up() {
     if ($("menu").open) { moveFocus(controls($("menu")), -1); return; } // ← → change a select; ↑ ↓ leave it
-    if (!handShown()) { this.browse(-1); return; }
     const row = buttonRow();
     if (row.length && !row.includes(document.activeElement)) row[0].focus();
+    else if (!handShown()) this.browse(-1);
   },
   /** ↓: back to the cards; with a card picked, the next 15 it makes. */
   down() {
