@@ -74,7 +74,6 @@ export function t(key, params = {}) {
   return pseudo ? `⟦${text}⟧` : text;
 }
 
-export const has = (key) => key in catalogue;
 export const formatNumber = (n) => number.format(n);
 
 /** Words the HTML carries by key: data-i18n (text), data-i18n-label (aria-label),

@@ -1,7 +1,7 @@
 // The round-end box's table: each side's escobas, cards, coins, sevens, seven of coins (and
 // setenta), the points each earned and the score. The table page and the review both draw it.
 
-import { t } from "./i18n.js";
+import { formatNumber as n, t } from "./i18n.js";
 import { sideName } from "./state.js";
 import { coinsDeck } from "./words.js";
 
@@ -45,7 +45,6 @@ export function fillScoreTable(table, view, lastRound) {
     r.append(th);
     for (const c of cells) r.insertCell().textContent = c;
   };
-  const n = (x) => new Intl.NumberFormat(document.documentElement.lang).format(x);
   const yes = (b) => (b ? t("score.yes") : "—");
   const setenta = view.settings && view.settings.sevens === "setenta";
   row(t("score.escobas"), lr.map((s) => n(s.escobas)));
