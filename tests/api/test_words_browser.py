@@ -27,6 +27,7 @@ from .browser import (
     add_bots,
     axe_check,
     needs_chromium,
+    no_overflow,
     say,
     seat_token,
     serve,
@@ -115,7 +116,8 @@ def test_each_language_plays_a_round_on_the_table_page(server, browser):
         cat = words(lang)
         # pt-BR from the browser's languages, es from the address, en by default
         locale = {"pt-BR": "pt-BR", "es": "en-US", "en": "en-GB"}[lang]
-        p = Page(browser, locale=locale)
+        # the longest words (Portuguese) on the narrowest screen: a phone held upright
+        p = Page(browser, "phone" if lang == "pt-BR" else "desktop", locale=locale)
         page = p.page
         page.add_init_script(PAD)
         page.goto(f"{server.url}/{'?lang=es' if lang == 'es' else ''}")
@@ -132,6 +134,7 @@ def test_each_language_plays_a_round_on_the_table_page(server, browser):
         page.get_by_role("button", name=cat["waiting.start"], exact=True).click()
         page.wait_for_selector("#felt:not([hidden])")
         _until_my_turn_or(page)
+        no_overflow(page)
         assert page.locator("#capture").text_content() == cat["play.capture"]
         assert page.locator("#leave").text_content() == cat["play.leave"]
         axe_check(page, f"table page, {lang}")
