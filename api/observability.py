@@ -193,8 +193,10 @@ class Metrics:
 
     def __post_init__(self):
         r = self.registry
-        self.moves = Counter("escoba_moves_total", "Commands by type and outcome", ["command", "outcome"], registry=r)
-        self.command_latency = Histogram("escoba_command_seconds", "Move latency", ["command"], registry=r,
+        # transport: what carried the command, "http" (a POST) or "socket" (a socket's move frame)
+        self.moves = Counter("escoba_moves_total", "Commands by type, outcome and transport",
+                             ["command", "outcome", "transport"], registry=r)
+        self.command_latency = Histogram("escoba_command_seconds", "Move latency", ["command", "transport"], registry=r,
                                          buckets=(.002, .005, .01, .025, .05, .1, .25, .5, 1, 2.5))
         self.open_sockets = Gauge("escoba_open_sockets", "Open WebSockets in this process", registry=r)
         r.register(_ScheduleFailures())
@@ -295,7 +297,7 @@ def request_done(metrics: Metrics, log: dict | None, method: str, path: str, sta
     if fields.get("command"):
         outcome = "ok" if status < 400 else (error_code or str(status))
         fields["outcome"] = outcome
-        metrics.moves.labels(fields["command"], outcome).inc()
+        metrics.moves.labels(fields["command"], outcome, fields.get("transport", "http")).inc()
     now = time.perf_counter()
     fields.update(method=method, path=path, status=status,
                   latency_ms=round(max(0.0, now - (started if started is not None else now)) * 1000, 2))

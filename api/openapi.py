@@ -172,9 +172,12 @@ def build_spec() -> dict:
             "summary": "The event at a version and the full view after it (every hand)", "security": [{"seat": []}],
             "responses": {"200": ok("table_id, version, last, operator, record, table"), **review_errors}}})
     spec.path("/tables/{table_id}/ws", parameters=tid, operations={"get": {
-        "summary": "WebSocket (upgrade only): table, your_turn, chat, events and ping messages; "
+        "summary": "WebSocket (upgrade only): table, your_turn, chat, events, ack and error messages; "
                    "?token= (a seat token), ?after= (a version, 0 or more), ?deck=. Bad parameters "
-                   "get a {\"type\": \"error\"} message, then the socket closes.",
+                   "get a {\"type\": \"error\"} message, then the socket closes. A socket with a seat token "
+                   "may send {\"type\": \"move\", \"id\", \"move\", \"expected_version\"?} (id: 1..100 "
+                   "characters, the move's Idempotency-Key): answered {\"type\": \"ack\", \"id\", \"version\"} "
+                   "or {\"type\": \"error\", \"id\", \"error\"}, as POST /tables/{id}/moves would.",
         "responses": {"101": {"description": "switching protocols"},
                       **_errors(400, 405, 429)}}})
     admin_errors = {**_errors(401, 404, 405, 503)}

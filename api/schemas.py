@@ -181,6 +181,16 @@ MOVES: dict[str, type[Schema]] = {
 }
 
 
+class SocketMove(Strict):
+    """A move sent over a table's socket (shared/API.md v1.2): the move itself is checked as a POST's."""
+
+    type = fields.String(required=True, validate=validate.Equal("move"))
+    id = fields.String(required=True, validate=validate.Length(min=1, max=100),
+                       metadata={"description": "the move's idempotency key, shared with a POST's Idempotency-Key"})
+    move = fields.Dict(required=True)
+    expected_version = Integer(validate=validate.Range(min=0, max=2**53 - 1))
+
+
 # Schemas are built once: building one per request cost more than validating it.
 _MOVE_LOADERS = {kind: schema() for kind, schema in MOVES.items()}
 create_table = CreateTable()
@@ -189,6 +199,7 @@ chat = Chat()
 notify = Notify()
 push_subscription = PushSubscription()
 push_endpoint = PushEndpoint()
+socket_move = SocketMove()
 
 
 def load_move(body: dict) -> dict:

@@ -4,10 +4,14 @@ A reconnecting client passes ``after`` (its last version) and first gets the
 events it missed, redacted for it, so it catches up with no gap. ``deck`` picks
 the reader's deck design.
 
+A socket opened with a seat token may send moves (shared/API.md v1.2): each is
+decided by the same function as a POST's and answered on the socket
+(api/socket_moves.py); the mover's new view follows its ack in the same write.
+
 A socket is public, so it is built to cost little and to be hard to abuse
-(shared/API.md): sockets carry no game input (moves are HTTP), so what a client
-sends is dropped as it arrives, and a client message over 4 KB closes the socket
-with 1009 before more than one receive buffer of it is read; a peer that answers
+(shared/API.md): a client's frames wait in a bounded inbox, a socket whose frames
+keep being refused is closed (api/socket_moves.py), and a client message over 4 KB
+closes the socket with 1009 before more than one receive buffer of it is read; a peer that answers
 no protocol ping is dropped at the next one (``ESCOBA_SOCKET_PING_INTERVAL``);
 a client that reads nothing for ``SEND_TIMEOUT`` is dropped; one client address
 and one table may hold only so many sockets (api/socket_limits.py). No
@@ -28,12 +32,12 @@ import engine
 
 from . import auth, collector, frames
 from .hub import Mailbox
+from .socket_moves import POLICY_VIOLATION, Inbox, SocketMoves
 from .tables import redacted_events, version_arg
 
 MAX_CLIENT_MESSAGE = 4096  # bytes; shared/API.md: "a client frame over 4 KB closes the socket (status 1009)"
 RECEIVE_BYTES = 4096  # what one read takes off a socket, so what an oversize frame can cost before it closes
 SEND_TIMEOUT = 10.0  # seconds a send may wait for a client that does not read
-POLICY_VIOLATION = 1008
 LINGER = 1.0  # seconds a closing socket reads what the client was still sending, so the close frame arrives
 LINGER_BYTES = 256 * 1024  # ... and at most this much of it
 _DRAIN = bytearray(RECEIVE_BYTES)
@@ -45,13 +49,6 @@ def server_options(config) -> dict:
     """simple-websocket's options (flask-sock's SOCK_SERVER_OPTIONS)."""
     return {"ping_interval": config.socket_ping_interval, "max_message_size": MAX_CLIENT_MESSAGE,
             "receive_bytes": RECEIVE_BYTES}
-
-
-class _Dropped(list):
-    """The socket's input buffer: client messages carry nothing here, so none is kept."""
-
-    def append(self, item) -> None:
-        pass
 
 
 class _LingeringSocket:
@@ -93,7 +90,7 @@ def install(sock, app) -> None:
 
     @sock.route("/tables/<table_id>/ws")
     def table_socket(ws, table_id):
-        ws.input_buffer = _Dropped()
+        ws.input_buffer = Inbox()
         ws.sock = _LingeringSocket(ws.sock)
         try:
             ws.sock.settimeout(SEND_TIMEOUT)
@@ -118,7 +115,8 @@ def _serve(ws, ctx, table_id: str) -> None:
     ctx.hub.watch(table_id, mailbox)
     try:
         try:
-            player = auth.player_for(ctx.redis, table_id, request.args.get("token"))
+            token = request.args.get("token")
+            player = auth.player_for(ctx.redis, table_id, token)
             state = ctx.service.load(table_id)
             if deck is not None and deck not in engine.cards.DECKS:
                 raise engine.RuleError("bad_request", f"Unknown deck design {deck!r}.", {"deck": "unknown"})
@@ -133,11 +131,27 @@ def _serve(ws, ctx, table_id: str) -> None:
                                         "events": redacted_events(ctx.service, table_id, player, after)}))
             last = _send_state(ws, ctx, table_id, state, player, deck)
             collector.socket_ready()
+            inbox: Inbox = ws.input_buffer
+            moves = SocketMoves(ctx, table_id, token, request.remote_addr, deck, current_app.logger)
             while True:
-                ws.event.wait()  # a change, the reader ending, or the hub's periodic check (api/hub.py)
+                ws.event.wait()  # a change, a client frame, the reader ending, or the hub's periodic check
                 ws.event.clear()
+                out, moved = b"", None
+                for raw in inbox.take():  # answered in order, before the mailbox is read
+                    answer, made = moves.answer(raw)
+                    out += answer
+                    if made is not None and (moved is None or made.version > moved.version):
+                        moved = made
+                if inbox.overflow or moves.struck_out:  # answered what it had sent, then closed
+                    _send(ws, out)
+                    ws.close(reason=POLICY_VIOLATION,
+                             message="too many frames waiting" if inbox.overflow else "too many frames refused")
+                    ws.thread.join(LINGER + 1.0)
+                    break
                 state, chats = mailbox.take()
-                out = b"".join(chats)
+                if moved is not None and (state is None or moved.version > state.version):
+                    state = moved  # the mover's view now, in the ack's write; the notice finds it sent
+                out += b"".join(chats)
                 if state is not None and state.version > last:
                     out += _frames(ctx, table_id, state, player, deck)
                     last = state.version

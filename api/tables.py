@@ -16,10 +16,12 @@ from werkzeug.http import parse_etags
 
 import engine
 from engine import RuleError
+from events.service import Outcome
 from workers import outbound
 from workers.scheduling import notify_key
 
 from . import auth, feed, limits, schemas
+from .errors import RateLimited
 from .schemas import load_move
 
 bp = Blueprint("tables", __name__)
@@ -119,11 +121,15 @@ def take_seat(table_id: str):
     return jsonify({"seat": seat, "token": token, "table": _view(table_id, outcome.state, seat, player)}), 201
 
 
+# what carried a move (its log line's ``transport``, the metrics' label)
+HTTP, SOCKET = "http", "socket"
+
+
 @dataclass(frozen=True)
 class Ask:
-    """What the two requests of every move read of a request (its view, then the move): taken from
-    Flask's request below, or straight from the WSGI environ (api/hot.py), and answered by the
-    same functions."""
+    """What a view or a move asks: taken from Flask's request below, straight from the WSGI environ
+    (api/hot.py), or from a socket's move frame (api/socket_moves.py), and answered by the same
+    functions."""
 
     table_id: str
     token: str | None = None
@@ -131,7 +137,8 @@ class Ask:
     deck: str | None = None
     if_none_match: str | None = None
     body: object = None  # the parsed JSON body; None when it is not JSON
-    idempotency_key: str | None = None
+    idempotency_key: str | None = None  # a POST's Idempotency-Key, a socket move's id
+    transport: str = HTTP
 
 
 @dataclass(frozen=True)
@@ -182,28 +189,83 @@ def view_answer(ctx, ask: Ask, log: dict) -> Answer:
 def move_answer(ctx, ask: Ask, log: dict) -> Answer:
     """``POST /tables/{id}/moves``: the move applied (or refused, changing nothing), and the mover's
     new view."""
+    moved = decide_move(ctx, ask, log)
+    state = moved.outcome.state
+    view = ctx.frames.view_json(ask.table_id, state, moved.seat, moved.player == state.host, moved.deck)
+    return Answer(b'{"version":%d,"table":%s}' % (moved.outcome.version, view))
+
+
+@dataclass(frozen=True)
+class Moved:
+    """A move decided (applied, or answered from its first time) by ``decide_move``."""
+
+    outcome: Outcome
+    player: str
+    seat: int | None
+    deck: str | None
+
+
+def decide_move(ctx, ask: Ask, log: dict) -> Moved:
+    """Every move, whatever carried it (a POST through Flask or api/hot.py, a socket frame through
+    api/socket_moves.py): the limit, the token, the schema, the idempotency key, the rules and the
+    append, the log fields and the metrics. RuleError (or ValidationError, RateLimited) when it is
+    refused.
+
+    A repeat of a key this seat used already (an ``Idempotency-Key`` or a socket move's ``id``: one
+    key) is answered as the first time, over the rate limit too: a client retrying an answer it lost
+    gets that answer, never a 429. (It is counted like any request: knowing it is a repeat before
+    counting would cost every move a round trip to the store.)"""
     started = time.perf_counter()
-    if ctx.move_limit is not None:  # counted first: a refused move counts too
-        ctx.move_limit.hit(limits.token_key(ask.token, ask.address))
     table_id = ask.table_id
+    log.update(table_id=table_id, transport=ask.transport)
+    key = ask.idempotency_key
+    if ctx.move_limit is not None:  # counted before anything else is read: a refused move counts too
+        try:
+            ctx.move_limit.hit(limits.token_key(ask.token, ask.address))
+        except RateLimited:
+            repeat = _repeat_of(ctx, ask)
+            if repeat is None:
+                raise
+            return _moved(ctx, ask, log, *repeat, None, started)
+    if ask.token is None and ask.transport == SOCKET:  # shared/API.md v1.2: "answers forbidden"
+        raise RuleError("forbidden", "This socket has no seat token: open it with ?token= to move.")
     player = auth.require(ctx.redis, table_id, ask.token)
     move = load_move(json_object(ask.body))
     expected = move.pop("expected_version", None)
-    key = ask.idempotency_key
     if key is not None and not (0 < len(key) <= 100):
-        raise RuleError("bad_request", "Idempotency-Key must be 1 to 100 characters.", {"Idempotency-Key": "length"})
+        name = "id" if ask.transport == SOCKET else "Idempotency-Key"
+        raise RuleError("bad_request", f"{name} must be 1 to 100 characters.", {name: "length"})
     deck = checked_deck(ask.deck)  # before the move: a refused request changes nothing
-    log.update(table_id=table_id, command=move["type"])
+    log.update(command=move["type"])
     outcome = ctx.service.execute(
         table_id, {**move, "player": player}, actor=f"player:{player}",
         expected_version=expected, idempotency_key=key,
     )
-    state = outcome.state
-    seat = state.seat_of(player)
+    return _moved(ctx, ask, log, outcome, player, deck, started)
+
+
+def _repeat_of(ctx, ask: Ask) -> tuple[Outcome, str] | None:
+    """(the first answer's outcome, the player) when ``ask`` repeats a used key of its seat, else None."""
+    key = ask.idempotency_key
+    if key is None or ask.token is None or not (0 < len(key) <= 100):
+        return None
+    try:
+        player = auth.player_for(ctx.redis, ask.table_id, ask.token)
+    except RuleError:
+        return None
+    done = ctx.service.repeated(ask.table_id, f"player:{player}", key)
+    return None if done is None else (done, player)
+
+
+def _moved(ctx, ask: Ask, log: dict, outcome: Outcome, player: str, deck, started: float) -> Moved:
+    if outcome.repeated and "command" not in log:  # answered before its body was read
+        deck = checked_deck(ask.deck)
+        body = ask.body if isinstance(ask.body, dict) else {}
+        log.update(command=body.get("type") if body.get("type") in schemas.MOVES else "repeat")
+    seat = outcome.state.seat_of(player)
     log.update(version=outcome.version, seat=seat, repeated=outcome.repeated)
-    ctx.metrics.command_latency.labels(move["type"]).observe(time.perf_counter() - started)
-    view = ctx.frames.view_json(table_id, state, seat, player == state.host, deck)
-    return Answer(b'{"version":%d,"table":%s}' % (outcome.version, view))
+    ctx.metrics.command_latency.labels(log["command"], ask.transport).observe(time.perf_counter() - started)
+    return Moved(outcome, player, seat, deck)
 
 
 @bp.get("/tables/<table_id>/events")

@@ -22,6 +22,8 @@ from collections.abc import Callable
 
 # the server writes compact JSON (orjson); older servers wrote ", " and ": "
 HEAD = re.compile(rb'^\{"type": ?"(\w+)", ?"version": ?(\d+)')
+# a socket move's answer (shared/API.md v1.2): {"type": "ack", "id", "version"}, or an error with its id
+ANSWER = re.compile(rb'^\{"type":"(ack|error)","id":"([^"]*)"(?:,"version":(\d+))?')
 
 
 class Socket:
@@ -37,6 +39,8 @@ class Socket:
         self.closed = False
         self.close_code: int | None = None
         self.on_table: Callable[[Socket, int, float], None] | None = None
+        # a move's answer: (socket, its id, the version or None for an error, its text, when)
+        self.on_answer: Callable[[Socket, str, int | None, bytes, float], None] | None = None
 
     def connect(self, port: int, path: str, timeout: float = 30) -> None:
         key = base64.b64encode(os.urandom(16)).decode()
@@ -102,6 +106,12 @@ class Socket:
             self.heard.append((version, now))
             if self.on_table is not None:
                 self.on_table(self, version, now)
+            return
+        if self.on_answer is not None:
+            a = ANSWER.match(text)
+            if a:
+                version = int(a.group(3)) if a.group(1) == b"ack" and a.group(3) else None
+                self.on_answer(self, a.group(2).decode(), version, text, now)
 
     def send_frame(self, opcode: int, payload: bytes) -> None:
         """A masked client frame (any length)."""

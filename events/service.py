@@ -303,6 +303,11 @@ class TableService:
         ``grant`` = ``(token_hash, player)``: a seat token issued in the append's own
         step (taking a seat), so a seat is never taken without its token.
         Raises engine.RuleError: the rules' refusals, ``not_found``, ``version_conflict``.
+
+        A used idempotency key is not looked up before deciding: the append refuses it in
+        its own step (AlreadyApplied), so a repeat the rules accept is answered from there,
+        and only a repeat the rules refuse (the table has moved on since) or that changes
+        nothing asks the store for the first answer. A move pays no round trip for its key.
         """
         current = None
         for attempt in range(MAX_ATTEMPTS):
@@ -316,13 +321,12 @@ class TableService:
                 if table_id in self._archives:  # this load read the archive: no round trip
                     raise _closed(state)
             current = state.version
-            if idempotency_key is not None:
-                done = self.store.idempotent_version(table_id, actor, idempotency_key)
-                if done is not None:
-                    return self._repeat(table_id, done)
             if expected_version is not None and expected_version != state.version:
                 if not fresh:
                     continue
+                repeat = self._repeated(table_id, actor, idempotency_key)
+                if repeat is not None:
+                    return repeat
                 raise engine.RuleError(
                     "version_conflict",
                     f"The table is at version {state.version}, not {expected_version}.",
@@ -333,6 +337,9 @@ class TableService:
             except engine.RuleError:
                 if not fresh:
                     continue
+                repeat = self._repeated(table_id, actor, idempotency_key)
+                if repeat is not None:
+                    return repeat
                 if compaction.closed_for_good(state) and self.compacted(table_id):
                     raise _closed(state) from None  # this process had it cached from before
                 raise
@@ -343,12 +350,23 @@ class TableService:
                 return self._repeat(table_id, exc.version)
             if outcome.records:
                 self._changed(table_id, outcome)
+            elif idempotency_key is not None:  # nothing to append: a repeat answers as the first time
+                return self._repeated(table_id, actor, idempotency_key) or outcome
             return outcome
         raise engine.RuleError(
             "version_conflict",
             "The table kept changing while the move was being made; try again.",
             {"current": current},
         )
+
+    def _repeated(self, table_id: str, actor: str, idempotency_key: str | None) -> Outcome | None:
+        return None if idempotency_key is None else self.repeated(table_id, actor, idempotency_key)
+
+    def repeated(self, table_id: str, actor: str, idempotency_key: str) -> Outcome | None:
+        """The outcome of the request ``actor`` made with this idempotency key, as it was then
+        (``repeated`` set); None when the key is unused."""
+        done = self.store.idempotent_version(table_id, actor, idempotency_key)
+        return None if done is None else self._repeat(table_id, done)
 
     # --- inside ------------------------------------------------------------
     def with_chance(self, command: dict) -> dict:

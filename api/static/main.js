@@ -9,7 +9,7 @@ import { buildSettings, loadPresets, presetName, readSettings } from "./forms.js
 import { page } from "./hooks.js";
 import { busyShowing, hooks, receive } from "./motion.js";
 import { setupTurnNotices } from "./push.js";
-import { connect, refresh, startPolling } from "./sockets.js";
+import { connect, newMoveId, refresh, sendMove, startPolling } from "./sockets.js";
 import { toggleSound } from "./sound.js";
 import {
   $, api, app, errorText, inviteUrl, isSeated, loadSeat, myTurn, optionFor, saveSeat, say, showError, store, v,
@@ -23,8 +23,12 @@ async function move(type, fields = {}) {
   app.busy = true;
   showError("");
   try {
-    const data = await api("POST", `/tables/${app.tableId}/moves`, { type, ...fields });
-    if (data && data.table) receive(data.table);
+    // over the socket when it is open; otherwise, or if it drops first, by POST with the same id
+    const id = newMoveId();
+    let data = await sendMove(id, { type, ...fields });
+    if (data instanceof Error) throw data;
+    if (data === null) data = await api("POST", `/tables/${app.tableId}/moves`, { type, ...fields }, { "Idempotency-Key": id });
+    if (data && data.table) receive(data.table); // a POST's answer; a socket's view comes as a message
     return data;
   } catch (e) {
     showError(errorText(e));

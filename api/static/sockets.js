@@ -1,6 +1,7 @@
 // Following the table live: one WebSocket (messages {"type": "table" | "your_turn" |
-// "chat" | "events" | "error" | "ping"}), reconnecting with backoff, and a slow HTTP
+// "chat" | "events" | "ack" | "error"}), reconnecting with backoff, and a slow HTTP
 // poll as a safety net. Every view goes to motion.receive, which shows it in turn.
+// A seated player's moves go over this socket while it is open (sendMove).
 
 import { addChat, loadChat } from "./chat.js";
 import { receive } from "./motion.js";
@@ -12,10 +13,40 @@ let tries = 0;
 let timer = null;
 let poll = null;
 let socketDeck = null; // the deck design this socket's views are labelled in
+let socketToken = null; // the seat token it was opened with: its moves are that seat's
+const inFlight = new Map(); // move id -> resolve, for the moves sent over the socket and not yet answered
+const MOVE_WAIT = 8000; // ms an unanswered socket move waits before the caller POSTs it (same id)
+
+export const newMoveId = () => (crypto.randomUUID ? crypto.randomUUID()
+  : `${Date.now().toString(36)}-${Math.random().toString(36).slice(2)}`);
+
+// A move over the socket: resolves to its ack ({version}), rejects with the server's error as api()
+// does, or resolves to null when the socket is not open, drops or stays silent. The caller then
+// POSTs the move with `id` as its Idempotency-Key: the server answers a repeat with the first
+// answer, so a move that did land is never applied twice.
+export function sendMove(id, move) {
+  const sock = ws;
+  if (!sock || sock.readyState !== WebSocket.OPEN || !app.token || socketToken !== app.token) return Promise.resolve(null);
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => settle(id, null), MOVE_WAIT);
+    inFlight.set(id, (answer) => { clearTimeout(timer); resolve(answer); });
+    try { sock.send(JSON.stringify({ type: "move", id, move })); } catch { settle(id, null); }
+  });
+}
+
+function settle(id, answer) {
+  const done = inFlight.get(id);
+  if (done) { inFlight.delete(id); done(answer); }
+}
+
+function dropInFlight() {
+  for (const id of [...inFlight.keys()]) settle(id, null);
+}
 
 export function connect() {
   clearTimeout(timer);
   if (ws) { ws.onclose = null; try { ws.close(); } catch { /* gone */ } }
+  dropInFlight(); // their callers POST them now, with the same ids
   const proto = location.protocol === "https:" ? "wss:" : "ws:";
   const params = new URLSearchParams();
   if (app.token) params.set("token", app.token);
@@ -30,6 +61,7 @@ export function connect() {
   }
   ws = sock;
   socketDeck = app.deck;
+  socketToken = app.token;
   sock.onopen = () => {
     tries = 0;
     $("conn").hidden = true;
@@ -44,9 +76,17 @@ export function connect() {
     if (msg.type === "table" && msg.table) { if (socketDeck === app.deck) receive(msg.table); else refresh(); }
     else if (msg.type === "your_turn") { if (msg.version > app.latest) refresh(); }
     else if (msg.type === "chat") addChat(msg.line);
+    else if (msg.type === "ack" && msg.id) settle(msg.id, { version: msg.version });
+    else if (msg.type === "error" && msg.id && inFlight.has(msg.id)) {
+      const err = msg.error || {};
+      const e = new Error(err.message || err.code);
+      e.code = err.code; e.details = err.details;
+      settle(msg.id, e);
+    }
   };
   sock.onclose = () => {
     document.body.dataset.live = "no";
+    if (ws === sock) dropInFlight();
     if (ws === sock) scheduleReconnect();
   };
   sock.onerror = () => { /* onclose follows */ };

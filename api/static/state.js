@@ -41,8 +41,8 @@ export function saveSeat(id, data) {
   store(storeKey(id), JSON.stringify(data));
 }
 
-export async function api(method, path, body) {
-  const headers = { Accept: "application/json" };
+export async function api(method, path, body, extraHeaders = {}) {
+  const headers = { Accept: "application/json", ...extraHeaders };
   if (body !== undefined) headers["Content-Type"] = "application/json";
   if (app.token) headers.Authorization = `Bearer ${app.token}`;
   // each player's deck design changes only the labels of their own view

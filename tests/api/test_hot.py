@@ -133,12 +133,12 @@ def test_the_hot_routes_log_and_count_like_flask(both, caplog):
         metrics = client.http.get("/metrics").get_data(as_text=True)
         code = refused.get_json()["error"]["code"]
         counts.append([line for line in metrics.splitlines()
-                       if line.startswith(f'escoba_moves_total{{command="start",outcome="{code}"}}')])
-    assert lines[0] == lines[1] == {"table_id": tid, "command": "start", "outcome": code,
+                       if line.startswith(f'escoba_moves_total{{command="start",outcome="{code}",transport="http"}}')])
+    assert lines[0] == lines[1] == {"table_id": tid, "command": "start", "outcome": code, "transport": "http",
                                     "method": "POST", "path": f"/tables/{tid}/moves", "status": refused.status_code}
     assert refused.status_code >= 400
     # each process counted its own refusal
-    assert counts[0] == counts[1] == [f'escoba_moves_total{{command="start",outcome="{code}"}} 1.0']
+    assert counts[0] == counts[1] == [f'escoba_moves_total{{command="start",outcome="{code}",transport="http"}} 1.0']
 
 
 def test_the_moves_limit_counts_both_routes_as_one(fake_redis, config, monkeypatch):

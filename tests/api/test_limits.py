@@ -116,3 +116,25 @@ def _all_keys(client):
     if isinstance(client, RedisCluster):
         return [client.keys("*", target_nodes=RedisCluster.PRIMARIES)]
     return [client.keys("*")]
+
+
+def test_a_retry_with_its_idempotency_key_gets_its_first_answer_over_the_limit(fake_redis, config):
+    """Issue 27: a retry (same Idempotency-Key, same seat) over the limit was answered 429 instead of
+    the first answer."""
+    c = _limited(fake_redis, config)
+    host = c.create()
+    tid = host["table_id"]
+    c.sit(tid)
+    key = {"Idempotency-Key": "start-1"}
+    first = c.move(tid, host["token"], headers=key, type="start")
+    assert first.status_code == 200
+    n = _count(limits.MOVES)
+    for _ in range(n - 1):  # with the first move, the whole count
+        assert c.move(tid, host["token"], type="start").status_code == 409
+    _rate_limited(c.move(tid, host["token"], type="start"))
+    for _ in range(3):  # over the limit, the retry still gets its stored answer, byte for byte
+        again = c.move(tid, host["token"], headers=key, type="start")
+        assert again.status_code == 200 and again.data == first.data
+    # a new key, or the key of another seat, is a new request: refused
+    _rate_limited(c.move(tid, host["token"], headers={"Idempotency-Key": "start-2"}, type="start"))
+    assert c.view(tid)["version"] == first.get_json()["version"]

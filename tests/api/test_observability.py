@@ -94,8 +94,8 @@ def test_metrics_count_moves_by_outcome_and_tables_by_status(client):
     client.ok(table_id, host, type="start")
     client.move(table_id, guest, type="start")
     text = client.http.get("/metrics").get_data(as_text=True)
-    assert 'escoba_moves_total{command="start",outcome="ok"} 1.0' in text
-    assert 'escoba_moves_total{command="start",outcome="host_only"} 1.0' in text
+    assert 'escoba_moves_total{command="start",outcome="ok",transport="http"} 1.0' in text
+    assert 'escoba_moves_total{command="start",outcome="host_only",transport="http"} 1.0' in text
     assert 'escoba_tables{status="playing"} 1.0' in text
     assert "escoba_command_seconds_bucket" in text and "escoba_open_sockets" in text
     assert 'escoba_jobs{state="scheduled"}' in text and "escoba_jobs_total" in text

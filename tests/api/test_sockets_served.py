@@ -7,18 +7,25 @@ import base64
 import contextlib
 import json
 import os
+import random
 import re
 import socket
 import struct
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.request
 from pathlib import Path
 
 import pytest
 import websocket
+
+from api import limits
+from api.socket_moves import STRIKES_MAX
+
+from .socket_player import SocketPlayer, random_move
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -197,18 +204,93 @@ def test_a_table_holds_only_so_many_sockets(served):
         ws.close()
 
 
-def test_a_client_frame_over_4_kb_closes_the_socket_with_1009_and_smaller_ones_are_ignored(served):
+def test_a_client_frame_over_4_kb_closes_the_socket_with_1009_and_smaller_ones_are_answered(served):
     server = served()
     table_id = server.table()
     ws = server.ws(table_id)
     first(ws)
-    for _ in range(50):
-        ws.send("x" * 4096)  # at the bound: dropped, the socket stays
+    for _ in range(STRIKES_MAX - 1):
+        ws.send("x" * 4096)  # at the bound: not a move, answered; the socket stays
+        assert first(ws, "error")["error"]["code"] == "bad_request"
     server.post(f"/tables/{table_id}/seats", {"name": "Bea"})
     assert first(ws)["version"] == 2
     ws.send("x" * 5 * 1024)
     assert close_code(ws) == 1009
     assert wait_for(lambda: server.open_sockets() == 0)
+
+
+def test_a_flooding_socket_is_limited_then_closed_while_another_table_keeps_its_fan_out(served, real_redis):
+    """Rate limits on (the default). A socket sending move after move is answered (refused, then
+    rate_limited) and closed with 1008; one that sends without reading its answers is closed when
+    too many wait (1008); a table beside them on the same process plays on, heard by all its sockets."""
+    server = served(ESCOBA_SOCKETS_PER_ADDRESS=1000, ESCOBA_SOCKETS_PER_ADDRESS_TABLE=1000)
+    base = f"127.0.0.1:{server.port}"
+    flooded = server.post("/tables", {"name": "Ana", "preset": "selminha"})["table_id"]
+    guest = server.post(f"/tables/{flooded}/seats", {"name": "Bea"})
+    flooder = SocketPlayer(base, flooded, guest["token"])
+    burst = SocketPlayer(base, flooded)
+    host = server.post("/tables", {"name": "Ana", "preset": "del15"})
+    other = host["table_id"]
+    bea = server.post(f"/tables/{other}/seats", {"name": "Bea"})
+    players = {0: SocketPlayer(base, other, host["token"]), 1: SocketPlayer(base, other, bea["token"])}
+    watchers = [SocketPlayer(base, other) for _ in range(3)]
+    codes, closes = [], []
+
+    def flood():  # as fast as the answers come
+        try:
+            for i in range(1000):
+                codes.append(flooder.move({"type": "start"}, f"f{i}")["error"]["code"])
+        except (websocket.WebSocketException, OSError):
+            pass
+        closes.append(flooder.closed_with)
+
+    def blast():  # never reading an answer
+        try:
+            for _ in range(5000):
+                burst.ws.send(json.dumps({"type": "move", "id": "b", "move": {"type": "start"}}))
+        except (websocket.WebSocketException, OSError):
+            pass
+
+    threads = [threading.Thread(target=flood, daemon=True), threading.Thread(target=blast, daemon=True)]
+    for t in threads:
+        t.start()
+    try:
+        version = players[0].ok({"type": "start"})["version"]
+        rng = random.Random(7)
+        for _ in range(12):  # moves over the sockets on the other table, heard by every socket of it
+            view = players[0].wait_for_version(version)
+            if view["status"] != "playing":
+                break
+            mover = players[view["turn"]]
+            version = mover.ok(random_move(mover.wait_for_version(version), rng))["version"]
+            for w in watchers:
+                assert w.wait_for_version(version)["version"] >= version
+        for t in threads:
+            t.join(30)
+        n = int(limits.MOVES.split()[0])
+        assert codes[:n] == ["host_only"] * n and set(codes[n:]) == {"rate_limited"}, codes
+        assert len(codes) == n + STRIKES_MAX and closes == [1008]  # the last refusal is answered, then closed
+        answered = [m["error"]["code"] for m in burst.frames if m["type"] == "error"]
+        assert set(answered) <= {"forbidden"} and _close_status(burst.ws) == 1008
+        assert json.loads(server.get(f"/tables/{flooded}")[1])["version"] == 2  # the floods changed nothing
+    finally:
+        for p in [flooder, burst, *players.values(), *watchers]:
+            with contextlib.suppress(Exception):
+                p.close()
+        # the counters of this address (tables opened here too) are not the next tests' to inherit
+        for key in real_redis.scan_iter(match="*LIMITER/escoba/*"):
+            real_redis.delete(key)
+
+
+def _close_status(ws) -> int | None:
+    ws.settimeout(10)
+    try:
+        while True:
+            opcode, data = ws.recv_data(control_frame=True)
+            if opcode == websocket.ABNF.OPCODE_CLOSE:
+                return int.from_bytes(data[:2], "big")
+    except (websocket.WebSocketException, OSError):
+        return None
 
 
 def test_a_flood_of_64_kb_frames_is_cut_at_the_first_and_the_worker_keeps_its_memory(served):

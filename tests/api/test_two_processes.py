@@ -9,6 +9,7 @@ import os
 import random
 import subprocess
 import sys
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -20,6 +21,7 @@ import websocket
 from ..conftest import TOPOLOGIES, make_topology
 from ..redis_servers import free_port
 from .conftest import Client, play_out, recv
+from .socket_player import SocketPlayer, play_over_sockets, random_move
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.integration
@@ -205,3 +207,78 @@ def test_chat_posted_through_one_process_reaches_a_socket_on_the_other(pair):
         assert line["text"] == "hola" and line["seat"] == 0
     finally:
         ws.close()
+
+
+def test_whole_games_over_sockets_through_both_processes(pair):
+    """Every move over a socket: the host's socket on one process, the guest's on the other."""
+    a, b = pair.ports
+    client = Client(Http([a, b]))
+    host = client.create(preset="del15", settings={"target": 10})
+    tid = host["table_id"]
+    guest = client.sit(tid)
+    players = {0: SocketPlayer(f"127.0.0.1:{a}", tid, host["token"]),
+               1: SocketPlayer(f"127.0.0.1:{b}", tid, guest["token"])}
+    try:
+        started = players[0].ok({"type": "start"})
+        final = play_over_sockets(players, random.Random(11), started["version"])
+        assert final["status"] == "finished" and final["winners"]
+    finally:
+        for p in players.values():
+            p.close()
+    events = client.http.get(f"/tables/{tid}/events?limit=1000").get_json()["events"]
+    assert [e["version"] for e in events] == list(range(1, final["version"] + 1))
+
+
+def test_mixed_post_and_socket_moves_never_fork_the_log(pair):
+    """Each move by POST (to either process) or over a socket, and now and then the same move both
+    ways at once under two keys: one of the two is applied, the other refused, and the log runs on
+    with no gap to the state every socket was sent."""
+    a, b = pair.ports
+    http = Http([a, b])
+    client = Client(http)
+    host = client.create(preset="del15", settings={"target": 10})
+    tid = host["table_id"]
+    guest = client.sit(tid)
+    tokens = {0: host["token"], 1: guest["token"]}
+    players = {0: SocketPlayer(f"127.0.0.1:{a}", tid, tokens[0]), 1: SocketPlayer(f"127.0.0.1:{b}", tid, tokens[1])}
+    rng = random.Random(5)
+    version = client.ok(tid, tokens[0], type="start")["version"]
+    applied = raced = 0
+    try:
+        for n in range(400):
+            view = players[0].wait_for_version(version)
+            players[1].wait_for_version(version)
+            if view["status"] == "finished":
+                break
+            seat = view["turn"] if view["status"] == "playing" else rng.choice([0, 1])
+            move = random_move(players[seat].view, rng) if view["status"] == "playing" else {"type": "next_round"}
+            way = rng.choice(["post", "socket", "both"])
+            results = {}
+
+            def by_post(seat=seat, move=move, n=n, results=results):
+                r = http.post(f"/tables/{tid}/moves", json=move, port=rng.choice([a, b]),
+                              headers={"Authorization": f"Bearer {tokens[seat]}", "Idempotency-Key": f"p{n}"})
+                results["post"] = r.get_json()["version"] if r.status_code == 200 else r.get_json()["error"]["code"]
+
+            if way in ("post", "both"):
+                poster = threading.Thread(target=by_post)
+                poster.start()
+            if way in ("socket", "both"):
+                answer = players[seat].move(move, f"s{n}")
+                results["socket"] = answer["version"] if answer["type"] == "ack" else answer["error"]["code"]
+            if way in ("post", "both"):
+                poster.join(20)
+            won = [v for v in results.values() if isinstance(v, int)]
+            assert len(won) == 1, results  # never both, never neither
+            raced += way == "both"
+            applied += move["type"] != "next_round"
+            version = won[0]
+        assert view["status"] == "finished" and raced > 5
+    finally:
+        for p in players.values():
+            p.close()
+    events = http.get(f"/tables/{tid}/events?limit=1000").get_json()["events"]
+    assert [e["version"] for e in events] == list(range(1, version + 1))
+    assert sum(e["type"] in ("CardPlayed", "FifteenTaken") for e in events) == applied  # each move once
+    for port in (a, b):  # both processes read the same table from the log
+        assert Client(Http([port])).view(tid)["version"] == version

@@ -127,6 +127,30 @@ def test_idempotent_repeat(fake_redis):
     assert not other.repeated
 
 
+def test_a_key_costs_no_lookup_and_a_repeat_the_rules_accept_is_still_answered_once(fake_redis):
+    """The store is asked about a key only when the rules refuse the move or it changes nothing: the
+    append refuses a used key in its own step, so a repeat the rules would accept again appends nothing."""
+    svc = new_service(fake_redis)
+    asked = []
+    real = svc.store.idempotent_version
+    svc.store.idempotent_version = lambda *a: asked.append(a) or real(*a)
+    tid = autoplay.new_table(svc)
+    change = {"type": "settings", "player": "p0", "settings": {"target": 15}}
+    first = svc.execute(tid, change, actor="player:p0", idempotency_key="s1")
+    assert not first.repeated and first.records and asked == []  # no round trip for the key
+    again = svc.execute(tid, change, actor="player:p0", idempotency_key="s1")  # the rules accept it again
+    assert again.repeated and again.version == first.version and svc.version(tid) == first.version
+    # the table moves on: a late repeat is refused by the rules, and answered from its key
+    svc.execute(tid, {"type": "start", "player": "p0"}, actor="player:p0")
+    late = svc.execute(tid, change, actor="player:p0", idempotency_key="s1")
+    assert late.repeated and late.version == first.version and late.state == first.state
+    stale = svc.execute(tid, change, actor="player:p0", idempotency_key="s1", expected_version=1)
+    assert stale.repeated and stale.version == first.version
+    assert len(asked) == 2  # the two refused by the rules or the version, and only those
+    with pytest.raises(engine.RuleError):  # a refused move with an unused key is refused
+        svc.execute(tid, change, actor="player:p0", idempotency_key="s2")
+
+
 def test_retries_after_a_conflict(fake_redis):
     svc, rival = new_service(fake_redis), new_service(fake_redis)
     tid = autoplay.new_table(svc, players=1)
