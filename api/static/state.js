@@ -78,6 +78,7 @@ const ERRORS = {
 /** What went wrong, in the reader's words: from the API's `code`, never its English message. */
 export function errorText(e) {
   if (e && e.code && ERRORS[e.code]) return t(ERRORS[e.code]);
+  if (e && e.code) return t("error.other", { code: String(e.code) }); // a code newer than this page
   if (e && e.status) return t("error.status", { status: String(e.status) });
   return t("error.network");
 }
