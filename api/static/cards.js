@@ -2,7 +2,9 @@
 // view's `labels` entry ("Q♦", "Sota de oros"); only the drawing is decided here.
 // No inline styles (the page runs under a strict CSP): presentation attributes and classes.
 
+import { t } from "./i18n.js";
 import { label, worth } from "./state.js";
+import { cardName } from "./words.js";
 
 const NS = "http://www.w3.org/2000/svg";
 const W = 60;
@@ -153,9 +155,9 @@ export function cardButton(card, { cls = "", pressed = null, lit = false, disabl
   b.dataset.card = card;
   const text = label(card, view);
   b.append(cardSvg(card, text, view && view.deck));
-  let aria = `${text}, worth ${worth(card)}`;
-  if (lit) aria += ", makes 15";
-  if (extra) aria += `, ${extra}`;
+  let aria = t("card.name", { name: cardName(card, view), worth: worth(card) });
+  if (lit) aria += t("card.makes_fifteen");
+  if (extra) aria += t("card.extra", { extra });
   b.setAttribute("aria-label", aria);
   if (pressed !== null) b.setAttribute("aria-pressed", pressed ? "true" : "false");
   b.disabled = disabled;

@@ -1,7 +1,8 @@
 // The table's chat: lines over the socket (and HTTP on connect), an unread mark on
 // the phone's CHAT button while the panel is closed, and a way to close it.
 
-import { $, api, app, seatName } from "./state.js";
+import { t } from "./i18n.js";
+import { $, api, app, errorText, seatName } from "./state.js";
 
 const seen = new Set();
 let lastId = null;
@@ -14,7 +15,7 @@ function mark() {
   const n = $("chat-unread");
   n.textContent = unread ? String(unread) : "";
   n.hidden = !unread;
-  b.setAttribute("aria-label", unread ? `CHAT, ${unread} unread` : "CHAT");
+  b.setAttribute("aria-label", unread ? t("chat.unread", { count: unread }) : t("chat.open"));
 }
 
 export function addChat(line) {
@@ -23,7 +24,7 @@ export function addChat(line) {
   lastId = line.id;
   const li = document.createElement("li");
   const who = document.createElement("strong");
-  who.textContent = `${line.name || seatName(line.seat)}: `;
+  who.textContent = t("chat.who", { name: line.name || seatName(line.seat) });
   li.append(who, document.createTextNode(line.text));
   $("chat-lines").append(li);
   li.scrollIntoView({ block: "nearest" });
@@ -64,7 +65,7 @@ export function wireChat(showError) {
       $("chat-text").value = "";
       loadChat();
     } catch (err) {
-      showError(err.message);
+      showError(errorText(err));
     }
   });
   mark();

@@ -1,27 +1,23 @@
 // The host's choices: built from GET /presets (each preset's own defaults and what
 // a host may set), so a form never overrides a preset with another's values.
 
+import { t } from "./i18n.js";
 import { api, app } from "./state.js";
 
 const SETTING_LABELS = {
-  target: "Points to win",
-  opening_fifteen: "Opening table of 15 goes to the dealer (1 escoba)",
-  opening_thirty: "Opening table of 30",
-  all_coins_extra: "All ten coins score one more",
-  all_sevens_extra: "All four sevens score one more",
-  capture: "Capture rule",
-  deck: "The table's deck design",
+  target: "settings.target", opening_fifteen: "settings.opening_fifteen", opening_thirty: "settings.opening_thirty",
+  all_coins_extra: "settings.all_coins_extra", all_sevens_extra: "settings.all_sevens_extra",
+  capture: "settings.capture", deck: "settings.deck",
 };
 const VALUE_LABELS = {
-  two_escobas: "two escobas", two_escobas_if_split: "two escobas if it splits in two 15s",
-  nothing: "nothing", spanish: "add up to 15", hybrid: "15, or same value (hybrid)",
-  french: "French: Q 8, J 9, K 10", french_swapped: "French: J 8, Q 9, K 10",
-  numeric: "Numbers A to 10",
+  two_escobas: "settings.value.two_escobas", two_escobas_if_split: "settings.value.two_escobas_if_split",
+  nothing: "settings.value.nothing", spanish: "settings.value.spanish", hybrid: "settings.value.hybrid",
+  french: "deck.french", french_swapped: "deck.french_swapped", numeric: "deck.numeric",
 };
-export const DECK_NAMES = {
-  french: "French: Q 8, J 9, K 10", french_swapped: "French: J 8, Q 9, K 10",
-  spanish: "Spanish baraja", numeric: "Numbers A to 10",
-};
+const PRESET_NAMES = { selminha: "preset.selminha", del15: "preset.del15", cardgames: "preset.cardgames" };
+
+/** A preset's name as players know it. */
+export const presetName = (preset) => (PRESET_NAMES[preset] ? t(PRESET_NAMES[preset]) : preset);
 
 export async function loadPresets() {
   if (!app.presets) app.presets = (await api("GET", "/presets")).presets;
@@ -29,9 +25,11 @@ export async function loadPresets() {
 }
 
 const valueText = (key, val) => {
-  if (typeof val === "boolean") return val ? "yes" : "no";
-  if (key === "target") return `${val} points`;
-  return VALUE_LABELS[val] || String(val);
+  if (typeof val === "boolean") return val ? t("settings.yes") : t("settings.no");
+  if (key === "target") return t("settings.points", { count: val });
+  // the table's deck may be the Spanish baraja: named as the deck, not as the capture rule
+  if (key === "deck" && val === "spanish") return t("deck.spanish");
+  return VALUE_LABELS[val] ? t(VALUE_LABELS[val]) : String(val);
 };
 
 /** The preset's choices as selects, set to `current` (a table's settings) or the preset's defaults. */
@@ -43,7 +41,7 @@ export function buildSettings(fieldset, preset, current, onChange) {
   const values = current || p.defaults;
   for (const [key, choices] of Object.entries(p.offered)) {
     const lab = document.createElement("label");
-    lab.textContent = `${SETTING_LABELS[key] || key} `;
+    lab.textContent = `${SETTING_LABELS[key] ? t(SETTING_LABELS[key]) : key} `;
     const sel = document.createElement("select");
     sel.name = key;
     sel.dataset.setting = key;

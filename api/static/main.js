@@ -2,16 +2,19 @@
 // Rules come from the view only (`options`, `fifteen_to_take`).
 
 import { loadChat, wireChat, setChatOpen } from "./chat.js";
+import { languageSelect, t, withLang } from "./i18n.js";
+import { startGamepad } from "./gamepad.js";
 import { cardFigure } from "./cards.js";
-import { buildSettings, loadPresets, readSettings } from "./forms.js";
+import { buildSettings, loadPresets, presetName, readSettings } from "./forms.js";
 import { page } from "./hooks.js";
 import { busyShowing, hooks, receive } from "./motion.js";
 import { setupTurnNotices } from "./push.js";
 import { connect, newMoveId, refresh, sendMove, startPolling } from "./sockets.js";
 import { toggleSound } from "./sound.js";
 import {
-  $, api, app, inviteUrl, isSeated, label, loadSeat, myTurn, optionFor, saveSeat, say, showError, store, v,
+  $, api, app, errorText, inviteUrl, isSeated, loadSeat, myTurn, optionFor, saveSeat, say, showError, store, v,
 } from "./state.js";
+import { cardName, cardsText } from "./words.js";
 import { handlers, render } from "./table.js";
 
 // ---------------------------------------------------------------- moves
@@ -28,7 +31,7 @@ async function move(type, fields = {}) {
     if (data && data.table) receive(data.table); // a POST's answer; a socket's view comes as a message
     return data;
   } catch (e) {
-    showError(e.message);
+    showError(errorText(e));
     if (e.status === 401) app.token = null; // the seat token is gone: watch instead
     render();
     return null;
@@ -44,7 +47,7 @@ function clearPick() {
   app.setIndex = -1;
 }
 function pick(card) {
-  if (!myTurn()) { say("It is not your turn."); return; }
+  if (!myTurn()) { say(t("say.not_your_turn")); return; }
   showError("");
   if (app.picked === card) { playPicked(); return; }
   clearPick();
@@ -55,7 +58,8 @@ function pick(card) {
     app.setIndex = 0;
   }
   const ways = opt ? opt.captures.length : 0;
-  say(`${label(card)} picked. ${ways === 0 ? "It makes no 15: leave it on the table." : ways === 1 ? "One way to make 15: marked." : `${ways} ways to make 15: pick the table cards.`}`);
+  const how = ways === 0 ? "say.picked_none" : ways === 1 ? "say.picked_one" : "say.picked_many";
+  say(t(how, { card: cardName(card), count: ways }));
   render();
 }
 function nextSet() {
@@ -64,11 +68,11 @@ function nextSet() {
   showError("");
   app.setIndex = (app.setIndex + 1) % opt.captures.length;
   app.selected = new Set(opt.captures[app.setIndex]);
-  say(`Marked: ${opt.captures[app.setIndex].map((c) => label(c)).join(" + ")}.`);
+  say(t("say.marked", { cards: cardsText(opt.captures[app.setIndex]) }));
   render();
 }
 function toggleTable(card) {
-  if (!app.picked) { say("Pick a card from your hand first."); return; }
+  if (!app.picked) { say(t("say.pick_first")); return; }
   showError(""); // the marks changed: an earlier "not 15" no longer applies
   if (app.selected.has(card)) app.selected.delete(card);
   else app.selected.add(card);
@@ -80,14 +84,12 @@ async function playPicked() {
   if (app.selected.size) return capture();
   const opt = optionFor(app.picked);
   if (opt && opt.captures.length) {
-    say(opt.may_leave
-      ? "Mark the table cards to capture (↓ marks a 15), or tap LEAVE ON TABLE."
-      : "This card must capture: mark the table cards it makes 15 with.");
+    say(opt.may_leave ? t("say.mark_or_leave") : t("say.must_capture"));
     render();
     return;
   }
   if (opt && opt.may_leave) return leave();
-  showError("This card must capture: mark the table cards it makes 15 with.");
+  showError(t("say.must_capture"));
 }
 async function capture() {
   if (!app.picked || !app.selected.size) return;
@@ -185,7 +187,7 @@ async function enterTable(id) {
       return enterTable(id);
     }
     show("home");
-    showError(e.status === 404 ? "There is no such table. Open a new one." : e.message);
+    showError(e.status === 404 ? t("error.no_table") : errorText(e));
     return;
   }
   app.view = null;
@@ -195,8 +197,11 @@ async function enterTable(id) {
     app.view = view;
     const host = view.seats.find((s) => s.seat === view.host);
     $("join-info").textContent = open
-      ? `${host ? host.name : "The host"} invites you to ${view.name || "a table"} (${view.preset}, to ${view.settings.target} points). Take a seat or watch.`
-      : "The seats are taken or the game has started: you can watch.";
+      ? t("join.info", {
+        host: host ? host.name : t("join.the_host"), table: view.name || t("join.a_table"),
+        preset: presetName(view.preset), count: view.settings.target,
+      })
+      : t("join.closed");
     $("join-form").hidden = !open;
     show("join");
     if (open) $("join-name").focus();
@@ -206,6 +211,7 @@ async function enterTable(id) {
 }
 
 let notices = null;
+const NAME_MAX = 40; // the API's longest name
 
 function startGame(view) {
   show("game");
@@ -233,7 +239,7 @@ function setDeck(deck) {
 
 function wire() {
   $("open-table").addEventListener("click", async () => {
-    try { await loadPresets(); } catch (e) { showError(e.message); return; }
+    try { await loadPresets(); } catch (e) { showError(errorText(e)); return; }
     $("create-form").hidden = false;
     $("open-table").hidden = true;
     buildSettings($("create-settings"), $("create-preset").value, null);
@@ -249,20 +255,21 @@ function wire() {
     try {
       setDeck($("create-deck").value);
       const body = { name, preset, settings: readSettings($("create-settings"), preset) };
-      const tableName = $("create-table-name").value.trim();
-      if (tableName) body.table_name = tableName;
+      // unnamed, the table is named in the host's language ("Ana's table", "Mesa de Ana"), not the server's
+      const tableName = $("create-table-name").value.trim() || t("title.default_name", { name }).slice(0, NAME_MAX);
+      body.table_name = tableName;
       const data = await api("POST", "/tables", body);
       saveSeat(data.table_id, { token: data.token, seat: data.seat, invite_url: data.invite_url });
       store("escoba.name", name);
-      history.pushState({}, "", `/t/${data.table_id}`);
+      history.pushState({}, "", withLang(`/t/${data.table_id}`));
       app.token = data.token;
       app.tableId = data.table_id;
       let view = data.table;
       if (app.deck) view = await api("GET", `/tables/${data.table_id}`); // labels in the reader's design
       startGame(view);
-      say("Your table is open: COPY the link and send it, or ADD A BOT.");
+      say(t("say.table_open"));
     } catch (err) {
-      showError(err.message);
+      showError(errorText(err));
     }
   });
   $("join-form").addEventListener("submit", async (e) => {
@@ -276,9 +283,9 @@ function wire() {
       store("escoba.name", name);
       app.token = data.token;
       startGame(data.table);
-      say(`You sit at seat ${data.seat + 1}.`);
+      say(t("say.seated", { n: data.seat + 1 }));
     } catch (err) {
-      showError(err.message);
+      showError(errorText(err));
     }
   });
   $("join-watch").addEventListener("click", () => {
@@ -290,15 +297,15 @@ function wire() {
     const url = inviteUrl();
     try {
       await navigator.clipboard.writeText(url);
-      say("Link copied.");
+      say(t("say.copied"));
     } catch {
       const inp = $("invite-url");
       inp.select();
-      try { document.execCommand("copy"); say("Link copied."); } catch { say("Copy the link from the box."); }
+      try { document.execCommand("copy"); say(t("say.copied")); } catch { say(t("say.copy_by_hand")); }
     }
-    $("copy-link").textContent = "COPIED";
-    $("copy-link").setAttribute("aria-label", "COPY");
-    setTimeout(() => { $("copy-link").textContent = "COPY"; }, 1500);
+    $("copy-link").textContent = t("invite.copied");
+    $("copy-link").setAttribute("aria-label", t("invite.copy"));
+    setTimeout(() => { $("copy-link").textContent = t("invite.copy"); }, 1500);
   };
   $("copy-link").addEventListener("click", copy);
   $("menu-copy").addEventListener("click", copy);
@@ -312,10 +319,10 @@ function wire() {
   $("leave").addEventListener("click", leave);
   $("next-round").addEventListener("click", () => move("next_round"));
   $("resign").addEventListener("click", () => {
-    if (confirm("Resign? The game ends and you lose.")) move("resign");
+    if (confirm(t("confirm.resign"))) move("resign");
   });
   $("menu-exit").addEventListener("click", () => {
-    if (confirm("Leave the game? It ends and you lose.")) { $("menu").close(); move("exit"); }
+    if (confirm(t("confirm.exit"))) { $("menu").close(); move("exit"); }
   });
   $("claim-away").addEventListener("click", () => move("claim_away"));
   $("rematch-yes").addEventListener("click", () => move("rematch", { accept: true }));
@@ -329,6 +336,9 @@ function wire() {
   showSound(app.sound);
   wireChat(showError);
   document.addEventListener("keydown", onKey);
+  startGamepad(actions);
+  languageSelect($("home-lang"));
+  languageSelect($("menu-lang"));
   window.addEventListener("popstate", route);
   let name = null;
   try { name = localStorage.getItem("escoba.name"); } catch { /* private mode */ }
@@ -337,7 +347,7 @@ function wire() {
 
 function showSound(on) {
   $("sound").setAttribute("aria-pressed", on ? "true" : "false");
-  $("sound").textContent = on ? "SOUND ON" : "SOUND OFF";
+  $("sound").textContent = on ? t("menu.sound_on") : t("menu.sound_off");
   document.body.dataset.sound = on ? "on" : "off";
 }
 function toggleFull() {
@@ -351,6 +361,90 @@ function openMenu() {
   if (!m.open) m.showModal();
 }
 
+// ---------------------------------------------------------------- keys and controller: one set of actions
+const visible = (el) => !el.hidden && !el.disabled && el.getClientRects().length > 0;
+const handCards = () => [...$("hand").querySelectorAll("button.card")];
+// the buttons ↑ reaches: the round's or the game's end first (NEXT ROUND, REMATCH), then TAKE THE 15,
+// then the play's (CAPTURE, LEAVE ON TABLE... RESIGN last)
+const buttonRow = () => ["#overlay button, #overlay a.button", "#fifteen button", "#actions button"]
+  .flatMap((sel) => [...document.querySelectorAll(sel)]).filter(visible);
+const handShown = () => !$("game").hidden && !$("me").hidden && handCards().length > 0;
+// the dialog's controls, or (with no hand to browse) every control on the screen, in page order
+function controls(root) {
+  return [...root.querySelectorAll("button, a[href], select, input:not([type=hidden]):not([readonly])")]
+    .filter((el) => visible(el) && !el.closest("[hidden]") && !el.closest("#hand"));
+}
+function moveFocus(list, step) {
+  if (!list.length) return;
+  const at = list.indexOf(document.activeElement);
+  const i = at < 0 ? (step > 0 ? 0 : list.length - 1) : (at + step + list.length) % list.length;
+  list[i].focus();
+}
+function focusCard(i) {
+  const cards = handCards();
+  const n = (i + cards.length) % cards.length;
+  app.focusIndex = n;
+  cards.forEach((b, j) => { b.tabIndex = j === n ? 0 : -1; });
+  cards[n].focus();
+}
+function stepSelect(sel, step) {
+  const i = Math.max(0, Math.min(sel.options.length - 1, sel.selectedIndex + step));
+  if (i === sel.selectedIndex) return;
+  sel.selectedIndex = i;
+  sel.dispatchEvent(new Event("change", { bubbles: true }));
+}
+
+/** What a key or a controller's button does: the keyboard and the Gamepad API call these. */
+export const actions = {
+  menu() {
+    if ($("game").hidden) return;
+    if ($("menu").open) $("menu").close();
+    else openMenu();
+  },
+  back() {
+    if ($("menu").open) $("menu").close();
+    else if (document.body.classList.contains("chat-open")) setChatOpen(false);
+  },
+  sound() { showSound(toggleSound()); say(app.sound ? t("say.sound_on") : t("say.sound_off")); },
+  full() { toggleFull(); },
+  /** ← →: the hand's cards, or the buttons when one has the focus. */
+  browse(step) {
+    const active = document.activeElement;
+    if ($("menu").open) {
+      if (active && active.tagName === "SELECT") stepSelect(active, step);
+      else moveFocus(controls($("menu")), step);
+      return;
+    }
+    if (!handShown()) { moveFocus(controls(document.body), step); return; }
+    const row = buttonRow();
+    if (row.includes(active)) { moveFocus(row, step); return; }
+    const inHand = $("hand").contains(active);
+    focusCard(inHand ? app.focusIndex + step : app.focusIndex);
+  },
+  /** ↑: up to the buttons (NEXT ROUND, CAPTURE...). */
+  up() {
+    if ($("menu").open) { moveFocus(controls($("menu")), -1); return; } // ← → change a select; ↑ ↓ leave it
+    const row = buttonRow();
+    if (row.length && !row.includes(document.activeElement)) row[0].focus();
+    else if (!handShown()) this.browse(-1);
+  },
+  /** ↓: back to the cards; with a card picked, the next 15 it makes. */
+  down() {
+    if ($("menu").open) { moveFocus(controls($("menu")), 1); return; }
+    if (!handShown()) { this.browse(1); return; }
+    if (app.picked && $("hand").contains(document.activeElement)) nextSet();
+    else focusCard(Math.min(app.focusIndex, handCards().length - 1));
+  },
+  /** Enter, A or X: the control in focus, or the card in focus picked (and played when picked). */
+  choose() {
+    const active = document.activeElement;
+    if (active && active !== document.body && /^(BUTTON|A)$/.test(active.tagName)) { active.click(); return; }
+    if (handShown()) { pick(handCards()[Math.min(app.focusIndex, handCards().length - 1)].dataset.card); return; }
+    const first = buttonRow()[0];
+    if (first) first.focus();
+  },
+};
+
 function onKey(e) {
   const tag = (e.target && e.target.tagName) || "";
   const typing = /INPUT|TEXTAREA|SELECT/.test(tag);
@@ -360,36 +454,23 @@ function onKey(e) {
     if ($("game").hidden) return;
     if ($("menu").open) return; // the dialog closes itself on Esc
     e.preventDefault();
-    openMenu();
+    actions.menu();
     return;
   }
   if (typing) return;
-  if (e.key === "m" || e.key === "M") { showSound(toggleSound()); say(app.sound ? "Sound on." : "Sound off."); return; }
-  if (e.key === "f" || e.key === "F") { toggleFull(); return; }
-  if ($("game").hidden || $("menu").open) return;
-  const hand = $("hand");
-  const cards = [...hand.querySelectorAll("button.card")];
-  if (!cards.length || $("me").hidden) return;
-  if (e.key === "ArrowLeft" || e.key === "ArrowRight") {
+  if (e.key === "m" || e.key === "M") { actions.sound(); return; }
+  if (e.key === "f" || e.key === "F") { actions.full(); return; }
+  if ($("game").hidden || $("menu").open || !handShown()) return; // the browser's own Tab and arrows
+  const keys = {
+    ArrowLeft: () => actions.browse(-1), ArrowRight: () => actions.browse(1),
+    ArrowUp: () => actions.up(), ArrowDown: () => actions.down(),
+  };
+  if (keys[e.key]) {
     e.preventDefault();
-    const inHand = hand.contains(document.activeElement);
-    let i = inHand ? app.focusIndex : app.focusIndex - (e.key === "ArrowRight" ? 1 : -1);
-    i += e.key === "ArrowRight" ? 1 : -1;
-    i = (i + cards.length) % cards.length;
-    app.focusIndex = i;
-    cards.forEach((b, j) => { b.tabIndex = j === i ? 0 : -1; });
-    cards[i].focus();
-  } else if (e.key === "ArrowUp") {
-    e.preventDefault();
-    const first = [...document.querySelectorAll("#actions button, #fifteen button")].find((b) => !b.hidden && !b.disabled);
-    if (first) first.focus();
-  } else if (e.key === "ArrowDown") {
-    e.preventDefault();
-    if (app.picked && hand.contains(document.activeElement)) nextSet();
-    else cards[Math.min(app.focusIndex, cards.length - 1)].focus();
+    keys[e.key]();
   } else if (e.key === "Enter" && !(document.activeElement && document.activeElement.tagName === "BUTTON")) {
-    e.preventDefault();
-    pick(cards[Math.min(app.focusIndex, cards.length - 1)].dataset.card);
+    e.preventDefault(); // on a button, Enter is the button's own click
+    actions.choose();
   }
 }
 
@@ -411,7 +492,7 @@ hooks.afterRender = (old, view) => {
   for (const f of page.onView) { try { f(old, view); } catch { /* optional */ } }
 };
 // game over: a link to the move-by-move review (review.html, served at /t/<id>/review)
-page.reviewUrl = (view) => `/t/${encodeURIComponent(view.table_id || app.tableId)}/review`;
+page.reviewUrl = (view) => withLang(`/t/${encodeURIComponent(view.table_id || app.tableId)}/review`);
 window.escobaShowing = busyShowing; // tests wait for the plays to be shown
 wire();
 route();

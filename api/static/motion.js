@@ -5,8 +5,10 @@
 
 import { cardFigure } from "./cards.js";
 import { fitTable, onLayout, watchTable } from "./layout.js";
-import { $, api, app, label, say, seatName, sleep, v } from "./state.js";
+import { $, api, app, say, seatName, sleep, v } from "./state.js";
+import { t } from "./i18n.js";
 import { playText, render } from "./table.js";
+import { cardsText, namesText } from "./words.js";
 import { sound } from "./sound.js";
 
 const queue = [];
@@ -195,7 +197,7 @@ async function step(old, next) {
     const fr = felt.getBoundingClientRect();
     // lands on the felt among the table cards, clear of its badges
     const spot = { left: fr.left + fr.width / 2, top: fr.top + fr.height / 2, width: 0, height: 0 };
-    say(`${playText(p, next)}.`, { hold: 4000 });
+    say(t("say.play", { play: playText(p, next) }), { hold: 4000 });
     let fig = null;
     if (p.kind === "play") {
       const src = own ? document.querySelector(`#hand [data-card="${p.card}"]`) : null;
@@ -204,7 +206,7 @@ async function step(old, next) {
     } else if (p.kind === "fifteen") {
       const el = felt.querySelector(`[data-card="${p.card}"]`);
       if (el) el.classList.add("taking");
-      banner("TAKE THE 15!", "fifteen", p.seat);
+      banner(t("banner.fifteen"), "fifteen", p.seat);
     }
     if (p.captured && p.captured.length) {
       const taken = p.captured.map((c) => felt.querySelector(`[data-card="${c}"]`)).filter(Boolean);
@@ -255,7 +257,7 @@ async function leftovers(old, next) {
     return;
   }
   app.leftovers = { round: next.round, game: next.game, cards: found.leftovers, seat: found.to_seat };
-  const text = `Leftovers to ${seatName(found.to_seat, next)} (last to capture): ${found.leftovers.map((c) => label(c, next)).join(" + ")}.`;
+  const text = t("say.leftovers", { who: seatName(found.to_seat, next), cards: cardsText(found.leftovers, next) });
   app.stripExtras = (app.stripExtras || []).concat([{ round: next.round, game: next.game, at: (next.history || []).length, text, cls: "leftovers" }]);
   say(text, { hold: 2500 });
   const felt = $("table-cards");
@@ -281,7 +283,7 @@ function sweeper(old, next, side) {
 function markSweeps(old, next, rises) {
   for (const { side, n } of rises) {
     const by = sweeper(old, next, side);
-    if (by) app.sweeps.set(`${next.game}:${next.round}:${next.history.indexOf(by)}`, n >= 2 ? "DOUBLE ESCOBA!" : "ESCOBA!");
+    if (by) app.sweeps.set(`${next.game}:${next.round}:${next.history.indexOf(by)}`, n >= 2 ? t("banner.double_escoba") : t("banner.escoba"));
   }
 }
 
@@ -289,11 +291,11 @@ function markSweeps(old, next, rises) {
 function announceStep(old, next, animated, rises = escobaRises(old, next)) {
   for (const { side, n } of rises) {
     const by = sweeper(old, next, side);
-    const who = by ? seatName(by.seat, next) : side.seats.map((s) => seatName(s, next)).join(" & ");
+    const who = by ? seatName(by.seat, next) : namesText(side.seats, next);
     const double = n >= 2 || (by && by.kind === "opening" && n >= 2);
-    const word = double ? "DOUBLE ESCOBA!" : "ESCOBA!";
-    const how = by && by.kind === "opening" ? "took the opening table" : "swept the table";
-    say(`${word} ${who} ${how}.`, { hold: 3000 });
+    const word = double ? t("banner.double_escoba") : t("banner.escoba");
+    const how = by && by.kind === "opening" ? "say.escoba_opening" : "say.escoba_swept";
+    say(t(how, { escoba: word, who }), { hold: 3000 });
     banner(word, "escoba", by ? by.seat : null);
     if (animated) sound("escoba");
     const s = by ? document.querySelector(`.seat[data-seat="${by.seat}"]`) : null;
@@ -301,10 +303,10 @@ function announceStep(old, next, animated, rises = escobaRises(old, next)) {
   }
   if (!old) return;
   if (next.status === "playing" && (next.turn !== old.turn || old.status !== "playing")) {
-    if (next.turn === next.you) { say("Your turn."); sound("turn"); }
-    else say(`${seatName(next.turn, next)}'s turn.`);
+    if (next.turn === next.you) { say(t("say.your_turn")); sound("turn"); }
+    else say(t("say.turn_of", { name: seatName(next.turn, next) }));
   }
-  if (next.status === "round_over" && old.status !== "round_over") say("Round over: see the score box.");
+  if (next.status === "round_over" && old.status !== "round_over") say(t("say.round_over"));
   if (next.status === "finished" && old.status !== "finished") {
     const r = $("result-text").textContent;
     say(r);

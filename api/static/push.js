@@ -14,6 +14,9 @@
 //   ...on every view: notices.update(view);
 // `container` (optional) gets a TURN NOTICES button that turns push on and off.
 
+import { lang, t } from "./i18n.js";
+import { errorText } from "./state.js";
+
 const MARK = "\u25CF "; // ● before the title
 const ICON = "/static/favicon.svg";
 const ICON_TURN = "/static/favicon-turn.svg";
@@ -56,7 +59,7 @@ export function setupTurnNotices({ tableId, token, container = null } = {}) {
     if (on === marked) return;
     marked = on;
     if (on) baseTitle = document.title;
-    document.title = on ? MARK + "Your turn \u00B7 " + baseTitle : baseTitle;
+    document.title = on ? MARK + t("notice.title_mark", { title: baseTitle }) : baseTitle;
     icon.href = on ? ICON_TURN : ICON;
     document.documentElement.dataset.turnMark = on ? "on" : "off";
   }
@@ -64,8 +67,8 @@ export function setupTurnNotices({ tableId, token, container = null } = {}) {
   function showPageNotice(view) {
     if (pushOn || !("Notification" in window) || Notification.permission !== "granted") return;
     try {
-      const n = new Notification("Escoba: your turn", {
-        body: `Your turn at ${view.name || tableId}.`,
+      const n = new Notification(t("notice.turn_title"), {
+        body: t("notice.turn_body", { table: view.name || tableId }),
         tag: `escoba-${tableId}`, // the same tag as a push notice: one replaces the other
       });
       n.onclick = () => { window.focus(); n.close(); };
@@ -87,16 +90,17 @@ export function setupTurnNotices({ tableId, token, container = null } = {}) {
   document.addEventListener("visibilitychange", () => { if (!document.hidden) mark(false); });
 
   async function registration() {
-    return navigator.serviceWorker.register("/sw.js", { scope: "/" });
+    // the worker words its notices in the page's language (it has no localStorage to read)
+    return navigator.serviceWorker.register(`/sw.js?lang=${encodeURIComponent(lang)}`, { scope: "/" });
   }
 
   // Turn Web Push on (call it from a click: browsers ask for permission only then).
   async function enable() {
-    if (!pushSupported()) throw new Error("This browser cannot receive push notices.");
+    if (!pushSupported()) throw new Error(t("notice.unsupported"));
     const permission = await Notification.requestPermission();
-    if (permission !== "granted") throw new Error("Notifications are not allowed for this site.");
+    if (permission !== "granted") throw new Error(t("notice.denied"));
     const keyAnswer = await fetch("/push/key");
-    if (!keyAnswer.ok) throw new Error("This server does not send push notices.");
+    if (!keyAnswer.ok) throw new Error(t("notice.no_server"));
     const { public_key: publicKey } = await keyAnswer.json();
     const reg = await registration();
     await navigator.serviceWorker.ready;
@@ -109,7 +113,7 @@ export function setupTurnNotices({ tableId, token, container = null } = {}) {
     });
     if (!answer.ok) {
       const body = await answer.json().catch(() => ({}));
-      throw new Error((body.error && body.error.message) || `The server refused (${answer.status}).`);
+      throw new Error(errorText({ code: body.error && body.error.code, status: answer.status }));
     }
     pushOn = true;
     try { localStorage.setItem(storeKey(tableId), sub.endpoint); } catch { /* private mode */ }
@@ -133,7 +137,7 @@ export function setupTurnNotices({ tableId, token, container = null } = {}) {
 
   function render() {
     if (!button) return;
-    button.textContent = pushOn ? "TURN NOTICES: ON" : "TURN NOTICES: OFF";
+    button.textContent = pushOn ? t("notice.button_on") : t("notice.button_off");
     button.setAttribute("aria-pressed", pushOn ? "true" : "false");
   }
 

@@ -1,15 +1,29 @@
-// Game review: step through a finished game, every hand shown, from the server's log.
+// Game review: step through a finished game, every hand shown, from the server's log; each step
+// said as the table page announces a play, its cards drawn as cards, the round-end box at each
+// round's end, and the game's analysis (GET/POST /tables/{id}/analysis) beside the moves.
 //
-// The server builds every state (GET /tables/{id}/review/{version}); this page only shows
-// them and never works out a rule. Who may look: a seat token of this table (from the
-// table page's localStorage) once the game is over, or an operator's admin token (asked
-// here, kept in this tab's sessionStorage) for any table at any version.
+// The server builds every state (GET /tables/{id}/review/{version}) and judges every move; this
+// page only shows them and never works out a rule. Who may look: a seat token of this table (from
+// the table page's localStorage) once the game is over, or an operator's admin token (asked here,
+// kept in this tab's sessionStorage) for any table at any version.
+
+import { cardFigure } from "./cards.js";
+import { startGamepad } from "./gamepad.js";
+import { languageSelect, lang, t, withLang } from "./i18n.js";
+import { fillScoreTable } from "./scorebox.js";
+import { errorText, seatName } from "./state.js";
+import { cardName, cardsText, moveText, namesText, playText } from "./words.js";
 
 const $ = (sel) => document.querySelector(sel);
 const tableId = decodeURIComponent(location.pathname.split("/")[2] || "");
 const ADMIN_KEY = "escoba.admin";
+const POLL_MS = 1500;
 
-const state = { token: null, operator: false, steps: [], last: 0, version: 1, loading: 0 };
+const state = {
+  token: null, operator: false, seated: false, steps: [], last: 0, version: 1, loading: 0, step: null,
+  analysis: null, // the answer of GET .../analysis once done: {seats: [{seat, accuracy, moves}]}
+  polling: null,
+};
 
 function seatToken() {
   try {
@@ -25,17 +39,17 @@ function adminToken() {
 class ApiError extends Error {
   constructor(status, body) {
     const err = (body && body.error) || {};
-    super(err.message || `The server answered ${status}.`);
+    super(err.message || String(status));
     this.status = status;
-    this.code = err.code || "error";
+    this.code = err.code || null;
   }
 }
 
-async function api(path) {
-  const res = await fetch(path, { headers: { Authorization: `Bearer ${state.token}` } });
+async function api(path, method = "GET") {
+  const res = await fetch(path, { method, headers: { Authorization: `Bearer ${state.token}`, Accept: "application/json" } });
   const body = await res.json().catch(() => null);
   if (!res.ok) throw new ApiError(res.status, body);
-  return body;
+  return { status: res.status, body };
 }
 
 function showError(message) {
@@ -44,96 +58,303 @@ function showError(message) {
   el.hidden = !message;
 }
 
-function cardItem(code, labels) {
+const number = (n, digits = 2) => new Intl.NumberFormat(lang, { maximumFractionDigits: digits }).format(n);
+
+// ---------------------------------------------------------------- cards
+function cardItem(code, view) {
   const li = document.createElement("li");
   li.dataset.card = code;
-  li.textContent = labels[code] || code;
-  const suit = code.slice(-1);
-  if (suit === "o" || suit === "c") li.classList.add("red");
+  const name = document.createElement("span");
+  name.className = "sr-only";
+  name.textContent = cardName(code, view);
+  li.append(cardFigure(code, view), name);
   return li;
 }
 
-function cardList(el, cards, labels) {
-  el.replaceChildren(...cards.map((c) => cardItem(c, labels)));
+function cardList(el, cards, view) {
+  el.replaceChildren(...cards.map((c) => cardItem(c, view)));
   el.dataset.cards = cards.join(" ");
 }
 
-function seatName(view, seat) {
-  const s = view.seats[seat];
-  return s && s.name ? s.name : `Seat ${seat + 1}`;
+/** A play drawn: the card, an arrow, what it took. */
+function drawPlay(el, card, captured, view) {
+  const items = [];
+  if (card) items.push(cardItem(card, view));
+  if (captured && captured.length) {
+    const arrow = document.createElement("li");
+    arrow.className = "arrow";
+    arrow.setAttribute("aria-hidden", "true");
+    arrow.textContent = "→";
+    items.push(arrow, ...captured.map((c) => cardItem(c, view)));
+  }
+  el.replaceChildren(...items);
+  el.hidden = !items.length;
 }
 
-function describe(record, view) {
-  const who = record.actor && record.actor.startsWith("seat:")
-    ? seatName(view, Number(record.actor.slice(5))) : record.actor;
-  return `v${record.version} ${record.type} (${who}) ${record.summary || ""}`.trim();
+// ---------------------------------------------------------------- a step in words
+const REASONS = {
+  target: "result.why.target", score: "result.why.target", resign: "result.why.resign",
+  exit: "result.why.exit", away: "result.why.away",
+};
+
+/** The step's event said as the table page says it ("Ana: 7 of coins takes 8 of cups ESCOBA!"). */
+export function describe(record, view) {
+  const d = record.data || {};
+  const who = (seat) => seatName(seat, view);
+  const escoba = (text, on) => (on ? t("review.with_escoba", { play: text, escoba: t("banner.escoba") }) : text);
+  switch (record.type) {
+    case "TableOpened": return t("step.opened", { who: d.host_name || "", table: d.name || t("title.unnamed") });
+    case "PlayerSeated": return t("step.seated", { who: d.name, n: d.seat + 1 });
+    case "BotAdded": return t("step.bot_added", { who: d.name, n: d.seat + 1 });
+    case "BotRemoved": return t("step.bot_removed", { n: d.seat + 1 });
+    case "PartnerChosen": return t("step.partner", { who: who(d.seat) });
+    case "SettingsChanged": return t("step.settings");
+    case "GameStarted": return t("step.game_started", { n: d.game });
+    case "RoundDealt": return t("step.round_dealt", { n: d.round, who: who(d.dealer) });
+    case "OpeningTableTaken": {
+      const text = playText({ kind: "opening", seat: d.seat, captured: d.cards || [] }, view);
+      if (d.escobas >= 2) return t("review.with_escoba", { play: text, escoba: t("banner.double_escoba") });
+      return escoba(text, d.escobas >= 1);
+    }
+    case "HandsDealt": return d.last_deal ? t("step.last_deal") : t("step.dealt");
+    case "CardPlayed":
+      return escoba(playText({ kind: "play", seat: d.seat, card: d.card, captured: d.captured || [] }, view), d.escoba);
+    case "FifteenTaken":
+      return escoba(playText({ kind: "fifteen", seat: d.seat, card: d.card, captured: d.captured || [] }, view), d.escoba);
+    case "RoundEnded":
+      return d.leftovers && d.leftovers.length && d.to_seat !== null && d.to_seat !== undefined
+        ? t("say.leftovers", { who: who(d.to_seat), cards: cardsText(d.leftovers, view) })
+        : t("step.round_ended");
+    case "RoundScored": return t("step.round_scored", { n: d.round });
+    case "PlayerResigned": return d.how === "exit" ? t("step.exit", { who: who(d.seat) }) : t("step.resigned", { who: who(d.seat) });
+    case "AwayOpened": return t("step.away_opened", { who: who(d.seat) });
+    case "AwayClaimed": return t("step.away_claimed", { who: who(d.seat), away: who(d.away) });
+    case "GameFinished": {
+      const winners = d.winners || [];
+      const why = REASONS[d.reason] ? t(REASONS[d.reason]) : "";
+      if (!winners.length) return t("result.no_winner");
+      const names = namesText(winners, view);
+      return why ? t("result.win_why", { names, count: winners.length, why }) : t("result.win", { names, count: winners.length });
+    }
+    case "TableExpired": return t("step.expired");
+    case "RematchAnswered": return d.accept ? t("step.rematch_yes", { who: who(d.seat) }) : t("step.rematch_no", { who: who(d.seat) });
+    case "RematchLapsed": return t("rematch.lapsed");
+    case "RematchStarted": return t("step.rematch_started");
+    default: return t("step.other");
+  }
 }
 
+// ---------------------------------------------------------------- drawing a step
 function render(step) {
   const view = step.table;
-  const labels = view.labels || {};
+  const d = step.record.data || {};
+  state.step = step;
   document.body.dataset.version = String(step.version);
   document.body.dataset.last = String(state.last);
-  $("#step-label").textContent = `step ${step.version} of ${state.last}`;
+  $("#step-label").textContent = t("review.step_of", { n: step.version, last: state.last });
   $("#step-range").max = String(state.last);
   $("#step-range").value = String(step.version);
+  $("#step-range").setAttribute("aria-valuetext", t("review.step_of", { n: step.version, last: state.last }));
   $("#step-first").disabled = $("#step-prev").disabled = step.version <= 1;
   $("#step-next").disabled = $("#step-last").disabled = step.version >= state.last;
   const event = $("#review-event");
   event.textContent = describe(step.record, view);
   event.dataset.type = step.record.type;
+  if (step.record.type === "CardPlayed" || step.record.type === "FifteenTaken") drawPlay($("#review-play"), d.card, d.captured, view);
+  else if (step.record.type === "OpeningTableTaken") drawPlay($("#review-play"), null, d.cards, view);
+  else if (step.record.type === "RoundEnded") drawPlay($("#review-play"), null, d.leftovers, view);
+  else drawPlay($("#review-play"), null, [], view);
 
-  const seats = $("#review-seats");
+  const round = $("#review-round");
+  round.hidden = !(step.record.type === "RoundScored" && view.last_round);
+  if (!round.hidden) {
+    $("#review-round-title").textContent = t("round.title", { n: d.round });
+    fillScoreTable($("#review-score"), view, view.last_round);
+  }
+
   const rows = [];
   view.seats.forEach((s, i) => {
     if (s.empty) return;
     const box = document.createElement("article");
     box.className = "review-seat";
     box.dataset.seat = String(i);
-    if (view.status === "playing" && view.turn === i) box.classList.add("turn");
+    const turn = view.status === "playing" && view.turn === i;
+    if (turn) box.classList.add("turn");
     const h = document.createElement("h4");
-    h.textContent = `${s.name}${s.kind === "bot" ? " (bot)" : ""}${view.dealer === i ? ", dealer" : ""}`
-      + `${view.status === "playing" && view.turn === i ? ": to play" : ""}`;
+    let title = seatName(i, view);
+    if (s.kind === "bot") title = t("waiting.bot", { name: title });
+    if (view.dealer === i) title = t("review.dealer", { name: title });
+    if (turn) title = t("review.to_play", { name: title });
+    h.textContent = title;
     const hand = document.createElement("ul");
     hand.className = "review-cards hand";
     hand.dataset.seat = String(i);
-    hand.setAttribute("aria-label", `${s.name}'s hand`);
-    cardList(hand, (view.hands && view.hands[String(i)]) || [], labels);
+    hand.setAttribute("aria-label", t("review.hand_of", { name: seatName(i, view) }));
+    cardList(hand, (view.hands && view.hands[String(i)]) || [], view);
     box.append(h, hand);
     rows.push(box);
   });
-  seats.replaceChildren(...rows);
+  $("#review-seats").replaceChildren(...rows);
 
-  cardList($("#review-table"), view.table_cards, labels);
-  $("#review-stock").textContent = `${view.stock_count} cards in the stock`
-    + ` \u00B7 round ${view.round || 0}, game ${view.game || 0} \u00B7 ${view.status}`;
+  cardList($("#review-table"), view.table_cards, view);
+  $("#review-table").setAttribute("aria-label", t("review.on_table"));
+  const status = { waiting: "status.waiting", playing: "status.playing", round_over: "status.round_over",
+    finished: "status.finished", expired: "status.expired" }[view.status];
+  $("#review-stock").textContent = t("review.stock", {
+    count: view.stock_count, round: view.round || 0, game: view.game || 0, status: status ? t(status) : view.status,
+  });
 
   const scores = view.scores.map((side, k) => {
     const li = document.createElement("li");
-    const names = side.seats.map((s) => seatName(view, s)).join(" & ");
+    const names = namesText(side.seats, view);
     const cap = (view.captured || [])[k] || {};
-    li.textContent = `${names}: ${side.points} points; captured ${cap.cards || 0} cards, `
-      + `${cap.escobas || 0} escobas`;
+    li.append(document.createTextNode(t("review.side_score", {
+      names,
+      points: t("count.points", { count: side.points }),
+      cards: t("count.captured", { count: cap.cards || 0 }),
+      escobas: t("count.escobas", { count: cap.escobas || 0 }),
+    })));
     const pile = document.createElement("ul");
     pile.className = "review-cards pile";
-    pile.setAttribute("aria-label", `${names}'s captured cards`);
-    cardList(pile, (view.piles && view.piles[k]) || [], labels);
+    pile.setAttribute("aria-label", t("review.pile_of", { names }));
+    cardList(pile, (view.piles && view.piles[k]) || [], view);
     li.append(pile);
     return li;
   });
   if (view.winners) {
     const li = document.createElement("li");
-    li.textContent = `Winners: ${view.winners.map((s) => seatName(view, s)).join(" & ") || "nobody"}`;
+    li.className = "winners";
+    li.textContent = view.winners.length ? t("review.winners", { names: namesText(view.winners, view) }) : t("review.no_winners");
     scores.push(li);
   }
   $("#review-scores").replaceChildren(...scores);
+  renderJudgement();
 }
 
+// ---------------------------------------------------------------- the analysis
+const LABELS = { inaccuracy: "analysis.inaccuracy", mistake: "analysis.mistake", blunder: "analysis.blunder" };
+
+function movesBy() {
+  const out = new Map(); // version -> {seat, move}
+  for (const s of (state.analysis && state.analysis.seats) || []) for (const m of s.moves || []) out.set(m.version, { seat: s.seat, move: m });
+  return out;
+}
+
+/** This step's move judged: its loss and label, and the best move drawn. */
+function renderJudgement() {
+  const box = $("#review-judgement");
+  const step = state.step;
+  const found = step && movesBy().get(step.version);
+  box.hidden = !found;
+  if (!found) return;
+  const { move } = found;
+  const view = step.table;
+  box.dataset.label = move.label || "none";
+  const best = move.loss <= 0 || (move.best && JSON.stringify(move.best) === JSON.stringify(move.played));
+  let text;
+  if (best) text = t("analysis.best_played");
+  else {
+    const loss = t("analysis.loss", { loss: number(move.loss), count: move.loss });
+    text = move.label ? t("analysis.labelled", { label: t(LABELS[move.label]), loss }) : loss;
+    text = t("analysis.better", { judged: text, best: moveText(move.best, view) });
+  }
+  $("#judgement-text").textContent = text;
+  const drawn = $("#judgement-best");
+  if (best || !move.best) drawn.replaceChildren();
+  else if (move.best.type === "take_fifteen") drawPlay(drawn, null, move.best.cards || [], view);
+  else drawPlay(drawn, move.best.card, move.best.capture || [], view);
+  drawn.hidden = best || !move.best;
+}
+
+function seatNameIn(seat) {
+  const view = state.step && state.step.table;
+  return view ? seatName(seat, view) : t("seat.numbered", { n: seat + 1 });
+}
+
+function renderAnalysis() {
+  const list = $("#analysis-seats");
+  const a = state.analysis;
+  if (!a) { list.replaceChildren(); return; }
+  list.replaceChildren(...a.seats.map((s) => {
+    const li = document.createElement("li");
+    li.dataset.seat = String(s.seat);
+    const head = document.createElement("p");
+    head.className = "accuracy";
+    head.textContent = t("analysis.accuracy", { name: seatNameIn(s.seat), accuracy: number(s.accuracy, 1) });
+    li.append(head);
+    const flagged = (s.moves || []).filter((m) => m.label);
+    if (flagged.length) {
+      const row = document.createElement("div");
+      row.className = "row wrap";
+      for (const m of flagged) {
+        const b = document.createElement("button");
+        b.type = "button";
+        b.className = `ghost judged ${m.label}`;
+        b.dataset.version = String(m.version);
+        b.textContent = t("analysis.jump", { label: t(LABELS[m.label]), round: m.round, loss: number(m.loss) });
+        b.addEventListener("click", () => go(m.version));
+        row.append(b);
+      }
+      li.append(row);
+    } else {
+      const p = document.createElement("p");
+      p.className = "note";
+      p.textContent = t("analysis.clean");
+      li.append(p);
+    }
+    return li;
+  }));
+  renderJudgement();
+}
+
+function analysisAnswer({ status, body }) {
+  clearTimeout(state.polling);
+  $("#analyse").hidden = true;
+  if (status === 200 && body && body.status === "done") {
+    state.analysis = body;
+    document.body.dataset.analysis = "done";
+    $("#analysis-status").textContent = t("analysis.done");
+    renderAnalysis();
+    return;
+  }
+  document.body.dataset.analysis = "pending";
+  const progress = Math.round(100 * Number((body && body.progress) || 0));
+  $("#analysis-status").textContent = t("analysis.pending", { progress });
+  state.polling = setTimeout(loadAnalysis, POLL_MS);
+}
+
+async function loadAnalysis() {
+  try {
+    analysisAnswer(await api(`/tables/${encodeURIComponent(tableId)}/analysis`));
+  } catch (e) {
+    if (e.status === 404 && e.code === "not_found") { // none asked for yet: a seated player (or an operator) may
+      document.body.dataset.analysis = "none";
+      $("#analysis-status").textContent = state.seated || state.operator ? t("analysis.none") : t("analysis.none_watcher");
+      $("#analyse").hidden = !(state.seated || state.operator);
+    } else {
+      document.body.dataset.analysis = "error";
+      $("#analysis-status").textContent = errorText(e);
+    }
+  }
+}
+
+async function askAnalysis() {
+  $("#analyse").disabled = true;
+  try {
+    analysisAnswer(await api(`/tables/${encodeURIComponent(tableId)}/analysis`, "POST"));
+  } catch (e) {
+    showError(errorText(e));
+  } finally {
+    $("#analyse").disabled = false;
+  }
+}
+
+// ---------------------------------------------------------------- stepping
 async function go(version) {
   const n = Math.max(1, Math.min(state.last, version));
   const ticket = ++state.loading;
   try {
-    const step = await api(`/tables/${encodeURIComponent(tableId)}/review/${n}`);
+    const { body: step } = await api(`/tables/${encodeURIComponent(tableId)}/review/${n}`);
     if (ticket !== state.loading) return; // a later step was asked for meanwhile
     state.version = n;
     render(step);
@@ -142,29 +363,30 @@ async function go(version) {
     params.set("v", String(n));
     history.replaceState(null, "", `?${params}`);
   } catch (e) {
-    showError(e.message);
+    showError(errorText(e));
   }
 }
 
 async function start() {
   state.operator = false;
   state.token = seatToken();
+  state.seated = !!state.token;
   const admin = adminToken();
   const wantsOperator = new URLSearchParams(location.search).has("operator");
-  if (admin && (wantsOperator || !state.token)) { state.token = admin; }
+  if (admin && (wantsOperator || !state.token)) { state.token = admin; state.seated = false; }
   if (!state.token) {
-    showError("Open the table from the browser you played on to review it, or use the admin token.");
+    showError(t("review.no_token"));
     $("#admin-form").hidden = false;
     return;
   }
   let index;
   try {
-    index = await api(`/tables/${encodeURIComponent(tableId)}/review`);
+    ({ body: index } = await api(`/tables/${encodeURIComponent(tableId)}/review`));
   } catch (e) {
-    showError(e.message);
+    showError(errorText(e));
     $("#review").hidden = true;
     $("#admin-form").hidden = false;
-    document.body.dataset.refused = e.code;
+    document.body.dataset.refused = e.code || String(e.status || "");
     return;
   }
   delete document.body.dataset.refused;
@@ -172,29 +394,49 @@ async function start() {
   state.steps = index.steps;
   state.last = index.last;
   document.body.dataset.operator = String(index.operator);
-  $("#review-title").textContent = `Review: ${index.name}${index.operator ? " (operator)" : ""}`;
+  $("#review-title").textContent = index.operator
+    ? t("review.title_operator", { table: index.name || tableId }) : t("review.title_of", { table: index.name || tableId });
   $("#admin-form").hidden = true;
   $("#review").hidden = false;
   const asked = Number(new URLSearchParams(location.search).get("v")) || 1;
   await go(asked);
+  loadAnalysis();
 }
 
+/** Keys and the controller step alike: ← → a step, Home/End (↑ ↓ on a controller) the first and last. */
+const actions = {
+  browse: (step) => go(state.version + step),
+  up: () => go(1),
+  down: () => go(state.last),
+  choose: () => {
+    const active = document.activeElement;
+    if (active && /^(BUTTON|A)$/.test(active.tagName)) active.click();
+    else go(state.version + 1);
+  },
+  menu: () => { $("#step-next").focus(); },
+  back: () => { location.href = $("#back").href; },
+  sound: () => {},
+};
+
 function wire() {
-  $("#back").href = `/t/${encodeURIComponent(tableId)}`;
+  $("#back").href = withLang(`/t/${encodeURIComponent(tableId)}`);
+  languageSelect($("#review-lang"));
   $("#step-first").addEventListener("click", () => go(1));
   $("#step-prev").addEventListener("click", () => go(state.version - 1));
   $("#step-next").addEventListener("click", () => go(state.version + 1));
   $("#step-last").addEventListener("click", () => go(state.last));
   $("#step-range").addEventListener("input", (e) => go(Number(e.target.value)));
+  $("#analyse").addEventListener("click", askAnalysis);
   document.addEventListener("keydown", (e) => {
     if ($("#review").hidden || e.target.closest("input, textarea, select")) return;
-    if (e.key === "ArrowRight") go(state.version + 1);
-    else if (e.key === "ArrowLeft") go(state.version - 1);
-    else if (e.key === "Home") go(1);
-    else if (e.key === "End") go(state.last);
+    if (e.key === "ArrowRight") actions.browse(1);
+    else if (e.key === "ArrowLeft") actions.browse(-1);
+    else if (e.key === "Home") actions.up();
+    else if (e.key === "End") actions.down();
     else return;
     e.preventDefault();
   });
+  startGamepad({ ...actions, choose: () => { if (!$("#review").hidden) actions.choose(); } });
   $("#admin-form").addEventListener("submit", (e) => {
     e.preventDefault();
     try { sessionStorage.setItem(ADMIN_KEY, $("#admin-token").value.trim()); } catch { /* private mode */ }

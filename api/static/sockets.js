@@ -5,6 +5,7 @@
 
 import { addChat, loadChat } from "./chat.js";
 import { receive } from "./motion.js";
+import { t } from "./i18n.js";
 import { $, api, app, showError } from "./state.js";
 
 let ws = null;
@@ -96,7 +97,7 @@ function scheduleReconnect() {
   const delay = Math.min(15000, 500 * 2 ** Math.min(tries, 5)) * (0.75 + Math.random() / 2);
   const c = $("conn");
   c.hidden = false;
-  c.textContent = "Reconnecting…";
+  c.textContent = t("conn.reconnecting");
   refresh(); // catch up over HTTP meanwhile
   timer = setTimeout(connect, delay);
 }
@@ -107,7 +108,7 @@ export async function refresh({ now = false } = {}) {
     receive(view, { now });
   } catch (e) {
     if (e.status === 401 && app.token) { app.token = null; }
-    else if (e.status === 404) showError("There is no such table.");
+    else if (e.status === 404) showError(t("error.not_found"));
   }
 }
 

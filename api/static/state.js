@@ -2,6 +2,8 @@
 // Every rule comes from the server's view (`options`, `fifteen_to_take`, `history`,
 // `last_round`...): the page never adds to 15 or decides who takes what.
 
+import { t } from "./i18n.js";
+
 export const $ = (id) => document.getElementById(id);
 
 function stored(key, fallback) {
@@ -49,8 +51,8 @@ export async function api(method, path, body, extraHeaders = {}) {
   let data = null;
   try { data = await res.json(); } catch { data = null; }
   if (!res.ok) {
-    const err = (data && data.error) || { code: String(res.status), message: `The server answered ${res.status}.` };
-    const e = new Error(err.message || err.code);
+    const err = (data && data.error) || { code: null, message: "" };
+    const e = new Error(err.message || String(res.status));
     e.code = err.code; e.status = res.status; e.details = err.details;
     throw e;
   }
@@ -58,6 +60,28 @@ export async function api(method, path, body, extraHeaders = {}) {
 }
 
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms * app.pace));
+
+// Each API error `code` the page words itself (the server's `message` is English, for developers)
+const ERRORS = {
+  bad_request: "error.bad_request", unauthorized: "error.unauthorized", forbidden: "error.forbidden",
+  host_only: "error.host_only", not_found: "error.not_found", not_your_turn: "error.not_your_turn",
+  table_full: "error.table_full", seat_taken: "error.seat_taken", game_started: "error.game_started",
+  version_conflict: "error.version_conflict", no_rematch: "error.no_rematch", illegal_capture: "error.illegal_capture",
+  must_capture: "error.must_capture", card_not_in_hand: "error.card_not_in_hand", not_on_table: "error.not_on_table",
+  no_fifteen_to_take: "error.no_fifteen_to_take", rate_limited: "error.rate_limited", unavailable: "error.unavailable",
+  table_closed: "error.table_closed", table_expired: "error.table_expired", not_playing: "error.not_playing",
+  not_enough_players: "error.not_enough_players", not_between_rounds: "error.not_between_rounds",
+  game_over: "error.game_over", away_not_open: "error.away_not_open", game_in_progress: "error.game_in_progress",
+  method_not_allowed: "error.method_not_allowed",
+};
+
+/** What went wrong, in the reader's words: from the API's `code`, never its English message. */
+export function errorText(e) {
+  if (e && e.code && ERRORS[e.code]) return t(ERRORS[e.code]);
+  if (e && e.code) return t("error.other", { code: String(e.code) }); // a code newer than this page
+  if (e && e.status) return t("error.status", { status: String(e.status) });
+  return t("error.network");
+}
 
 export function showError(message) {
   const el = $("error");
@@ -90,11 +114,11 @@ export const worth = (card) => parseInt(card, 10);
 
 export function seatName(seat, view = v()) {
   const s = view && view.seats.find((x) => x.seat === seat);
-  if (!s || s.empty) return `Seat ${seat + 1}`;
+  if (!s || s.empty) return t("seat.numbered", { n: seat + 1 });
   // two bots (or players) with one name are told apart by their seat
   const twin = view.seats.some((x) => !x.empty && x.seat !== seat && x.name === s.name);
-  const name = twin ? `${s.name} (seat ${seat + 1})` : s.name;
-  return s.seat === view.you ? `${name} (you)` : name;
+  const name = twin ? t("seat.twin", { name: s.name, n: seat + 1 }) : s.name;
+  return s.seat === view.you ? t("seat.you", { name }) : name;
 }
 export const sideName = (side, view = v()) => side.seats.map((s) => seatName(s, view)).join(" & ");
 

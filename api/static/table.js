@@ -3,20 +3,23 @@
 // your hand, the round's plays, the score box and the game's end.
 
 import { cardBack, cardButton } from "./cards.js";
+import { presetName } from "./forms.js";
 import { page } from "./hooks.js";
+import { t } from "./i18n.js";
+import { fillScoreTable } from "./scorebox.js";
 import {
-  $, app, inGameSeats, inviteUrl, isHost, isSeated, label, myTurn, optionFor, seatName, sideName, v,
+  $, app, inGameSeats, inviteUrl, isHost, isSeated, myTurn, optionFor, seatName, sideName, v,
 } from "./state.js";
+import { cardName, cardsText, namesText, playText } from "./words.js";
 
-const CATEGORY_LABELS = {
-  escobas: "Escobas", cards: "Most cards", coins: "Most coins", sevens: "Most sevens",
-  seven_of_coins: "7 of coins", setenta: "Setenta", all_coins: "All coins", all_sevens: "All sevens",
-};
+export { playText };
+
 const ENDED_BY = {
-  score: "reached the target", target: "reached the target", resign: "a player resigned",
-  resigned: "a player resigned", exit: "a player left the game", away: "a player was away",
-  expired: "the table expired",
+  score: "result.why.target", target: "result.why.target", resign: "result.why.resign",
+  resigned: "result.why.resign", exit: "result.why.exit", away: "result.why.away",
+  expired: "result.why.expired",
 };
+const BOT_NAMES = { carmen: "bot.carmen", tito: "bot.tito", luna: "bot.luna" };
 export const BOTS = ["carmen", "tito", "luna"];
 const POSITIONS = ["bottom", "right", "top", "left"];
 
@@ -47,24 +50,28 @@ export function seatPositions(view) {
 
 export function resultText(view) {
   const winners = view.winners || [];
-  const why = ENDED_BY[view.ended_by] || view.ended_by || "";
-  if (!winners.length) return `The game ended with no winner${why ? ` (${why})` : ""}.`;
-  const names = winners.map((s) => seatName(s, view)).join(" & ");
+  const why = ENDED_BY[view.ended_by] ? t(ENDED_BY[view.ended_by]) : "";
+  if (!winners.length) return why ? t("result.no_winner_why", { why }) : t("result.no_winner");
+  const names = namesText(winners, view);
+  const count = winners.length;
   const seated = isSeated(view);
   const iWon = seated && winners.includes(view.you);
   const losers = inGameSeats(view).map((s) => s.seat).filter((s) => !winners.includes(s));
-  if (seated && !iWon && (view.ended_by === "exit" || view.ended_by === "resign")) {
+  const gone = view.ended_by === "exit" || view.ended_by === "resign";
+  if (seated && !iWon && gone && losers.includes(view.you)) {
     // the one who left (or resigned) is told plainly what it cost
-    const me = losers.includes(view.you);
-    const gone = view.ended_by === "exit" ? "left the game" : "resigned";
-    if (me) return `You lose: ${losers.length > 1 ? "your side" : "you"} ${gone}. ${names} ${winners.length > 1 ? "win" : "wins"}.`;
+    const key = view.ended_by === "exit"
+      ? (losers.length > 1 ? "result.you_lose_side_left" : "result.you_lose_left")
+      : (losers.length > 1 ? "result.you_lose_side_resigned" : "result.you_lose_resigned");
+    return t(key, { names, count });
   }
-  if (view.ended_by === "exit" || view.ended_by === "resign") {
-    const who = losers.map((s) => seatName(s, view)).join(" & ");
-    const gone = view.ended_by === "exit" ? "left the game" : "resigned";
-    return `${iWon ? "You win! " : ""}${who} ${gone}: ${names} ${winners.length > 1 ? "win" : "wins"} (${why}).`;
+  const won = iWon ? t("result.you_win") : "";
+  if (gone) {
+    const who = namesText(losers, view);
+    const key = view.ended_by === "exit" ? "result.left_win" : "result.resigned_win";
+    return `${won}${t(key, { who, names, count, why })}`;
   }
-  return `${iWon ? "You win! " : ""}${names} ${winners.length > 1 ? "win" : "wins"}${why ? ` (${why})` : ""}.`;
+  return `${won}${why ? t("result.win_why", { names, count, why }) : t("result.win", { names, count })}`;
 }
 
 // ---------------------------------------------------------------- rendering
@@ -72,7 +79,9 @@ export function render() {
   const view = v();
   if (!view) return;
   document.body.dataset.status = view.status;
-  $("table-title").textContent = `${view.name || "Table"} · ${view.preset} · to ${view.settings.target}`;
+  $("table-title").textContent = t("title.table", {
+    name: view.name || t("title.unnamed"), preset: presetName(view.preset), count: view.settings.target,
+  });
   $("menu-button").hidden = false;
   const seated = isSeated(view);
   $("menu-exit").hidden = !(seated && (view.status === "playing" || view.status === "round_over"));
@@ -107,15 +116,17 @@ function renderWaiting(view, seated) {
     const li = document.createElement("li");
     li.className = "waiting-seat";
     const name = document.createElement("span");
-    const who = s.empty ? "open" : `${seatName(s.seat, view)}${s.kind === "bot" ? " (bot)" : ""}${s.seat === view.host ? " (host)" : ""}`;
-    name.textContent = `Seat ${s.seat + 1}: ${who}`;
+    let who = s.empty ? t("waiting.open") : seatName(s.seat, view);
+    if (!s.empty && s.kind === "bot") who = t("waiting.bot", { name: who });
+    if (!s.empty && s.seat === view.host) who = t("waiting.host", { name: who });
+    name.textContent = t("waiting.seat", { n: s.seat + 1, who });
     li.append(name);
     if (host && s.empty) {
       const sel = document.createElement("select");
-      sel.setAttribute("aria-label", `Bot for seat ${s.seat + 1}`);
+      sel.setAttribute("aria-label", t("waiting.bot_for", { n: s.seat + 1 }));
       for (const b of BOTS) {
         const o = document.createElement("option");
-        o.value = b; o.textContent = b[0].toUpperCase() + b.slice(1);
+        o.value = b; o.textContent = t(BOT_NAMES[b]);
         sel.append(o);
       }
       // a bot not seated yet, so three bots are Carmen, Tito and Luna
@@ -123,17 +134,17 @@ function renderWaiting(view, seated) {
       usedBots.add(sel.value);
       const add = document.createElement("button");
       add.type = "button";
-      add.textContent = "ADD A BOT";
+      add.textContent = t("waiting.add_bot");
       add.className = "add-bot";
-      add.setAttribute("aria-label", `ADD A BOT to seat ${s.seat + 1}`);
+      add.setAttribute("aria-label", t("waiting.add_bot_to", { n: s.seat + 1 }));
       add.addEventListener("click", () => handlers.move("add_bot", { bot: sel.value, seat: s.seat }));
       li.append(sel, add);
     }
     if (host && !s.empty && s.kind === "bot") {
       const rm = document.createElement("button");
       rm.type = "button";
-      rm.textContent = "REMOVE";
-      rm.setAttribute("aria-label", `Remove ${seatName(s.seat, view)} from seat ${s.seat + 1}`);
+      rm.textContent = t("waiting.remove");
+      rm.setAttribute("aria-label", t("waiting.remove_from", { name: seatName(s.seat, view), n: s.seat + 1 }));
       rm.addEventListener("click", () => handlers.move("remove_bot", { seat: s.seat }));
       li.append(rm);
     }
@@ -150,7 +161,7 @@ function renderWaiting(view, seated) {
       const b = document.createElement("button");
       b.type = "button";
       const current = s.seat === (view.you + 2) % 4;
-      b.textContent = `${current ? "✓ " : ""}${seatName(s.seat, view)}`;
+      b.textContent = current ? t("waiting.partner_now", { name: seatName(s.seat, view) }) : seatName(s.seat, view);
       b.setAttribute("aria-pressed", current ? "true" : "false");
       b.addEventListener("click", () => handlers.move("choose_partner", { seat: s.seat }));
       pb.append(b);
@@ -164,9 +175,9 @@ function renderWaiting(view, seated) {
   $("start").hidden = !host;
   $("start").disabled = taken.length < 2;
   let note = host
-    ? (taken.length < 2 ? "Send the link or ADD A BOT: two or more must be seated to start." : "Empty seats sit this game out.")
-    : `Waiting for ${seatName(view.host, view)} to start the game.`;
-  if (!seated) note = "You are watching. The game starts when the host is ready.";
+    ? (taken.length < 2 ? t("waiting.need_two") : t("waiting.empty_seats"))
+    : t("waiting.for_host", { name: seatName(view.host, view) });
+  if (!seated) note = t("waiting.watching");
   $("waiting-note").textContent = note;
 }
 
@@ -200,16 +211,16 @@ function renderSeats(view) {
     const tags = document.createElement("span");
     tags.className = "tags";
     const add = (text, cls = "") => {
-      const t = document.createElement("span");
-      t.className = `badge ${cls}`;
-      t.textContent = text;
-      tags.append(t);
+      const tag = document.createElement("span");
+      tag.className = `badge ${cls}`;
+      tag.textContent = text;
+      tags.append(tag);
     };
-    if (seat === view.turn && view.status === "playing") add("TO PLAY", "go");
-    if (s.kind === "bot") add("BOT");
-    if (s.team !== null && s.team !== undefined) add(`TEAM ${Number(s.team) + 1}`);
-    if (seat === view.dealer) add("DEALER");
-    if (view.away && view.away.seat === seat) add("AWAY", "warn");
+    if (seat === view.turn && view.status === "playing") add(t("seat.to_play"), "go");
+    if (s.kind === "bot") add(t("seat.bot"));
+    if (s.team !== null && s.team !== undefined) add(t("seat.team", { n: Number(s.team) + 1 }));
+    if (seat === view.dealer) add(t("seat.dealer"));
+    if (view.away && view.away.seat === seat) add(t("seat.away"), "warn");
     head.append(tags);
     box.append(head);
     const info = document.createElement("div");
@@ -226,32 +237,40 @@ function renderSeats(view) {
     pile.append(cardBack(), document.createTextNode(String(cap ? cap.cards : 0)));
     const pts = document.createElement("span");
     pts.className = "pts";
-    pts.textContent = `${score} pts`;
+    pts.textContent = t("seat.points_short", { count: score });
     const esc = document.createElement("span");
     esc.className = "esc";
-    esc.textContent = cap && cap.escobas ? `${cap.escobas} esc.` : "";
+    esc.textContent = cap && cap.escobas ? t("seat.escobas_short", { count: cap.escobas }) : "";
     info.append(hand, pile, esc, pts);
     box.append(info);
-    const desc = `${seatName(seat, view)}: ${s.hand_count} in hand, ${score} points, captured ${cap ? cap.cards : 0}, escobas ${cap ? cap.escobas : 0}`;
+    let desc = t("seat.describe", {
+      name: seatName(seat, view),
+      hand: t("count.in_hand", { count: s.hand_count }),
+      points: t("count.points", { count: score }),
+      cards: t("count.captured", { count: cap ? cap.cards : 0 }),
+      escobas: t("count.escobas", { count: cap ? cap.escobas : 0 }),
+    });
+    if (seat === view.dealer) desc += t("seat.describe_dealer");
+    if (seat === view.turn) desc += t("seat.describe_turn");
     box.setAttribute("role", "group");
-    box.setAttribute("aria-label", `${desc}${seat === view.dealer ? ", dealer" : ""}${seat === view.turn ? ", to play" : ""}`);
+    box.setAttribute("aria-label", desc);
     $(`pos-${pos}`).append(box);
   }
   // the way play turns, drawn on the felt
   const dir = view.settings.direction === "left" ? "left" : "right";
   const d = $("direction");
   d.dataset.dir = dir;
-  d.textContent = dir === "left" ? "↻ play passes to the left" : "↺ play passes to the right";
+  d.textContent = dir === "left" ? t("felt.direction_left") : t("felt.direction_right");
 }
 
 function renderFelt(view) {
   const felt = $("felt");
   felt.hidden = view.status === "waiting";
   if (felt.hidden) return;
-  $("stock").textContent = `Deck: ${view.stock_count}`;
-  $("stock").setAttribute("aria-label", `${view.stock_count} cards left in the deck`);
+  $("stock").textContent = t("felt.deck", { count: view.stock_count });
+  $("stock").setAttribute("aria-label", t("felt.deck_label", { count: view.stock_count }));
   $("last-deal").hidden = !view.last_deal;
-  $("round-info").textContent = `Round ${view.round}`;
+  $("round-info").textContent = t("felt.round", { n: view.round });
   const box = $("table-cards");
   box.replaceChildren();
   const opt = app.picked ? optionFor(app.picked) : null;
@@ -261,7 +280,7 @@ function renderFelt(view) {
   if (!view.table_cards.length) {
     const p = document.createElement("p");
     p.className = "empty";
-    p.textContent = view.status === "playing" ? "The table is empty." : "";
+    p.textContent = view.status === "playing" ? t("felt.empty") : "";
     box.append(p);
   }
   const turn = myTurn(view);
@@ -269,7 +288,7 @@ function renderFelt(view) {
     const sel = app.selected.has(c);
     let cls = sel ? "selected" : "";
     if (fifteenSet.has(c)) cls += " fifteen-card";
-    const b = cardButton(c, { cls, pressed: sel, lit: litSet.has(c), disabled: !turn, extra: fifteenSet.has(c) ? "part of the 15 left behind" : "" }, view);
+    const b = cardButton(c, { cls, pressed: sel, lit: litSet.has(c), disabled: !turn, extra: fifteenSet.has(c) ? t("card.part_of_fifteen") : "" }, view);
     b.addEventListener("click", () => handlers.toggleTable(c));
     box.append(b);
   }
@@ -279,15 +298,14 @@ function renderFelt(view) {
   f.hidden = !ft;
   if (ft) {
     const p = document.createElement("p");
-    p.textContent = `${seatName(ft.left_by, view)} left a 15 with ${label(ft.card, view)}.`;
+    p.textContent = t("fifteen.left", { who: seatName(ft.left_by, view), card: cardName(ft.card, view) });
     f.append(p);
     if (turn) {
       ft.sets.forEach((set) => {
         const b = document.createElement("button");
         b.type = "button";
         b.className = "primary take-fifteen";
-        const words = set.map((c) => label(c, view)).join(" + ");
-        b.textContent = `TAKE THE 15: ${words}`;
+        b.textContent = t("play.take_fifteen", { cards: cardsText(set, view) });
         b.dataset.cards = set.join(" ");
         const light = (on) => {
           for (const c of set) {
@@ -306,16 +324,6 @@ function renderFelt(view) {
   }
 }
 
-/** One line of the round's plays: who played what, and what it took. */
-export function playText(play, view) {
-  const who = seatName(play.seat, view);
-  const names = (cards) => cards.map((c) => label(c, view)).join(" + ");
-  if (play.kind === "opening") return `${who} takes the opening table: ${names(play.captured)}`;
-  if (play.kind === "fifteen") return `${who} TAKES THE 15: ${names([play.card, ...play.captured])}`;
-  if (play.captured && play.captured.length) return `${who}: ${label(play.card, view)} takes ${names(play.captured)}`;
-  return `${who}: ${label(play.card, view)} left on the table`;
-}
-
 function renderStrip(view) {
   const strip = $("strip");
   const hist = view.history || [];
@@ -323,13 +331,13 @@ function renderStrip(view) {
   strip.replaceChildren();
   const items = hist.map((p, i) => {
     const swept = app.sweeps.get(`${view.game}:${view.round}:${i}`);
-    return { text: `${playText(p, view)}${swept ? ` · ${swept}` : ""}`, cls: p.captured && p.captured.length ? "took" : "" };
+    return { text: swept ? t("strip.swept", { play: playText(p, view), escoba: swept }) : playText(p, view), cls: p.captured && p.captured.length ? "took" : "" };
   });
   for (const e of app.stripExtras || []) if (e.round === view.round && e.game === view.game) items.splice(e.at, 0, { text: e.text, cls: e.cls });
   if (!items.length) {
     const li = document.createElement("li");
     li.className = "none";
-    li.textContent = view.status === "playing" ? "No plays yet this round." : "";
+    li.textContent = view.status === "playing" ? t("strip.none") : "";
     strip.append(li);
   }
   items.forEach((it, i) => {
@@ -359,7 +367,7 @@ function renderHand(view, seated) {
       cls: app.picked === c ? "picked" : "",
       pressed: app.picked === c,
       lit: turn && ways > 0,
-      extra: turn ? (ways ? `${ways} way${ways > 1 ? "s" : ""} to make 15` : "no 15") : "",
+      extra: turn ? (ways ? t("card.ways", { count: ways }) : t("card.no_fifteen")) : "",
     }, view);
     b.tabIndex = i === app.focusIndex ? 0 : -1;
     b.addEventListener("click", (e) => {
@@ -374,7 +382,7 @@ function renderHand(view, seated) {
   const opt = app.picked ? optionFor(app.picked) : null;
   $("capture").disabled = !(turn && app.picked && app.selected.size);
   $("leave").disabled = !(turn && app.picked && opt && opt.may_leave);
-  $("leave").title = opt && !opt.may_leave ? "This card must capture" : "";
+  $("leave").title = opt && !opt.may_leave ? t("play.leave_refused") : "";
   const playing = view.status === "playing" || view.status === "round_over";
   $("capture").hidden = view.status !== "playing";
   $("leave").hidden = view.status !== "playing";
@@ -382,23 +390,12 @@ function renderHand(view, seated) {
   $("claim-away").hidden = !(view.away && view.turn !== view.you && view.status === "playing");
   const hint = $("hint");
   if (view.status !== "playing") hint.textContent = "";
-  else if (!turn) hint.textContent = `Waiting for ${seatName(view.turn, view)}.`;
-  else if (!app.picked) hint.textContent = view.fifteen_to_take ? "Your turn: TAKE THE 15, or pick a card." : "Your turn: pick a card (or drag it to the table).";
-  else if (opt && opt.captures.length > 1 && !app.selected.size) hint.textContent = "Mark the table cards to take (↓ marks the next 15), then CAPTURE.";
-  else if (app.selected.size) hint.textContent = "CAPTURE, or tap your card again.";
-  else if (opt && opt.captures.length) hint.textContent = "Mark the table cards it makes 15 with.";
-  else hint.textContent = "No 15 with this card: LEAVE ON TABLE.";
-}
-
-function coinsName(view) {
-  return view.deck === "spanish" ? "Oros" : "Diamonds";
-}
-function categoryLabel(k, view) {
-  const setenta = view.settings && view.settings.sevens === "setenta";
-  if (k === "coins") return `Most ${coinsName(view).toLowerCase()}`;
-  if (k === "seven_of_coins") return `7 of ${coinsName(view).toLowerCase()}`;
-  if (k === "sevens" && setenta) return "All four sevens";
-  return CATEGORY_LABELS[k] || k.replaceAll("_", " ");
+  else if (!turn) hint.textContent = t("hint.waiting", { name: seatName(view.turn, view) });
+  else if (!app.picked) hint.textContent = view.fifteen_to_take ? t("hint.turn_fifteen") : t("hint.turn");
+  else if (opt && opt.captures.length > 1 && !app.selected.size) hint.textContent = t("hint.mark_many");
+  else if (app.selected.size) hint.textContent = t("hint.capture");
+  else if (opt && opt.captures.length) hint.textContent = t("hint.mark");
+  else hint.textContent = t("hint.leave");
 }
 
 /** A tie at the target: why one more round is dealt. */
@@ -410,7 +407,7 @@ export function tieText(view) {
   if (!over.length) return "";
   const top = Math.max(...over.map((s) => s.points));
   const tied = over.filter((s) => s.points === top);
-  return `${tied.map((s) => sideName(s, view)).join(" and ")} ${tied.length > 1 ? "are" : "is"} tied at ${top}, over the target of ${target}: the highest score wins, so one more round is dealt.`;
+  return t("round.tie", { names: tied.map((s) => sideName(s, view)).join(" & "), top, target, count: tied.length });
 }
 
 function renderRound(view, seated) {
@@ -418,56 +415,13 @@ function renderRound(view, seated) {
   const lr = view.last_round;
   box.hidden = !(lr && (view.status === "round_over" || view.status === "finished"));
   if (box.hidden) return;
-  $("round-title").textContent = view.status === "finished" ? "Last round" : `Round ${view.round} is over`;
-  const t = $("score-table");
-  t.replaceChildren();
-  const head = t.createTHead().insertRow();
-  const th0 = document.createElement("th");
-  th0.scope = "col";
-  th0.textContent = "Side";
-  th0.className = "sr-col";
-  head.append(th0);
-  for (const side of lr) {
-    const th = document.createElement("th");
-    th.scope = "col";
-    th.textContent = sideName(side, view);
-    head.append(th);
-  }
-  const body = t.createTBody();
-  const row = (title, cells, cls = "") => {
-    const r = body.insertRow();
-    if (cls) r.className = cls;
-    const th = document.createElement("th");
-    th.scope = "row";
-    th.textContent = title;
-    r.append(th);
-    for (const c of cells) r.insertCell().textContent = String(c);
-  };
-  const yes = (b) => (b ? "yes" : "—");
-  const setenta = view.settings && view.settings.sevens === "setenta";
-  row("Escobas", lr.map((s) => s.escobas));
-  row("Cards", lr.map((s) => s.cards));
-  row(coinsName(view), lr.map((s) => s.coins));
-  row("Sevens", lr.map((s) => s.sevens));
-  row(`7 of ${coinsName(view).toLowerCase()}`, lr.map((s) => yes(s.seven_of_coins)));
-  if (lr.some((s) => s.setenta !== null && s.setenta !== undefined)) row("Setenta", lr.map((s) => s.setenta ?? "—"));
-  const cats = Object.keys(CATEGORY_LABELS).filter((k) => lr.some((s) => s.points && k in s.points));
-  for (const s of lr) for (const k of Object.keys(s.points || {})) if (!cats.includes(k)) cats.push(k);
-  for (const k of cats) {
-    // with the setenta, "most sevens" scores nothing: its row is only the all-sevens extra, when on
-    if (k === "sevens" && setenta && !view.settings.all_sevens_extra) continue;
-    row(`Points: ${categoryLabel(k, view)}`, lr.map((s) => (s.points && s.points[k]) || 0), "pts");
-  }
-  row("Round points", lr.map((s) => s.round_points), "total");
-  row("Score", lr.map((s) => {
-    const sc = (view.scores || []).find((x) => x.seats.join() === s.seats.join());
-    return sc ? sc.points : "";
-  }), "total");
+  $("round-title").textContent = view.status === "finished" ? t("round.last_title") : t("round.title", { n: view.round });
+  fillScoreTable($("score-table"), view, lr);
   const lo = app.leftovers;
   const note = $("round-note");
   const parts = [];
   if (lo && lo.round === view.round && lo.game === view.game && lo.cards.length) {
-    parts.push(`${lo.cards.map((c) => label(c, view)).join(", ")} left on the table went to ${seatName(lo.seat, view)}, the last to capture.`);
+    parts.push(t("round.leftovers", { cards: cardsText(lo.cards, view), who: seatName(lo.seat, view) }));
   }
   const tie = tieText(view);
   if (tie) parts.push(tie);
@@ -491,13 +445,14 @@ function renderResult(view, seated) {
   const mine = seated ? answers[String(view.you)] : undefined;
   const four = inGameSeats(view).length === 4;
   let text;
-  if (rm.closed === "declined") text = "No rematch: someone declined.";
-  else if (rm.closed === "lapsed") text = "No rematch: the time to answer ran out.";
-  else if (rm.closed) text = `No rematch (${rm.closed}).`;
+  if (rm.closed === "lapsed") text = t("rematch.lapsed");
+  else if (rm.closed === "declined") text = t("rematch.declined");
+  else if (rm.closed) text = t("rematch.closed");
   else {
     const yes = Object.entries(answers).filter(([, a]) => a).map(([s]) => seatName(Number(s), view));
-    text = `Rematch at this table? ${yes.length ? `Yes so far: ${yes.join(", ")}.` : "Everyone has to agree."}`;
-    if (rm.teams && four) text += ` Teams: ${rm.teams.toUpperCase()}.`; // teams exist only with four
+    text = yes.length ? t("rematch.ask_yes", { names: yes.join(", ") }) : t("rematch.ask");
+    // teams exist only with four
+    if (rm.teams && four) text += t(rm.teams === "swap" ? "rematch.teams_swap" : "rematch.teams_keep");
   }
   $("rematch-text").textContent = text;
   const open = seated && rm.allowed && !rm.closed;

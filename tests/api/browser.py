@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import re
 import threading
 import time
 import urllib.error
@@ -32,6 +33,8 @@ REPORT_CSP = ("document.addEventListener('securitypolicyviolation',"
 PHONE = {"viewport": {"width": 390, "height": 844}, "is_mobile": True, "has_touch": True, "device_scale_factor": 2}
 DESKTOP = {"viewport": {"width": 1280, "height": 800}}
 PACE = "0.03"  # the page's animations, sped up (every wait times this)
+
+CATALOGUES = Path(__file__).resolve().parents[2] / "api" / "static" / "i18n"
 
 needs_chromium = pytest.mark.skipif(not os.path.exists(CHROMIUM),
                                     reason="Debian chromium is not installed at /usr/bin/chromium")
@@ -65,7 +68,7 @@ def serve(**overrides):
         srv.server_close()
         stop_worker()
 
-    return SimpleNamespace(url=f"http://127.0.0.1:{srv.server_port}", stop=stop)
+    return SimpleNamespace(url=f"http://127.0.0.1:{srv.server_port}", stop=stop, app=app)
 
 
 def http(method, url, body=None, token=None):
@@ -330,3 +333,26 @@ def full_deck(first):
     from engine.cards import FULL_DECK
 
     return list(first) + [c for c in FULL_DECK if c not in first]
+
+
+# --- the page's words (api/static/i18n): what the page should say, from its own catalogues
+
+def words(lang: str = "en") -> dict:
+    return json.loads((CATALOGUES / f"{lang}.json").read_text(encoding="utf-8"))
+
+
+def say(cat: dict, key: str, **params) -> str:
+    """A catalogue string filled as the page fills it (plural forms by `count`: "one" for 1, else
+    "other", which the tests only ask for where the three languages agree)."""
+    entry = cat[key]
+    if isinstance(entry, dict):
+        entry = entry["one"] if params.get("count") == 1 else entry["other"]
+    return re.sub(r"\{(\w+)\}", lambda m: str(params[m.group(1)]) if m.group(1) in params else m.group(0), entry)
+
+
+def spanish_card(card: str, cat: dict | None = None) -> str:
+    """A card of the Spanish deck named in a language's words ("7 of coins", "Sota de oros")."""
+    cat = cat or words("en")
+    value, suit = int(card[:-1]), card[-1]
+    rank = say(cat, f"card.rank.{value}") if value in (1, 8, 9, 10) else str(value)
+    return say(cat, "card.spanish", rank=rank, suit=say(cat, f"card.suit.{suit}"))

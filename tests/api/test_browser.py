@@ -187,7 +187,9 @@ def _open_game(server, browser, kind, preset, bots, settings, deck):
     assert ("to the left" if after == "left" else "to the right") in page.text_content("#direction")
     if deck == "spanish":
         until(page, "document.querySelectorAll('#table-cards .card').length > 0")
-        assert " de " in page.locator("#table-cards .card").first.get_attribute("aria-label")
+        # the baraja's cards named in the page's language (English here), never "7 de oros, worth 7"
+        assert re.match(r"(?:Ace|Jack|Knight|King|[2-7]) of (?:coins|cups|swords|clubs), worth",
+                        page.locator("#table-cards .card").first.get_attribute("aria-label"))
     return p, Game(p, server.url, table_id, tag, preset, bots + 1)
 
 

@@ -25,6 +25,7 @@ from .browser import (
     seat_token,
     serve,
     shot,
+    spanish_card,
     stacked_table,
     start,
     touch_drag,
@@ -327,7 +328,8 @@ def test_four_deck_designs_drawn_as_cards(server, browser):
             page.get_by_role("button", name="BACK TO THE GAME").click()
             first = page.locator("#table-cards .card").first
             card = first.get_attribute("data-card")
-            name = json.dumps(label(card, design_for("french", deck)))  # the table's values, the reader's drawing
+            # the table's values, the reader's drawing; the baraja's cards named in the page's words
+            name = json.dumps(spanish_card(card) if deck == "spanish" else label(card, design_for("french", deck)))
             until(page, f"(document.querySelector('#table-cards .card').ariaLabel || '').startsWith({name})",
                   what=f"the {deck} labels")
             # a drawn face: corner index, suit, and the worth in its disc
@@ -412,7 +414,7 @@ def test_a_tie_at_the_target_says_why_another_round_is_dealt(server, browser):
         text, shown = note
         assert shown
         assert "tied at 22" in text and "one more round" in text, text
-        assert "Ana (you) and Bruno" in text
+        assert "Ana (you) & Bruno" in text
     finally:
         p.close()
 
