@@ -12,6 +12,7 @@ from flask_sock import Sock
 
 from events.config import Config
 from events.connection import Backends, connect, from_clients
+from events.replication import replica_acks
 from events.service import TableService
 
 from . import admin, errors, headers, hot, limits, observability, push, review, sockets, tables
@@ -82,7 +83,8 @@ def create_app(redis=None, config: Config | None = None) -> Flask:
     else:
         backends = from_clients(redis)
     redis = backends.tables
-    service = TableService(redis, on_change=change_hook(backends, config))
+    service = TableService(redis, on_change=change_hook(backends, config),
+                           replica_acks=replica_acks(config.replica_acks, redis))
     metrics = observability.Metrics()
     metrics.add_redis_collectors(backends)
 

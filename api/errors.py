@@ -11,6 +11,7 @@ from redis import exceptions as redis_errors
 from werkzeug.exceptions import HTTPException, RequestHeaderFieldsTooLarge, RequestURITooLarge
 
 from engine import RuleError
+from events.replication import NotAcknowledged
 
 _HTTP_CODES = {400: "bad_request", 401: "unauthorized", 403: "forbidden", 404: "not_found",
                405: "method_not_allowed", 413: "bad_request", 414: "bad_request", 415: "bad_request",
@@ -42,6 +43,8 @@ _UNAVAILABLE_PREFIXES = ("OOM ", "READONLY ", "LOADING ", "MASTERDOWN ", "CLUSTE
 
 def store_unavailable(exc: BaseException) -> str | None:
     """What is wrong with the store when ``exc`` says it cannot take requests now, else None."""
+    if isinstance(exc, NotAcknowledged):  # a move its replicas did not hold in time
+        return "unreplicated"
     if isinstance(exc, redis_errors.OutOfMemoryError):
         return "full"
     if isinstance(exc, redis_errors.ReadOnlyError):
