@@ -18,7 +18,7 @@ would add "and fsynced by the replicas"; WAIT is what redis-server 7.0 has, and 
 this project runs with ``appendfsync always`` anyway (docs/operations.md).
 
 The default of ``ESCOBA_REPLICA_ACKS``: 0 on one Redis (no replica to wait for); on a Redis
-Cluster, 1 when every master had a replica when the process connected, else 0. Production
+Cluster, 1 when every master had a replica connected when the process first asked, else 0. Production
 sets it (docker-compose.cluster.yml: 1): a process that happens to start while a replica is
 away should not quietly stop waiting.
 """
@@ -80,7 +80,7 @@ LOST_LOGS = Count()
 
 def replica_acks(setting: int | None, tables) -> int:
     """How many replicas an append waits for: ``setting`` (ESCOBA_REPLICA_ACKS) when given, else
-    the default above, from what the cluster client learnt of its nodes when it connected."""
+    the default above, from what the masters said the first time a client asked."""
     if setting is not None:
         if setting < 0:
             raise ValueError("ESCOBA_REPLICA_ACKS must be 0 or more")
@@ -102,11 +102,15 @@ _DEFAULTS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def _every_master_has_a_replica(cluster) -> bool:
+    # each master's own count of its connected replicas (the cluster's gossip lags behind it)
     try:
-        shards = {tuple(node.name for node in nodes) for nodes in cluster.nodes_manager.slots_cache.values()}
-    except Exception:  # pragma: no cover - a client that never learnt its slots
+        for node in cluster.get_primaries():
+            client = node.redis_connection or cluster.get_redis_connection(node)
+            if int(client.info("replication").get("connected_slaves", 0)) < 1:
+                return False
+        return True
+    except redis_errors.RedisError:
         return False
-    return bool(shards) and all(len(shard) > 1 for shard in shards)
 
 
 def node_client(tables, key: str):
