@@ -139,3 +139,17 @@ def test_a_cached_table_whose_log_went_back_is_served_as_the_store_has_it_logged
 def test_the_admin_log_of_a_table_with_no_events_is_a_404(client):
     r = client.http.get("/admin/tables/nosuchtb/log", headers={"Authorization": f"Bearer {ADMIN}"})
     assert r.status_code == 404 and r.get_json()["error"]["code"] == "not_found"
+
+
+@pytest.mark.integration
+def test_escoba_serve_starts_on_a_cluster_while_the_first_node_redis_url_names_is_down(redis_cluster, queue_server):
+    from ..redis_servers import free_port
+    from .test_sockets_served import Served
+
+    seeds = ",".join([f"redis://127.0.0.1:{free_port()}/0", *(f"127.0.0.1:{n.port}" for n in redis_cluster.nodes)])
+    served = Served(seeds, ESCOBA_QUEUE_URL=queue_server.url, ESCOBA_RATE_LIMITS="off")
+    try:
+        assert served.get("/healthz")[0] == 200
+        assert len(served.table()) == 8
+    finally:
+        served.stop()
