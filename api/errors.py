@@ -38,7 +38,9 @@ _UNAVAILABLE = (redis_errors.ConnectionError, redis_errors.TimeoutError, redis_e
                 redis_errors.ReadOnlyError, redis_errors.OutOfMemoryError, redis_errors.ClusterDownError,
                 redis_errors.TryAgainError, redis_errors.MasterDownError)
 # the same refusals, when they come back as a script's error text
-_UNAVAILABLE_PREFIXES = ("OOM ", "READONLY ", "LOADING ", "MASTERDOWN ", "CLUSTERDOWN ", "TRYAGAIN ")
+# (NOREPLICAS: a master with min-replicas-to-write set and too few replicas, docs/operations.md)
+_UNAVAILABLE_PREFIXES = ("OOM ", "READONLY ", "LOADING ", "MASTERDOWN ", "CLUSTERDOWN ", "TRYAGAIN ",
+                         "NOREPLICAS ")
 
 
 def store_unavailable(exc: BaseException) -> str | None:
