@@ -153,6 +153,54 @@ def _retry(service, tid, command, actor, key):
         return None
 
 
+def test_a_keyed_retry_once_the_link_is_back_answers_the_first_result_and_sends_the_notice_then(replicated):
+    client, service, tid, acknowledged = _setup(replicated, acks=1)
+    hooked = []
+    service.on_change = lambda table_id, state, records: hooked.append((state.version, len(records)))
+    try:
+        master, replica = _master_and_replica(replicated, client, tid)
+        pubsub = replication_pubsub(client, tid)
+        _cut(master, replica)
+        command, actor = autoplay.next_command(service.load(tid), random.Random(7))
+        with pytest.raises(NotAcknowledged):
+            service.execute(tid, command, actor=actor, idempotency_key="a")
+        assert _notices(pubsub) == [] and hooked == []  # nothing followed the unacknowledged append
+
+        with master.client() as c:  # the link back: the replica resyncs and holds the move
+            c.execute_command("ACL", "SETUSER", "default", "+psync", "+sync", "+replconf")
+        with replica.client() as c:
+            _until(lambda: c.info("replication")["master_link_status"] == "up", 10, "the replica's link up")
+        outcome = service.execute(tid, command, actor=actor, idempotency_key="a")
+        assert outcome.repeated and outcome.version > max(acknowledged)
+        # now acknowledged: the notice and the timers hook it had not had follow it
+        assert [n["version"] for n in _notices(pubsub)] == [outcome.version]
+        assert hooked == [(outcome.version, 1)]
+        pubsub.close()
+    finally:
+        client.close()
+
+
+def replication_pubsub(client, table_id):
+    from events.replication import node_client
+    from events.store import changes_channel
+
+    pubsub = node_client(client, events_key(table_id)).pubsub(ignore_subscribe_messages=True)
+    pubsub.ssubscribe(changes_channel(table_id))
+    _until(lambda: pubsub.get_sharded_message(timeout=0.05) is None and pubsub.subscribed, 5, "subscribed")
+    return pubsub
+
+
+def _notices(pubsub, wait: float = 0.5) -> list[dict]:
+    import json
+
+    out, deadline = [], time.monotonic() + wait
+    while time.monotonic() < deadline:
+        message = pubsub.get_sharded_message(timeout=0.05)
+        if message is not None:
+            out.append(json.loads(message["data"]))
+    return out
+
+
 def test_without_acks_the_moves_acknowledged_over_a_cut_link_are_lost_in_a_failover(replicated):
     client, service, tid, acknowledged = _setup(replicated, acks=0)
     try:
