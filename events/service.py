@@ -325,6 +325,9 @@ class TableService:
                                       created_at=self.clock(), grant=grant)
             except VersionConflict:
                 continue  # that id is taken: draw another
+            except replication.NotAcknowledged:
+                self._unacknowledged(table_id)
+                raise
             self._changed(table_id, outcome)
             return table_id, outcome
         raise engine.RuleError("version_conflict", "Could not find a free table id; try again.")
@@ -365,6 +368,9 @@ class TableService:
                 )
             try:
                 outcome = self._apply(table_id, state, command, actor, idempotency_key, grant=grant)
+            except replication.NotAcknowledged:
+                self._unacknowledged(table_id)
+                raise
             except engine.RuleError:
                 if not fresh:
                     continue
@@ -459,6 +465,13 @@ class TableService:
         if self.store.replica_acks:
             self._follow_repeat(table_id)
         return Outcome(version, self.load(table_id, until=version), [], True)
+
+    def _unacknowledged(self, table_id: str) -> None:
+        """Tell the change hook (``unacknowledged(table_id)``, if it has one) that an append stands
+        on the master without its replicas' acknowledgement: nothing followed it."""
+        hook = getattr(self.on_change, "unacknowledged", None)
+        if hook is not None:
+            hook(table_id)
 
     def _follow_repeat(self, table_id: str) -> None:
         """A repeat of an append whose first answer may have been 503 (its replicas were late):

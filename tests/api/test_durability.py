@@ -15,6 +15,7 @@ import pytest
 from api.app import create_app
 from events import replication
 from events.store import changes_channel, events_key, snapshot_key
+from workers import index
 
 from .conftest import ADMIN, Client
 
@@ -74,6 +75,9 @@ def test_a_move_no_replica_acknowledges_is_a_503_that_a_keyed_retry_confirms_and
         # the append is on the master (no replica took it), but nothing followed it: no notice
         assert plain.view(tid)["version"] == before + 1
         assert _messages(pubsub, topology.is_cluster) == []
+        # and its timers, which did not follow it either, are left to the reconciler's repair set
+        repairs = backends.tables.smembers(index.repair_key(index.bucket_of(tid)))
+        assert tid.encode() in repairs
         # a retry with the same key finds it and waits for the replicas again: still not held
         again = acks.move(tid, host, headers=key, type="add_bot", bot="tito")
         assert again.status_code == 503 and again.get_json()["error"]["code"] == "unavailable"
