@@ -222,14 +222,18 @@ class TableService:
     def _lost(self, table_id: str, base: State, until: int | None) -> State:
         """What to read from when the log lacks ``base.version``: a compacted table's archive state
         (no stream is right for it), else nothing (``State()``, after logging and counting it)."""
-        with self._lock:
-            self._cache.pop(table_id, None)
         archive = self.archive(table_id)
         if archive is not None:
+            if until is None and base.version == archive.version:
+                return base  # this process's copy of a compacted table: it never changes
+            with self._lock:
+                self._cache.pop(table_id, None)
             state = fold_entries(State(), [e for e in archive.entries if until is None or e[0] <= until])
             if until is None:
                 self._remember(table_id, state)
             return state
+        with self._lock:
+            self._cache.pop(table_id, None)
         stored = self.store.version(table_id)
         replication.lost_log(table_id, "behind" if stored else "vanished", base.version, stored)
         return State()

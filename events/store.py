@@ -45,8 +45,9 @@ STATUS = "status"
 COUNTS = "counts"
 IDEMPOTENCY_TTL = 24 * 3600
 READ_CHUNK = 1000
-log = logging.getLogger("escoba.events")
 NOTICE_RECORDS_MAX = 16 * 1024  # characters of records a change notice carries (a deal is ~1 KB)
+
+log = logging.getLogger("escoba.events")
 
 
 def table_key(table_id: str, name: str) -> str:
