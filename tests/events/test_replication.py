@@ -222,6 +222,33 @@ def test_without_acks_the_moves_acknowledged_over_a_cut_link_are_lost_in_a_failo
         client.close()
 
 
+def test_after_a_manual_failover_an_acknowledged_append_follows_moved_to_the_new_master(replicated):
+    client, service, tid, acknowledged = _setup(replicated, acks=1)
+    try:
+        master, replica = _master_and_replica(replicated, client, tid)
+        command, actor = autoplay.next_command(service.load(tid), random.Random(9))
+        for _ in range(4):  # coordinated: the replica catches up first (asked just after the cluster
+            with replica.client() as c:  # formed, the first may time out, and is asked again)
+                c.execute_command("CLUSTER", "FAILOVER")
+            try:
+                _until(lambda: _role(replica)[0] == b"master", 7, "the replica promoted")
+                break
+            except AssertionError:
+                continue
+        _until(lambda: _role(master)[0] == b"slave" and _role(master)[3] == b"connected", 10,
+               "the old master the new one's replica")
+        # the client's map still names the old master: the append (decided on the cached state, no
+        # read first) is answered MOVED there, and the pair goes to the new master, whose replica
+        # (the old master) acknowledges it
+        assert client.get_node_from_key(events_key(tid)).port == master.port
+        outcome = service.execute(tid, command, actor=actor)
+        assert outcome.version > max(acknowledged) and not outcome.repeated
+        assert client.get_node_from_key(events_key(tid)).port == replica.port
+        assert _records_after_failover(replicated, tid)[outcome.version] == outcome.records[-1]
+    finally:
+        client.close()
+
+
 def test_the_default_waits_for_one_replica_where_every_master_has_one(replicated, redis_cluster, queue_server):
     with_replicas = connect(Config(redis_url=replicated.url, queue_url=queue_server.url), wait=10)
     without = connect(Config(redis_url=redis_cluster.url, queue_url=queue_server.url), wait=10)
