@@ -174,7 +174,7 @@ def test_a_keyed_retry_once_the_link_is_back_answers_the_first_result_and_sends_
         outcome = _until(lambda: _retry(service, tid, command, actor, "a"), 10, "the retry acknowledged")
         assert outcome.repeated and outcome.version > max(acknowledged)
         # now acknowledged: the notice and the timers hook it had not had follow it
-        assert [n["version"] for n in _notices(pubsub)] == [outcome.version]
+        assert [n["version"] for n in _notices(pubsub, wait=3)] == [outcome.version]
         assert hooked == [(outcome.version, 1)]
         pubsub.close()
     finally:
