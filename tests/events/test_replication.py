@@ -55,7 +55,7 @@ def _until(check, timeout: float, what: str):
         if found:
             return found
         time.sleep(0.1)
-    raise AssertionError(f"not within {timeout} s: {what}")
+    raise AssertionError(f"not within {timeout} s: {what() if callable(what) else what}")
 
 
 def _master_and_replica(cluster, client, table_id: str):
@@ -149,7 +149,8 @@ def test_with_acks_a_cut_replica_link_answers_unavailable_and_a_failover_loses_n
 def _retry(service, tid, command, actor, key):
     try:
         return service.execute(tid, command, actor=actor, idempotency_key=key)
-    except Exception:  # the cluster settling (MOVED, connection refused): again
+    except Exception as exc:  # the cluster settling (MOVED, connection refused): again
+        _retry.last = exc  # said if it never settles
         return None
 
 
@@ -171,7 +172,8 @@ def test_a_keyed_retry_once_the_link_is_back_answers_the_first_result_and_sends_
         with replica.client() as c:
             _until(lambda: c.info("replication")["master_link_status"] == "up", 10, "the replica's link up")
         # (the replica's first acknowledgement after the resync may take longer than ACK_TIMEOUT)
-        outcome = _until(lambda: _retry(service, tid, command, actor, "a"), 10, "the retry acknowledged")
+        outcome = _until(lambda: _retry(service, tid, command, actor, "a"), 10,
+                         lambda: f"the retry acknowledged ({getattr(_retry, 'last', None)!r})")
         assert outcome.repeated and outcome.version > max(acknowledged)
         # now acknowledged: the notice and the timers hook it had not had follow it
         assert [n["version"] for n in _notices(pubsub, wait=3)] == [outcome.version]
