@@ -74,6 +74,26 @@ def _cut(master, replica) -> None:
         _until(lambda: c.info("replication")["master_link_status"] == "down", 5, "the replica's link down")
 
 
+def _heal(master, replica) -> None:
+    """The cut undone. A handshake the replica began while REPLCONF was refused and finished with
+    its PSYNC after the ACL was restored leaves a link whose acknowledgements the master never
+    counts (INFO shows the replica at port 0, its offset stuck): such a link is dropped and made
+    again. (An artefact of cutting with ACLs; a network that heals redoes the handshake whole.)"""
+    with master.client() as c:
+        c.execute_command("ACL", "SETUSER", "default", "+psync", "+sync", "+replconf")
+
+        def whole() -> bool:
+            replicas = [v for k, v in c.info("replication").items() if k.startswith("slave")
+                        and isinstance(v, dict)]
+            if replicas and replicas[0]["port"] == 0:
+                c.execute_command("CLIENT", "KILL", "TYPE", "replica")
+                return False
+            with replica.client() as r:
+                return bool(replicas) and r.info("replication")["master_link_status"] == "up"
+
+        _until(whole, 20, "the replica's link up again, whole")
+
+
 def _fail_over(master, replica) -> None:
     """kill -9 of the master; the cluster elects its replica (cluster-node-timeout 3 s)."""
     master.kill()
@@ -167,10 +187,7 @@ def test_a_keyed_retry_once_the_link_is_back_answers_the_first_result_and_sends_
             service.execute(tid, command, actor=actor, idempotency_key="a")
         assert _notices(pubsub) == [] and hooked == []  # nothing followed the unacknowledged append
 
-        with master.client() as c:  # the link back: the replica resyncs and holds the move
-            c.execute_command("ACL", "SETUSER", "default", "+psync", "+sync", "+replconf")
-        with replica.client() as c:
-            _until(lambda: c.info("replication")["master_link_status"] == "up", 10, "the replica's link up")
+        _heal(master, replica)  # the link back: the replica resyncs and holds the move
         # (the replica's first acknowledgement after the resync may take longer than ACK_TIMEOUT)
         outcome = _until(lambda: _retry(service, tid, command, actor, "a"), 10,
                          lambda: f"the retry acknowledged ({getattr(_retry, 'last', None)!r})")
