@@ -25,9 +25,12 @@ def _require_admin():
 @bp.get("/admin/tables/<table_id>/log")
 def table_log(table_id: str):
     ctx = _require_admin()
-    ctx.service.load(table_id)  # 404 for no such table
+    ctx.service.load(table_id)  # 404 for no such table (and a log lost since this process read it)
+    records = ctx.service.records(table_id)
+    if not records:  # gone between the two reads: a log of nothing is no table, never a 200
+        raise RuleError("not_found", "No such table.")
     # the same JSON-lines format `escoba replay --file` reads
-    return Response(export_text(ctx.service.records(table_id)), mimetype="application/x-ndjson")
+    return Response(export_text(records), mimetype="application/x-ndjson")
 
 
 @bp.get("/admin/tables/<table_id>")

@@ -13,6 +13,7 @@ from werkzeug.routing import WebsocketMismatch
 
 from events.config import Config
 from events.connection import Backends, connect, from_clients
+from events.replication import replica_acks
 from events.service import TableService
 
 from . import admin, analysis, errors, headers, hot, limits, observability, push, review, sockets, tables
@@ -83,7 +84,8 @@ def create_app(redis=None, config: Config | None = None) -> Flask:
     else:
         backends = from_clients(redis)
     redis = backends.tables
-    service = TableService(redis, on_change=change_hook(backends, config))
+    service = TableService(redis, on_change=change_hook(backends, config),
+                           replica_acks=replica_acks(config.replica_acks, redis))
     metrics = observability.Metrics()
     metrics.add_redis_collectors(backends)
 

@@ -12,6 +12,7 @@ from redis import exceptions as redis_errors
 from werkzeug.exceptions import HTTPException, RequestEntityTooLarge, RequestHeaderFieldsTooLarge, RequestURITooLarge
 
 from engine import RuleError
+from events.replication import NotAcknowledged
 
 from .schemas import BODY_MAX
 
@@ -51,11 +52,15 @@ _UNAVAILABLE = (redis_errors.ConnectionError, redis_errors.TimeoutError, redis_e
                 redis_errors.ReadOnlyError, redis_errors.OutOfMemoryError, redis_errors.ClusterDownError,
                 redis_errors.TryAgainError, redis_errors.MasterDownError)
 # the same refusals, when they come back as a script's error text
-_UNAVAILABLE_PREFIXES = ("OOM ", "READONLY ", "LOADING ", "MASTERDOWN ", "CLUSTERDOWN ", "TRYAGAIN ")
+# (NOREPLICAS: a master with min-replicas-to-write set and too few replicas, docs/operations.md)
+_UNAVAILABLE_PREFIXES = ("OOM ", "READONLY ", "LOADING ", "MASTERDOWN ", "CLUSTERDOWN ", "TRYAGAIN ",
+                         "NOREPLICAS ")
 
 
 def store_unavailable(exc: BaseException) -> str | None:
     """What is wrong with the store when ``exc`` says it cannot take requests now, else None."""
+    if isinstance(exc, NotAcknowledged):  # a move its replicas did not hold in time
+        return "unreplicated"
     if isinstance(exc, redis_errors.OutOfMemoryError):
         return "full"
     if isinstance(exc, redis_errors.ReadOnlyError):

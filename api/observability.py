@@ -223,6 +223,7 @@ class Metrics:
             self.requests.labels(MOVE_ROUTE, "POST", status)
         self.request_latency.labels(MOVE_ROUTE, "POST")
         self._request_children: dict = {}
+        r.register(_Durability())
 
     def add_redis_collectors(self, backends) -> None:
         self.registry.register(_RedisCollector(backends))
@@ -257,6 +258,24 @@ class _ScheduleFailures:
                                      "Moves whose timers could not be scheduled (repaired by the reconciler)")
         family.add_metric([], FAILURES.value)
         yield family
+
+
+class _Durability:
+    """Moves whose replicas did not acknowledge them in time (answered 503), and reads that found
+    a table's log gone or behind what this process had read (events/replication.py)."""
+
+    def collect(self):
+        from events.replication import LOST_LOGS, UNACKNOWLEDGED
+
+        family = CounterMetricFamily("escoba_unacknowledged_appends",
+                                     "Appends fewer replicas than ESCOBA_REPLICA_ACKS held in time (answered 503)")
+        family.add_metric([], UNACKNOWLEDGED.total())
+        yield family
+        lost = CounterMetricFamily("escoba_lost_logs", "Reads that found a table's log gone or behind this "
+                                   "process's copy (a failover that lost data)", labels=["kind"])
+        for kind in ("vanished", "behind"):
+            lost.add_metric([kind], LOST_LOGS.values.get(kind, 0))
+        yield lost
 
 
 class _RedisCollector:

@@ -6,7 +6,8 @@ import os
 from dataclasses import dataclass
 
 # the --redis-url flag of every command
-REDIS_URL_HELP = "the Redis to use (default: $REDIS_URL, else redis://127.0.0.1:6379/0)"
+REDIS_URL_HELP = ("the Redis to use, or a cluster's seed nodes, comma-separated "
+                  "(default: $REDIS_URL, else redis://127.0.0.1:6379/0)")
 
 
 @dataclass(frozen=True)
@@ -39,6 +40,9 @@ class Config:
     rate_limits: str = "on"
     # how many proxies in front of the API append to X-Forwarded-For; 0: the peer's address counts
     trusted_proxies: int = 0
+    # replicas that must hold a move before it is acknowledged; None (unset): 0 on one Redis, on a
+    # cluster 1 if every master has a replica (events/replication.py, docs/operations.md)
+    replica_acks: int | None = None
 
     @classmethod
     def from_env(cls, env=None) -> Config:
@@ -63,4 +67,5 @@ class Config:
             notify_allow_private=env.get("ESCOBA_NOTIFY_ALLOW_PRIVATE", "") == "1",
             rate_limits=env.get("ESCOBA_RATE_LIMITS", "on"),
             trusted_proxies=int(env.get("ESCOBA_TRUSTED_PROXIES", "0") or 0),
+            replica_acks=int(env["ESCOBA_REPLICA_ACKS"]) if env.get("ESCOBA_REPLICA_ACKS", "").strip() else None,
         )

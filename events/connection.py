@@ -14,6 +14,10 @@ Whether ``REDIS_URL`` names a cluster node is found out at start (``INFO cluster
 ``cluster_enabled:1``), not configured: an operator points the same setting at a
 cluster when one Redis is outgrown. ``ESCOBA_QUEUE_URL`` defaults to ``REDIS_URL``
 when that is one Redis; on a cluster it must be set, and a cluster there is refused.
+
+``REDIS_URL`` may list several nodes of a cluster, comma-separated (``redis://a:6379,b:6379``:
+an item without a scheme takes the first's scheme, credentials and options): seed nodes, so a
+process starts while any one of them is down. The first that answers is asked.
 """
 
 from __future__ import annotations
@@ -23,9 +27,10 @@ import select
 import time
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 import redis as redis_lib
-from redis.cluster import RedisCluster
+from redis.cluster import ClusterNode, RedisCluster
 
 from .config import Config
 
@@ -110,23 +115,53 @@ def from_clients(tables, queue=None) -> Backends:
     return Backends(tables=tables, queue=queue, cluster=cluster)
 
 
+def seeds(url: str) -> list[str]:
+    """The node URLs ``url`` lists (one, or several comma-separated); an item without a scheme
+    takes the first's scheme, credentials and path (``redis://u:p@a:1/0,b:2`` -> ``redis://u:p@b:2/0``)."""
+    items = [item.strip() for item in url.split(",") if item.strip()]
+    if not items:
+        raise TopologyError("REDIS_URL names no Redis")
+    first = urlsplit(items[0])
+    if len(items) > 1 and not first.netloc:
+        raise TopologyError("a REDIS_URL that lists several nodes starts with a whole URL (redis://host:port)")
+    credentials = first.netloc.rpartition("@")[0]
+    out = [items[0]]
+    for item in items[1:]:
+        if "://" not in item:
+            item = urlunsplit((first.scheme, f"{credentials}@{item}" if credentials else item, first.path,
+                               first.query, ""))
+        out.append(item)
+    return out
+
+
 def probe_cluster(url: str, wait: float = CONNECT_WAIT) -> bool:
-    """Whether the Redis at ``url`` is a cluster node; waits up to ``wait`` s for it to answer."""
-    client = redis_lib.Redis.from_url(url, socket_connect_timeout=2, socket_timeout=5)
+    """Whether the Redis at ``url`` (the first of its seeds that answers) is a cluster node; waits
+    up to ``wait`` s for one to answer."""
+    return _probe(url, wait)[0]
+
+
+def _probe(url: str, wait: float) -> tuple[bool, str]:
+    """``(is a cluster node, the seed that answered)``."""
+    clients = [(seed, redis_lib.Redis.from_url(seed, socket_connect_timeout=2, socket_timeout=5))
+               for seed in seeds(url)]
     deadline = time.monotonic() + wait
     try:
         while True:
-            try:
-                info = client.info("cluster")
-                return int(info.get("cluster_enabled", 0)) == 1
-            except redis_lib.ResponseError:  # no INFO (an embedded fake, a proxy): not a cluster node
-                return False
-            except (redis_lib.ConnectionError, redis_lib.TimeoutError, redis_lib.BusyLoadingError) as exc:
-                if time.monotonic() >= deadline:
-                    raise redis_lib.ConnectionError(f"Redis at {_where(url)} is not reachable: {exc}") from exc
-                time.sleep(0.5)
+            failures = []
+            for seed, client in clients:
+                try:
+                    info = client.info("cluster")
+                    return int(info.get("cluster_enabled", 0)) == 1, seed
+                except redis_lib.ResponseError:  # no INFO (an embedded fake, a proxy): not a cluster node
+                    return False, seed
+                except (redis_lib.ConnectionError, redis_lib.TimeoutError, redis_lib.BusyLoadingError) as exc:
+                    failures.append(f"{_where(seed)}: {exc}")
+            if time.monotonic() >= deadline:
+                raise redis_lib.ConnectionError(f"Redis at {_where(url)} is not reachable: {'; '.join(failures)}")
+            time.sleep(0.5)
     finally:
-        client.close()
+        for _, client in clients:
+            client.close()
 
 
 def connect(config: Config, *, wait: float = CONNECT_WAIT) -> Backends:
@@ -135,7 +170,7 @@ def connect(config: Config, *, wait: float = CONNECT_WAIT) -> Backends:
     Raises TopologyError for a cluster at ``ESCOBA_QUEUE_URL`` or a cluster with no queue
     URL, ConnectionError when a Redis does not answer within ``wait`` seconds.
     """
-    cluster = probe_cluster(config.redis_url, wait)
+    cluster, seed = _probe(config.redis_url, wait)
     queue_url = config.queue_url or None
     if cluster and queue_url is None:
         raise TopologyError(
@@ -149,7 +184,7 @@ def connect(config: Config, *, wait: float = CONNECT_WAIT) -> Backends:
     if cluster:
         tables = cluster_client(config.redis_url, wait)
     else:
-        tables = plain_client(config.redis_url)
+        tables = plain_client(seed)  # one Redis: the seed that answered
     queue = tables if same else plain_client(queue_url)
     return Backends(tables=tables, queue=queue, cluster=cluster)
 
@@ -168,18 +203,22 @@ def plain_client(url: str) -> redis_lib.Redis:
 
 def tables_client(url: str, wait: float = CONNECT_WAIT):
     """Only the tables' client for ``url`` (tools that read logs and need no queue: ``escoba replay``)."""
-    return cluster_client(url, wait) if probe_cluster(url, wait) else redis_lib.Redis.from_url(url)
+    cluster, seed = _probe(url, wait)
+    return cluster_client(url, wait) if cluster else redis_lib.Redis.from_url(seed)
 
 
 def cluster_client(url: str, wait: float = CONNECT_WAIT) -> RedisCluster:
-    """A RedisCluster from any node's URL, waiting for the cluster to cover every slot
-    (a cluster being created answers ``CLUSTER SLOTS`` with gaps for a moment)."""
+    """A RedisCluster from any node's URL, or several (seed nodes: any one that answers will do),
+    waiting for the cluster to cover every slot (a cluster being created answers ``CLUSTER
+    SLOTS`` with gaps for a moment)."""
+    first, *others = seeds(url)
     deadline = time.monotonic() + wait
     while True:
         try:
+            more = [ClusterNode(parsed.hostname, parsed.port or 6379) for parsed in map(urlsplit, others)]
             # a cluster has only db 0: the URL's db, if any, is dropped
-            return RedisCluster.from_url(_without_db(url), health_check_interval=HEALTH_CHECK_INTERVAL,
-                                         **_connection_class(url))
+            return RedisCluster.from_url(_without_db(first), startup_nodes=more,
+                                         health_check_interval=HEALTH_CHECK_INTERVAL, **_connection_class(first))
         except Exception as exc:  # RedisClusterException: slots not covered yet; ConnectionError
             if time.monotonic() >= deadline:
                 raise redis_lib.ConnectionError(f"the Redis Cluster at {_where(url)} is not ready: {exc}") from exc
@@ -195,11 +234,14 @@ def _without_db(url: str) -> str:
 
 
 def _where(url: str) -> str:
-    """host:port of ``url`` without credentials (messages and logs never carry a password)."""
-    rest = url.split("://", 1)[-1]
+    """host:port of ``url`` (of each node it lists) without credentials (messages and logs never
+    carry a password)."""
+    if "," in url:
+        return ",".join(_where(item) for item in url.split(",") if item.strip())
+    rest = url.strip().split("://", 1)[-1]
     rest = rest.rsplit("@", 1)[-1]
     return rest.split("/", 1)[0]
 
 
 __all__ = ["Backends", "Connection", "TopologyError", "cluster_client", "connect", "from_clients", "is_cluster",
-           "plain_client", "probe_cluster", "tables_client"]
+           "plain_client", "probe_cluster", "seeds", "tables_client"]

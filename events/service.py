@@ -29,7 +29,7 @@ import engine
 from engine.cards import FULL_DECK
 from engine.state import State
 
-from . import compaction, decoding, snapshots
+from . import compaction, decoding, replication, snapshots
 from .records import LogError, from_record, loads, to_record
 from .seconds import PerSecond
 from .store import (
@@ -138,9 +138,11 @@ class TableService:
                  rng: random.Random | None = None,
                  on_change: Callable | None = None,
                  snapshot_every: int = snapshots.SNAPSHOT_EVERY,
-                 idempotency_ttl: int = IDEMPOTENCY_TTL, cache_size: int = 256):
+                 idempotency_ttl: int = IDEMPOTENCY_TTL, cache_size: int = 256,
+                 replica_acks: int = 0, ack_timeout: float = replication.ACK_TIMEOUT):
         self.redis = redis
-        self.store = EventStore(redis)
+        # replica_acks > 0: an append counts once that many replicas hold it (events/replication.py)
+        self.store = EventStore(redis, replica_acks=replica_acks, ack_timeout=ack_timeout)
         self.clock = clock
         self.rng = rng if rng is not None else random.SystemRandom()
         # on_change(table_id, state, records) runs after every append. A hook that also has
@@ -182,7 +184,12 @@ class TableService:
                     base = None
         if base is None:
             base = State()
-        records = self.store.read_raw(table_id, after=base.version, until=until)
+        records = self._tail(table_id, base, until)
+        if records is None:  # the log lacks what this process (or a snapshot) had read
+            base, from_cache = self._lost(table_id, base, until), False
+            if base.version:  # compacted meanwhile: its archive is the table
+                return base
+            records = self.store.read_raw(table_id, until=until)
         if base.version == 0 and not records:
             archive = self.archive(table_id)
             if archive is None:
@@ -198,6 +205,38 @@ class TableService:
                 snapshots.save_snapshot(self.redis, table_id, state, self.snapshot_every)
             self._remember(table_id, state)
         return state
+
+    def _tail(self, table_id: str, base: State, until: int | None) -> list | None:
+        """The stored records after ``base`` (up to ``until``); None when the log no longer holds
+        ``base``'s own version. A copy read before (this process's, or a snapshot) is checked
+        against the store on every load: the record at its version comes back with the tail, so
+        a log that vanished or went back (a failover to a replica that lacked it) is noticed
+        for the price of one record, never served as if the table were alive."""
+        if base.version == 0:
+            return self.store.read_raw(table_id, after=0, until=until)
+        entries = self.store.read_raw(table_id, after=base.version - 1, until=until)
+        if not entries or entries[0][0] != base.version:
+            return None
+        return entries[1:]
+
+    def _lost(self, table_id: str, base: State, until: int | None) -> State:
+        """What to read from when the log lacks ``base.version``: a compacted table's archive state
+        (no stream is right for it), else nothing (``State()``, after logging and counting it)."""
+        archive = self.archive(table_id)
+        if archive is not None:
+            if until is None and base.version == archive.version:
+                return base  # this process's copy of a compacted table: it never changes
+            with self._lock:
+                self._cache.pop(table_id, None)
+            state = fold_entries(State(), [e for e in archive.entries if until is None or e[0] <= until])
+            if until is None:
+                self._remember(table_id, state)
+            return state
+        with self._lock:
+            self._cache.pop(table_id, None)
+        stored = self.store.version(table_id)
+        replication.lost_log(table_id, "behind" if stored else "vanished", base.version, stored)
+        return State()
 
     def load_noticed(self, table_id: str, version: int, after: int | None = None,
                      encoded: list | None = None) -> State:
@@ -290,6 +329,9 @@ class TableService:
                                       created_at=self.clock(), grant=grant)
             except VersionConflict:
                 continue  # that id is taken: draw another
+            except replication.NotAcknowledged:
+                self._unacknowledged(table_id)
+                raise
             self._changed(table_id, outcome)
             return table_id, outcome
         raise engine.RuleError("version_conflict", "Could not find a free table id; try again.")
@@ -334,6 +376,9 @@ class TableService:
                 )
             try:
                 outcome = self._apply(table_id, state, command, actor, idempotency_key, grant=grant)
+            except replication.NotAcknowledged:
+                self._unacknowledged(table_id)
+                raise
             except engine.RuleError:
                 if not fresh:
                     continue
@@ -347,6 +392,8 @@ class TableService:
                 current = exc.current
                 continue
             except AlreadyApplied as exc:
+                if self.store.replica_acks:  # another request's append, maybe not acknowledged yet
+                    self.store.confirm(table_id, actor, idempotency_key)
                 return self._repeat(table_id, exc.version)
             if outcome.records:
                 self._changed(table_id, outcome)
@@ -364,8 +411,9 @@ class TableService:
 
     def repeated(self, table_id: str, actor: str, idempotency_key: str) -> Outcome | None:
         """The outcome of the request ``actor`` made with this idempotency key, as it was then
-        (``repeated`` set); None when the key is unused."""
-        done = self.store.idempotent_version(table_id, actor, idempotency_key)
+        (``repeated`` set); None when the key is unused. With replica acks on, only once the
+        first result is acknowledged (``store.confirm``)."""
+        done = self.store.confirm(table_id, actor, idempotency_key)
         return None if done is None else self._repeat(table_id, done)
 
     # --- inside ------------------------------------------------------------
@@ -437,7 +485,26 @@ class TableService:
                 self._cache.popitem(last=False)
 
     def _repeat(self, table_id: str, version: int) -> Outcome:
+        if self.store.replica_acks:
+            self._follow_repeat(table_id)
         return Outcome(version, self.load(table_id, until=version), [], True)
+
+    def _unacknowledged(self, table_id: str) -> None:
+        """Tell the change hook (``unacknowledged(table_id)``, if it has one) that an append stands
+        on the master without its replicas' acknowledgement: nothing followed it."""
+        hook = getattr(self.on_change, "unacknowledged", None)
+        if hook is not None:
+            hook(table_id)
+
+    def _follow_repeat(self, table_id: str) -> None:
+        """A repeat of an append whose first answer may have been 503 (its replicas were late):
+        the notice and the timers that then did not follow it follow now that it is
+        acknowledged. Both are idempotent (a listener at that version ignores the notice; the
+        timers hook plans the same timers again)."""
+        state = self.load(table_id)
+        self.store.notify(table_id, state.version)
+        if self.on_change is not None and state.version:
+            self.on_change(table_id, state, self.store.read(table_id, after=state.version - 1))
 
     def _changed(self, table_id: str, outcome: Outcome) -> None:
         if self.on_change is None:

@@ -21,15 +21,21 @@ of it: a table's first event, its host's token and its index entry are written
 together. Every write comes after every check, and once a script has written,
 Redis (noeviction) lets it finish, so a full Redis refuses a create whole.
 The same code runs on one Redis, on a Redis Cluster and on fakeredis[lua].
+
+With ``replica_acks`` (ESCOBA_REPLICA_ACKS) the step is followed by ``WAIT`` on the same
+connection and the change notice is published only once the replicas hold the batch
+(events/replication.py): what sockets and timers follow was acknowledged.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 from dataclasses import dataclass
 
 import orjson
 
+from . import replication
 from .buckets import SlotDirectory, bucket_key, read_buckets
 from .connection import is_cluster
 from .records import dumps, loads
@@ -41,6 +47,8 @@ COUNTS = "counts"
 IDEMPOTENCY_TTL = 24 * 3600
 READ_CHUNK = 1000
 NOTICE_RECORDS_MAX = 16 * 1024  # characters of records a change notice carries (a deal is ~1 KB)
+
+log = logging.getLogger("escoba.events")
 
 
 def table_key(table_id: str, name: str) -> str:
@@ -189,12 +197,28 @@ class Appended:
     hashes: tuple = ()  # one dict per key of ``read_back``, as it was after the append
 
 
-class EventStore:
-    """A table's log in Redis (``redis`` may decode responses or not)."""
+# KEYS: [1] an idempotency key. Sets it again as it is (a write the replicas must copy, after
+# the append that set it: WAIT after this covers that append). Returns its value or nil.
+_TOUCH = """
+local seen = redis.call('GET', KEYS[1])
+if seen then redis.call('SET', KEYS[1], seen, 'KEEPTTL') end
+return seen
+"""
 
-    def __init__(self, redis):
+
+class EventStore:
+    """A table's log in Redis (``redis`` may decode responses or not).
+
+    ``replica_acks``: how many replicas must hold an append before it counts (0: none, no
+    WAIT); ``ack_timeout``: seconds to wait for them (events/replication.py).
+    """
+
+    def __init__(self, redis, *, replica_acks: int = 0, ack_timeout: float = replication.ACK_TIMEOUT):
         self.redis = redis
+        self.replica_acks = replica_acks
+        self.ack_timeout = ack_timeout
         self._append = redis.register_script(_APPEND)
+        self._touch = redis.register_script(_TOUCH)
         self.slots = SlotDirectory(redis)
         # sharded pub/sub on a cluster: a notice goes only to the shard that owns the table
         self.publish = "SPUBLISH" if is_cluster(redis) else "PUBLISH"
@@ -253,23 +277,68 @@ class EventStore:
         keys = [stream, idem_key, index_key(table_id), bucket_key(STATUS, table_id),
                 bucket_key(COUNTS, table_id), tokens_key(table_id)]
         channel = changes_channel(table_id) if notice else ""
+        waits = self.replica_acks > 0
         encoded = [dumps(r) for r in records]
         message = change_notice(table_id, expected_version, new_version, encoded) if notice else ""
         token_hash, player = grant if grant is not None else ("", "")
-        args = [expected_version, len(records), channel, message, idem_value, ttl,
+        # waiting for replicas: the step publishes nothing, the notice follows their acknowledgement
+        args = [expected_version, len(records), "" if waits else channel, message, idem_value, ttl,
                 "1" if stamp else "0", "1" if idempotency is not None else "0", self.publish,
                 "" if created_at is None else repr(float(created_at)), table_id, status or "",
                 token_hash, player]
         args.extend(encoded)
         if created_at is not None:
             self.slots.note(table_id)
-        reply = self._append(keys=[*keys, *read_back], args=args)
+        keys.extend(read_back)
+        if waits:
+            reply, acked, node = replication.run_then_wait(
+                self.redis, stream, ("EVALSHA", self._append.sha, len(keys), *keys, *args),
+                self.replica_acks, self.ack_timeout, script=_APPEND)
+        else:
+            reply = self._append(keys=keys, args=args)
         status, version = int(reply[0]), int(reply[1])
         if status == 0:
             raise VersionConflict(version)
-        if status == 2:
+        if status == 2:  # (the WAIT above counted an older write: the caller confirms the repeat)
             raise AlreadyApplied(version)
+        if waits:
+            if acked < self.replica_acks:
+                raise replication.unacknowledged(table_id, version, acked, self.replica_acks)
+            if channel:
+                self._publish(node, table_id, channel, message)
         return Appended(version, int(reply[2]), tuple(flat_hash(flat) for flat in reply[3:]))
+
+    def confirm(self, table_id: str, actor: str, key: str) -> int | None:
+        """The version a request with this idempotency key made (None: no such request), once
+        ``replica_acks`` replicas hold it: a repeat answers the first result only when that
+        result is acknowledged. Raises NotAcknowledged when they do not in time."""
+        if not self.replica_acks:
+            return self.idempotent_version(table_id, actor, key)
+        idem = idempotency_key(table_id, actor, key)
+        if self.redis.get(idem) is None:  # the common case: no WAIT for a write this is not
+            return None
+        raw, acked, _ = replication.run_then_wait(
+            self.redis, idem, ("EVALSHA", self._touch.sha, 1, idem), self.replica_acks, self.ack_timeout,
+            script=_TOUCH)
+        if raw is None:  # expired in between
+            return None
+        version = int(json.loads(_text(raw))["version"])
+        if acked < self.replica_acks:
+            raise replication.unacknowledged(table_id, version, acked, self.replica_acks)
+        return version
+
+    def notify(self, table_id: str, version: int) -> None:
+        """Publish a change notice of ``version`` (no records: a listener loads the table)."""
+        message = orjson.dumps({"table_id": table_id, "version": version}).decode()
+        self._publish(replication.node_client(self.redis, events_key(table_id)), table_id,
+                      changes_channel(table_id), message)
+
+    def _publish(self, client, table_id: str, channel: str, message: str) -> None:
+        # the move stands and is acknowledged: a lost notice only delays sockets to the next one
+        try:
+            client.execute_command(self.publish, channel, message)
+        except Exception:
+            log.warning("table %s: could not publish a change notice", table_id, exc_info=True)
 
     def add_to_index(self, table_id: str, score: float) -> None:
         """Index a table made without ``created_at`` (tools, old data): the create step does it."""

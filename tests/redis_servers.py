@@ -118,6 +118,12 @@ class RedisClusterServers:
         """Any node's URL names the cluster (REDIS_URL may name any node): the first one."""
         return self.nodes[0].url
 
+    @property
+    def seeds_url(self) -> str:
+        """Every node, comma-separated (REDIS_URL's seed nodes): still names the cluster while any
+        one node is down."""
+        return ",".join(node.url for node in self.nodes)
+
     def client(self, **kwargs):
         from redis.cluster import RedisCluster
 
@@ -128,9 +134,9 @@ class RedisClusterServers:
             with node.client() as c:
                 c.flushall()
 
-    def wait_ok(self, timeout: float = 20.0) -> None:
-        """Until every node says ``cluster_state:ok`` and knows every other node, and every replica's
-        link to its master is up."""
+    def wait_ok(self, timeout: float = 20.0, replicas: int = 0) -> None:
+        """Until every node says ``cluster_state:ok`` and knows every other node, every replica's
+        link to its master is up, and (``replicas``) every master has that many replicas."""
         deadline = time.time() + timeout
         while time.time() < deadline:
             states = []
@@ -143,7 +149,9 @@ class RedisClusterServers:
                     states.append(fields.get("cluster_state") == "ok"
                                   and int(fields.get("cluster_known_nodes", 0)) == len(self.nodes)
                                   # a replica counts once it holds its master's data
-                                  and replication.get("master_link_status", "up") == "up")
+                                  and replication.get("master_link_status", "up") == "up"
+                                  and (replication.get("role") != "master" or not replicas
+                                       or int(replication.get("connected_slaves", 0)) >= replicas))
             if all(states):
                 return
             time.sleep(0.1)
@@ -178,7 +186,7 @@ def start_cluster(workdir: Path, masters: int = 3, *, durable: bool = False, rep
                         "--cluster-replicas", str(replicas), "--cluster-yes"],
                        check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=60)
         cluster = RedisClusterServers(nodes)
-        cluster.wait_ok()
+        cluster.wait_ok(replicas=replicas)
         return cluster
     except BaseException:
         for node in nodes:

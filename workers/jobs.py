@@ -23,6 +23,7 @@ import time
 
 import engine
 from events.config import Config
+from events.replication import replica_acks
 from events.service import TableService
 
 from . import outbound, scheduling
@@ -81,7 +82,8 @@ def service(redis=None, config: Config | None = None):
     """A TableService for a job: the tables' store, the scheduler hook, the configured clock."""
     redis = redis if redis is not None else tables()
     config = config or get_config()
-    kwargs = {"on_change": scheduling.on_change_hook(redis, config), "cache_size": 0}
+    kwargs = {"on_change": scheduling.on_change_hook(redis, config), "cache_size": 0,
+              "replica_acks": replica_acks(getattr(config, "replica_acks", None), redis)}
     if _settings["clock"] is not None:
         kwargs["clock"] = _settings["clock"]
     return TableService(redis, **kwargs)

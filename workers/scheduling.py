@@ -625,6 +625,15 @@ class TimersHook:
     def __call__(self, table_id: str, state, records: list[dict], appended=None) -> None:
         after_change(self.redis, table_id, state, records, self.config, appended)
 
+    def unacknowledged(self, table_id: str) -> None:
+        """An append its replicas did not acknowledge in time (events/replication.py): no timers
+        followed it. If it stands, the reconciler plans them from the log (a keyed retry does
+        it sooner); if a failover loses it, the repair finds the table as it was."""
+        try:
+            index.note_repair(self.redis, table_id)
+        except Exception:  # the store itself is away: the reconciler's walk finds the table
+            log.warning("could not note table %s for repair", table_id)
+
 
 def on_change_hook(tables, config) -> TimersHook:
     """``TableService(on_change=...)`` for a process that only needs the timers."""

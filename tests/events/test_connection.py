@@ -17,6 +17,7 @@ from events.connection import (
     connect,
     from_clients,
     is_cluster,
+    seeds,
 )
 
 
@@ -137,3 +138,40 @@ def test_the_cheap_check_answers_as_redis_pys_own_idle_pending_and_closed(redis_
             conn.disconnect()
     finally:
         killer.close()
+
+
+def test_redis_url_may_list_seed_nodes_taking_the_first_ones_scheme_and_credentials():
+    assert seeds("redis://a:1/0") == ["redis://a:1/0"]
+    assert seeds("redis://u:p@a:1/0, b:2 ,redis://c:3") == ["redis://u:p@a:1/0", "redis://u:p@b:2/0", "redis://c:3"]
+    assert seeds("rediss://a:1,b:2") == ["rediss://a:1", "rediss://b:2"]
+    with pytest.raises(TopologyError):
+        seeds("a:1,b:2")  # the first must be a whole URL: the others take its scheme
+    assert Config.from_env({}).replica_acks is None
+    assert Config.from_env({"ESCOBA_REPLICA_ACKS": "2"}).replica_acks == 2
+    assert Config.from_env({"ESCOBA_REPLICA_ACKS": ""}).replica_acks is None
+
+
+def test_a_cluster_is_found_and_used_while_the_first_seed_node_is_down(redis_cluster, queue_server):
+    from ..redis_servers import free_port
+
+    down = f"redis://127.0.0.1:{free_port()}/0"  # nothing listens there
+    others = ",".join(f"127.0.0.1:{node.port}" for node in redis_cluster.nodes[1:])
+    b = connect(Config(redis_url=f"{down},{others}", queue_url=queue_server.url), wait=5)
+    try:
+        assert b.cluster and len(b.tables.get_primaries()) == 3
+        b.tables.set("table:{seed}:probe", "1")
+        assert b.tables.get("table:{seed}:probe") == b"1"
+    finally:
+        b.close()
+
+
+def test_one_redis_among_seeds_is_the_first_that_answers(redis_server):
+    from ..redis_servers import free_port
+
+    b = connect(Config(redis_url=f"redis://127.0.0.1:{free_port()}/0,{redis_server.url}"), wait=5)
+    try:
+        assert not b.cluster and b.tables is b.queue
+        assert b.tables.connection_pool.connection_kwargs["port"] == redis_server.port
+        assert b.tables.ping()
+    finally:
+        b.close()
