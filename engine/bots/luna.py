@@ -48,6 +48,7 @@ from collections.abc import Callable
 from ..cards import SEVEN_OF_COINS as SEVEN
 from . import race, tito
 from .common import Reading, card_worth
+from .people import Model, TitoOrAny
 from .sim import INDEX, VAL, Round, worth_table
 
 BUDGET_MS = 100.0
@@ -85,6 +86,12 @@ SLOPE_MIN = 0.02
 # Measured (bench/bots.py, seed 'final', the same 90 duplicate pairs against Tito): +0.40
 # points a round with it, +0.25 without (READ_TRIES=0); 62.8% of games against 58.9%.
 READ_TRIES = 12
+# how the others are taken to choose (engine.bots.people), for reading their hands: not
+# certainly Tito, so that a player who is not (a person, Carmen, a greedy bot) is read too
+PEOPLE: Model = TitoOrAny(0.8)
+# each drawn deal counts by its importance weight (0: only the choice among the tried hands
+# follows the weights, and every deal counts the same)
+WEIGH_DEALS = 1
 
 
 class Budget:
@@ -125,11 +132,13 @@ def choose(
     max_iterations: int | None = None,
     candidates: int | None = None,
     stats: dict | None = None,
+    people: Model | None = None,
 ) -> dict:
     """Luna's command for her seat.
 
     ``clock``: CPU seconds (``time.process_time``), read for ``budget_ms``; ``wall_clock``:
     seconds (``time.monotonic``), read for ``wall_ms`` (default ``WALL_FACTOR`` budgets).
+    ``people``: how the others are taken to choose (``engine.bots.people``; ``PEOPLE`` if None).
     """
     budget = Budget(BUDGET_MS if budget_ms is None else budget_ms, clock, wall_clock, wall_ms)
     max_iterations = MAX_ITERATIONS if max_iterations is None else max_iterations
@@ -149,43 +158,38 @@ def choose(
     root = _root(r)
     if root is None:  # the view does not add up (never expected): fall back on Tito
         return moves[0]
-    best = search(root, r, [_as_ints(m) for m in moves], rng, budget, max_iterations, stats, prior)
+    best = search(root, r, [_as_ints(m) for m in moves], rng, budget, max_iterations, stats, prior, people)
     return moves[best]
 
 
 def search(root: Round, r: Reading, moves: list[tuple[int, list[int]]], rng: random.Random,
            budget: Budget, max_iterations: int, stats: dict | None = None,
-           prior: list[float] | None = None) -> int:
+           prior: list[float] | None = None, people: Model | None = None) -> int:
     """The index of the best of ``moves`` (``moves[0]`` when no deal was finished in time).
 
     ``prior``: a judgement of each move in round points, worth ``PRIOR_WEIGHT`` deals.
+    ``people``: the model the others' hands are read by (``PEOPLE`` by default).
+
+    Each deal comes with its importance weight (``Deals.draw``); a move's value is its
+    weighted mean over the deals, and the prior counts against the deals' effective number.
+    A deal of weight 0 (only under ``people.TITO``: no hand found that explains the plays)
+    is not played out.
     """
     prior = prior or [0.0] * len(moves)
-    unseen = [INDEX[c] for c in r.unseen]
-    others = [(s, r.hand_count[s]) for s in r.players if s != r.me]
-    lacks = inferred_lacks(r, root) if INFER else {}
-    reads = past_choices(r, root) if READ_TRIES else {}
-    others.sort(key=lambda x: x[0] not in lacks)  # the constrained hands are drawn first
+    deals = Deals(r, root, people)
     leaf = leaf_value(r)
     stop = budget.over
     alive = list(range(len(moves)))
     totals = [0.0] * len(moves)
     results: list[list[int]] = [[] for _ in moves]
+    weights: list[float] = []
     iterations = 0
     while iterations < max_iterations and len(alive) > 1 and not stop():
-        deal = root.copy()
-        pool = list(unseen)
-        rng.shuffle(pool)
-        if reads:
-            _deal_read(deal, pool, others, reads, rng)
-        elif lacks:
-            _deal_inferred(deal, pool, others, lacks)
-        else:
-            at = 0
-            for seat, n in others:
-                deal.hands[seat] = pool[at : at + n]
-                at += n
-            deal.stock = pool[at:]
+        deal, weight = deals.draw(rng)
+        if weight <= 0.0:
+            continue
+        if not WEIGH_DEALS:
+            weight = 1.0
         got = []
         for i in alive:
             sim = deal.copy()
@@ -198,20 +202,30 @@ def search(root: Round, r: Reading, moves: list[tuple[int, list[int]]], rng: ran
         else:
             for i, v in zip(alive, got, strict=True):
                 results[i].append(v)
-                totals[i] += v
+                totals[i] += weight * v
+            weights.append(weight)
             iterations += 1
             if iterations >= MIN_ITERATIONS and iterations % 4 == 0:
-                alive = _prune(alive, results, totals, iterations)
+                alive = _prune(alive, results, totals, iterations, weights)
             continue
         break
+    ess = effective_count(weights)
     if stats is not None:
         stats["iterations"] = iterations
         stats["alive"] = len(alive)
+        stats["effective"] = ess
     if iterations == 0:
         return 0
-    # the best mean over the deals every live move was scored on, with the prior's pseudo-deals;
-    # ties go to Tito's order
-    return max(alive, key=lambda i: (totals[i] + PRIOR_WEIGHT * prior[i], -i))
+    # the best weighted mean over the deals every live move was scored on, with the prior's
+    # pseudo-deals against the deals' effective number; ties go to Tito's order
+    total = sum(weights)
+    return max(alive, key=lambda i: (ess * totals[i] / total + PRIOR_WEIGHT * prior[i], -i))
+
+
+def effective_count(weights: list[float]) -> float:
+    """Kish's effective number of deals: as many equally weighted deals would tell as much."""
+    square = sum(w * w for w in weights)
+    return sum(weights) ** 2 / square if square > 0 else 0.0
 
 
 def leaf_value(r: Reading) -> Callable[[list[int]], float]:
@@ -246,12 +260,18 @@ def leaf_value(r: Reading) -> Callable[[list[int]], float]:
     return value
 
 
-def _prune(alive: list[int], results: list[list[int]], totals: list[float], n: int) -> list[int]:
+def _prune(alive: list[int], results: list[list[int]], totals: list[float], n: int,
+           weights: list[float] | None = None) -> list[int]:
     """Drop the moves behind the leader by more than ``PRUNE_Z`` paired standard errors.
 
     Every live move has been scored on all ``n`` deals (a move is only ever
-    dropped, never added), so the lists line up.
+    dropped, never added), so the lists line up. With ``weights`` (one a deal, ``totals``
+    then weighted sums) the mean and spread are weighted and the error counts the deals'
+    effective number; equal weights give the plain paired test.
     """
+    ws = weights[-n:] if weights is not None else [1.0] * n
+    total = sum(ws)
+    ess = effective_count(ws)
     lead = max(alive, key=lambda i: totals[i])
     best = results[lead][-n:]
     keep = []
@@ -260,9 +280,13 @@ def _prune(alive: list[int], results: list[list[int]], totals: list[float], n: i
             keep.append(i)
             continue
         diffs = [a - b for a, b in zip(best, results[i][-n:], strict=True)]
-        mean = sum(diffs) / n
-        var = sum((d - mean) ** 2 for d in diffs) / (n - 1)
-        if mean <= PRUNE_Z * (var / n) ** 0.5 + 1e-9:
+        mean = sum(w * d for w, d in zip(ws, diffs, strict=True)) / total
+        spread = sum(w * (d - mean) ** 2 for w, d in zip(ws, diffs, strict=True)) / total
+        if ess <= 1.0:
+            keep.append(i)
+            continue
+        var = spread * ess / (ess - 1)
+        if mean <= PRUNE_Z * (var / ess) ** 0.5 + 1e-9:
             keep.append(i)
     return keep
 
@@ -398,6 +422,117 @@ def _deal_read(deal: Round, pool: list[int], others: list[tuple[int, int]], read
             rest = rest[n:]
         deal.hands[seat] = hand
     deal.stock = rest
+
+
+def hand_weight(hand: list[int], checks: list, people: Model) -> float:
+    """The chance, under ``people``, that a seat holding ``hand`` made its plays of this deal.
+
+    ``checks``: the seat's plays (``past_choices``). The product of ``people.chance`` over
+    them, each judged on the round as it stood before that play, the seat then holding
+    ``hand`` and the cards it has played since. Under ``people.TITO`` it is 0 exactly when
+    ``_agreed`` finds a play Tito would not have made.
+    """
+    weight = 1.0
+    for before, seat, card, taken, since in checks:
+        before.hands[seat] = hand + since
+        scores, played = before.judge(seat, card, taken)
+        weight *= people.chance(scores, played)
+        if weight <= 0.0:
+            return 0.0
+    return weight
+
+
+class Deals:
+    """Guesses at the cards a seat cannot see, each with its importance weight.
+
+    From a seat's ``Reading`` (its view at its turn): the unseen cards (the forty, less its
+    hand, the table and every card in this round's history) go into the other hands (by their
+    counts) and the stock. A guess is weighed by how likely the others' plays of this deal
+    were, had they held the hands it gives them, under ``people`` (``engine.bots.people``):
+
+    - ``weight(deal)``: a deal's own weight (its hands' ``hand_weight``s), 0 for a deal the
+      seat's view rules out (a card it has seen, a card twice or missing, a wrong count);
+    - ``draw(rng)``: a deal and its weight, drawn so that few are wasted: for each seat whose
+      plays say something, ``tries`` hands are drawn from the cards left, one is kept with a
+      chance in proportion to its weight, and the deal's weight is multiplied by their mean
+      weight (sampling-importance-resampling: the weighted deals stand for the deals as
+      ``people`` would have them, without rejecting any).
+
+    Weighted means over drawn deals (``sum(w * value) / sum(w)``) are the estimates; the only
+    chance is ``rng``, so a given rng gives the same deals and weights.
+    """
+
+    def __init__(self, r: Reading, root: Round | None = None, people: Model | None = None,
+                 tries: int | None = None):
+        root = _root(r) if root is None else root
+        if root is None:
+            raise ValueError("the view's counts of unseen cards do not add up")
+        self.r = r
+        self.root = root
+        self.people = PEOPLE if people is None else people
+        self.tries = READ_TRIES if tries is None else tries
+        self.unseen = [INDEX[c] for c in r.unseen]
+        self.others = [(s, r.hand_count[s]) for s in r.players if s != r.me]
+        self.reads = past_choices(r, root) if self.tries else {}
+        self.lacks = inferred_lacks(r, root) if INFER and not self.reads else {}
+        self.others.sort(key=lambda x: x[0] not in self.lacks)  # the constrained hands are drawn first
+
+    def draw(self, rng: random.Random) -> tuple[Round, float]:
+        deal = self.root.copy()
+        pool = list(self.unseen)
+        rng.shuffle(pool)
+        if self.lacks:
+            _deal_inferred(deal, pool, self.others, self.lacks)
+            return deal, 1.0
+        weight = 1.0
+        rest = pool
+        for seat, n in self.others:
+            checks = self.reads.get(seat)
+            if not checks:
+                deal.hands[seat] = rest[:n]
+                rest = rest[n:]
+                continue
+            hands = [rest[:n]] + [rng.sample(rest, n) for _ in range(self.tries - 1)]
+            ws = [hand_weight(h, checks, self.people) for h in hands]
+            total = sum(ws)
+            if total <= 0.0:
+                weight = 0.0
+                hand = hands[0]
+            else:
+                at = rng.random() * total
+                k = 0
+                while k < len(hands) - 1 and at >= ws[k]:
+                    at -= ws[k]
+                    k += 1
+                while ws[k] <= 0.0:  # rounding at the end of the walk never picks a weightless hand
+                    k -= 1
+                hand = hands[k]
+                weight *= total / len(hands)
+            held = set(hand)
+            rest = [c for c in rest if c not in held]
+            deal.hands[seat] = hand
+        deal.stock = rest
+        return deal, weight
+
+    def weight(self, deal: Round) -> float:
+        """How likely the others' plays were with the hands ``deal`` gives them; 0 if the view rules it out."""
+        root = self.root
+        if deal.hands.get(self.r.me) != root.hands[self.r.me] or deal.table != root.table:
+            return 0.0
+        hidden: list[int] = list(deal.stock)
+        for seat, n in self.others:
+            hand = deal.hands.get(seat, [])
+            if len(hand) != n:
+                return 0.0
+            hidden += hand
+        if sorted(hidden) != sorted(self.unseen):
+            return 0.0
+        weight = 1.0
+        for seat, _ in self.others:
+            checks = self.reads.get(seat)
+            if checks:
+                weight *= hand_weight(list(deal.hands[seat]), checks, self.people)
+        return weight
 
 
 def seven_of_coins_first(moves: list[dict]) -> list[dict]:
