@@ -92,6 +92,9 @@ PEOPLE: Model = TitoOrAny(0.8)
 # each drawn deal counts by its importance weight (0: only the choice among the tried hands
 # follows the weights, and every deal counts the same)
 WEIGH_DEALS = 1
+# 1: the reading before people were modelled (hands drawn again until Tito's judgement agrees
+# with every play, else the most agreeing of READ_TRIES), kept to measure the new one against
+REJECT = 0
 
 
 class Budget:
@@ -481,6 +484,9 @@ class Deals:
         deal = self.root.copy()
         pool = list(self.unseen)
         rng.shuffle(pool)
+        if REJECT and self.reads:
+            _deal_read(deal, pool, self.others, self.reads, rng)
+            return deal, 1.0
         if self.lacks:
             _deal_inferred(deal, pool, self.others, self.lacks)
             return deal, 1.0
