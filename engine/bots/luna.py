@@ -88,7 +88,7 @@ SLOPE_MIN = 0.02
 READ_TRIES = 12
 # how the others are taken to choose (engine.bots.people), for reading their hands: not
 # certainly Tito, so that a player who is not (a person, Carmen, a greedy bot) is read too
-PEOPLE: Model = TitoOrAny(0.8)
+PEOPLE: Model = TitoOrAny(0.6)
 # each drawn deal counts by its importance weight (0: only the choice among the tried hands
 # follows the weights, and every deal counts the same)
 WEIGH_DEALS = 1
