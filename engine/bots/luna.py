@@ -2,12 +2,18 @@
 
 She sees only her seat's view. Each iteration deals the cards unseen from
 her seat (the forty, less her hand, the table and every card in this round's
-history) into the other hands (by their counts) and the stock: at random, but
-a hand is drawn again (up to ``READ_TRIES`` times) until every play its seat
-made since the hands were dealt is one Tito's judgement would have made holding
-it (``past_choices``): what a player chose to take, or to leave, says what
-they hold. Then, in that same deal, every candidate move is played and the
-round is played out to its end with a fast Tito-like policy for everybody
+history) into the other hands (by their counts) and the stock, and weighs the
+deal by how likely the others' plays since the hands were dealt were, had they
+held the hands it gives them (``Deals``, ``hand_weight``): what a player chose
+to take, or to leave, says what they hold. How likely is a model of people
+(``PEOPLE``, ``engine.bots.people``): Tito's choice with probability ``p``, any
+legal play otherwise, so that a player who is not Tito is read too and no hand
+is ever ruled out (the reading before, ``people.TITO``, redrew a hand until
+every play was Tito's: against Carmen it ruled out the real hand more often
+than not; ``bench/reading.py``). ``READ_TRIES`` hands are drawn for each seat,
+one kept by weight, and the deal carries their mean weight (importance
+weights, not rejection). Then, in that same deal, every candidate move is
+played and the round is played out to its end with a fast Tito-like policy for everybody
 (``engine.bots.sim``). The leaf is what the round really scores, counted as
 ``engine.scoring`` counts it (escobas, cards, coins, the 7 of coins, sevens or
 the setenta, the bonuses) on the piles at the round's end, the cards left on
@@ -19,7 +25,8 @@ a four-player table without teams each player is a side.
 
 Every candidate is scored on the same deals (paired samples), so a move that
 falls clearly behind is dropped and the others get more deals; the search ends
-as soon as one move is left.
+as soon as one move is left. Means and spreads are weighted by the deals'
+weights, and count the deals' effective number (``effective_count``).
 
 Her budget is CPU time, read from the ``clock`` the caller passes in (the
 engine reads no clock itself): it is checked before every rollout and every
@@ -33,8 +40,8 @@ dropped for every candidate, to keep the samples paired.
 
 A 15 left behind is always taken (the set chosen as Tito would).
 
-Measured (bench/bots.py, seed 'final4', 400 duplicate games a preset against Tito, on a
-loaded 2-core machine): she wins 68.2% in selminha, 65.8% in del15 and 68.2% in cardgames
+Measured with the old reading (bench/bots.py, seed 'final4', 400 duplicate games a preset
+against Tito, on a loaded 2-core machine): she wins 68.2% in selminha, 65.8% in del15 and 68.2% in cardgames
 (+0.50, +0.52 and +0.51 points a round); she never dumps the 7 of coins by choice and
 misses its capture 0.5, 0 and 0 times per 100 games (Tito 19-22 dumps, 1-4 misses);
 decision CPU p50 34 ms, p99 93 ms, max 166 ms.
@@ -80,14 +87,16 @@ ROUND_SHARE = 2
 # the least a point is taken to be worth in win chance (a game nearly decided either way)
 SLOPE_MIN = 0.02
 # reading what the others chose this deal, with the simulator's policy (Tito's judgement,
-# theirs in the rollouts too): a deal of a hand is kept when every play its seat made this
-# deal is one that judgement ranks best holding it. Up to this many draws per hand, then the
-# draw that agrees with the most plays (a player who is not Tito-like still gets a deal).
-# Measured (bench/bots.py, seed 'final', the same 90 duplicate pairs against Tito): +0.40
-# points a round with it, +0.25 without (READ_TRIES=0); 62.8% of games against 58.9%.
+# theirs in the rollouts too), judged by PEOPLE: this many hands drawn per seat and deal, one
+# kept by its weight (0: no reading). Measured with the old reading (bench/bots.py, seed
+# 'final', the same 90 duplicate pairs against Tito): +0.40 points a round with it, +0.25
+# without (READ_TRIES=0); 62.8% of games against 58.9%.
 READ_TRIES = 12
 # how the others are taken to choose (engine.bots.people), for reading their hands: not
-# certainly Tito, so that a player who is not (a person, Carmen, a greedy bot) is read too
+# certainly Tito, so that a player who is not (a person, Carmen, a greedy bot) is read too.
+# p from bench/reading.py (seed 'reading', 200 positions an opponent): the log score of the
+# real hand is best summed over Tito, tito20, Carmen, greedy and Luna between p=0.5 and 0.65
+# (+0.34, +0.35, -0.07, +0.08, +0.17 at 0.6; 1.0 rules the truth out in 25 to 120 of 200)
 PEOPLE: Model = TitoOrAny(0.6)
 # each drawn deal counts by its importance weight (0: only the choice among the tried hands
 # follows the weights, and every deal counts the same)
