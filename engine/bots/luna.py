@@ -51,6 +51,8 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
+from itertools import combinations
+from math import comb
 
 from ..cards import SEVEN_OF_COINS as SEVEN
 from . import race, tito
@@ -529,6 +531,32 @@ class Deals:
         deal.stock = rest
         return deal, weight
 
+    def every(self, limit: int) -> list[tuple[Round, float]] | None:
+        """Every deal of the unseen cards with its weight, when the stock is empty and there are at most ``limit``.
+
+        None otherwise (too many, or a stock still to come: draw instead). The weights are
+        each deal's own (``weight``), so weighted means over the list are exact.
+        """
+        if self.r.stock_count:
+            return None
+        total, left = 1, len(self.unseen)
+        for _, n in self.others:
+            total *= comb(left, n)
+            left -= n
+        if total > limit:
+            return None
+        ways: list[tuple[dict, list[int]]] = [({}, list(self.unseen))]
+        for seat, n in self.others:
+            ways = [({**hands, seat: list(hand)}, [c for c in rest if c not in hand])
+                    for hands, rest in ways for hand in combinations(rest, n)]
+        found = []
+        for hands, _ in ways:
+            deal = self.root.copy()
+            deal.hands.update(hands)
+            deal.stock = []
+            found.append((deal, self.weight(deal)))
+        return found
+
     def weight(self, deal: Round) -> float:
         """How likely the others' plays were with the hands ``deal`` gives them; 0 if the view rules it out."""
         root = self.root
@@ -548,6 +576,29 @@ class Deals:
             if checks:
                 weight *= hand_weight(list(deal.hands[seat]), checks, self.people)
         return weight
+
+
+def sampler(people: Model | None = None, tries: int | None = None):
+    """Deals for judging a seat's moves (``engine.analysis``'s ``Sampler``), read under ``people``.
+
+    ``sample(r, root, rng, n) -> (deals, exact)``: every deal with its weight when the stock
+    is empty and there are at most ``n`` (``exact`` True), else ``n`` drawn deals with their
+    importance weights (``Deals.draw``). Weighted means over them are the estimates. Should
+    every weight be 0 (only under ``people.TITO``, against a player who is not Tito) the deals
+    count alike: the blind reading, rather than nothing.
+    """
+
+    def sample(r: Reading, root: Round, rng: random.Random, n: int) -> tuple[list[tuple[Round, float]], bool]:
+        deals = Deals(r, root, people, tries)
+        every = deals.every(n)
+        if every is not None and any(w > 0 for _, w in every):
+            return every, True
+        drawn = [deals.draw(rng) for _ in range(n)]
+        if not any(w > 0 for _, w in drawn):
+            drawn = [(deal, 1.0) for deal, _ in drawn]
+        return drawn, False
+
+    return sample
 
 
 def seven_of_coins_first(moves: list[dict]) -> list[dict]:

@@ -4,6 +4,7 @@ weighed by how likely the others' plays were with it, not rejected unless Tito w
 from __future__ import annotations
 
 import itertools
+import math
 import random
 
 import pytest
@@ -237,3 +238,55 @@ def test_the_search_counts_deals_by_their_weight(monkeypatch):
     assert luna._prune([0, 1], results, totals_plain, 4) == luna._prune([0, 1], results, totals_plain, 4, [1.0] * 4)
     assert luna.effective_count([1.0] * 4) == pytest.approx(4)
     assert luna.effective_count([1.0, 0.0, 0.0, 0.0]) == pytest.approx(1)
+
+
+# --- the sampler the game analysis calls ---------------------------------------------
+
+def _late_position():
+    """Three players, the stock empty: the hidden cards are the two other hands, every split listable."""
+    lineup = ["tito20", "tito", "greedy"]
+    for seed in range(700, 800):
+        rng = random.Random(seed)
+        s = table("del15", lineup, rng)
+        while s.status == "playing" and (s.stock or sum(map(len, s.hands.values())) > 6):
+            command = dict(choose(lineup[s.turn], view(s, s.turn), rng))
+            command["by"] = s.turn
+            s = fold(s, decide(s, command))
+        if s.status == "playing":
+            r = Reading(view(s, s.turn))
+            others = [p for p in r.players if p != r.me]
+            if not r.fifteen_sets and all(r.hand_count[p] for p in others) and luna.past_choices(r, luna._root(r)):
+                return s, r
+    raise AssertionError("no late position found")
+
+
+def test_the_sampler_lists_every_deal_with_its_weight_once_the_stock_is_empty():
+    s, r = _late_position()
+    model = TitoOrAny(0.6)
+    sample = luna.sampler(model)
+    deals, exact = sample(r, luna._root(r), random.Random(0), 1000)
+    assert exact
+    a, b = [p for p in r.players if p != r.me]
+    unseen = [INDEX[c] for c in r.unseen]
+    splits = {tuple(sorted(d.hands[a])) for d, _ in deals}
+    assert len(deals) == len(splits) == len(list(itertools.combinations(unseen, r.hand_count[a]))) > 1
+    for d, _ in deals:
+        assert sorted(d.hands[a] + d.hands[b]) == sorted(unseen) and not d.stock
+    reads = luna.past_choices(r, luna._root(r))
+    for d, w in deals:
+        expect = math.prod(luna.hand_weight(list(d.hands[p]), reads[p], model) for p in reads)
+        assert w == pytest.approx(expect) and w > 0
+    assert tuple(sorted(INDEX[c] for c in s.hands[a])) in splits
+    # too many to list: drawn deals, with their weights, deterministic for the rng
+    few, exact = sample(r, luna._root(r), random.Random(4), 1)
+    again, _ = sample(r, luna._root(r), random.Random(4), 1)
+    assert not exact and len(few) == 1 and [(d.hands, w) for d, w in few] == [(d.hands, w) for d, w in again]
+
+
+def test_the_sampler_under_tito_alone_falls_back_on_the_blind_reading_rather_than_nothing():
+    checked = 0
+    for _s, r in _positions(["tito", "greedy"], range(800, 900)):
+        deals, exact = luna.sampler(TITO)(r, luna._root(r), random.Random(1), 3)
+        assert exact or (len(deals) == 3 and sum(w for _, w in deals) > 0)
+        checked += 1
+    assert checked > 20
