@@ -204,14 +204,17 @@ def report_field(results: list[dict], presets: list[str]) -> None:
     opponents = [x for x in FIELD if any(r["b"] == x for r in rows)]
     if not opponents:
         return
-    print(f"== the field (same decks for Luna and Tito): margin in points a round; goal Luna >= Tito {GOAL:+.2f}")
+    print(f"== the field (same decks for Luna and Tito): margin in points a round, on the deck pairs both played; "
+          f"goal Luna >= Tito {GOAL:+.2f} (met: the point estimate, see the interval)")
     for preset in [*presets, "all"]:
         for x in opponents:
             mine = [r for r in rows if r["b"] == x and preset in ("all", r["preset"])]
             if preset == "all":  # pairs of different presets are different decks
                 mine = [{**r, "pair": (r["preset"], r["pair"])} for r in mine]
-            luna_rows = [r for r in mine if r["a"] == "luna"]
-            tito_rows = [r for r in mine if r["a"] == "tito"]
+            # only the deck pairs both played whole (a run cut short has more of Tito's)
+            both = {r["pair"] for r in mine if r["a"] == "luna"} & {r["pair"] for r in mine if r["a"] == "tito"}
+            luna_rows = [r for r in mine if r["a"] == "luna" and r["pair"] in both]
+            tito_rows = [r for r in mine if r["a"] == "tito" and r["pair"] in both]
             lm, llo, lhi = per_round(luna_rows)
             tm, tlo, thi = per_round(tito_rows)
             gap, glo, ghi = field_gap(luna_rows, tito_rows)
