@@ -14,9 +14,11 @@ from __future__ import annotations
 import random
 from collections.abc import Callable
 
-from . import carmen, luna, tito
+from . import carmen, luna, sparring, tito
 
 BOTS = ("carmen", "tito", "luna")
+# opponents for the bench and the tests only (engine.bots.sparring): no table seats them
+SPARRING = tuple(sparring.CHOOSERS)
 
 
 def choose(bot: str, view: dict, rng: random.Random, *, budget_ms: float | None = None,
@@ -31,7 +33,9 @@ def choose(bot: str, view: dict, rng: random.Random, *, budget_ms: float | None 
         return tito.choose(view, rng)
     if bot == "luna":
         return luna.choose(view, rng, budget_ms, clock=clock, wall_clock=wall_clock, wall_ms=wall_ms)
+    if bot in sparring.CHOOSERS:
+        return sparring.CHOOSERS[bot](view, rng)
     raise ValueError(f"unknown bot {bot!r}: choose carmen, tito or luna")
 
 
-__all__ = ["BOTS", "choose"]
+__all__ = ["BOTS", "SPARRING", "choose"]

@@ -2,12 +2,18 @@
 
 She sees only her seat's view. Each iteration deals the cards unseen from
 her seat (the forty, less her hand, the table and every card in this round's
-history) into the other hands (by their counts) and the stock: at random, but
-a hand is drawn again (up to ``READ_TRIES`` times) until every play its seat
-made since the hands were dealt is one Tito's judgement would have made holding
-it (``past_choices``): what a player chose to take, or to leave, says what
-they hold. Then, in that same deal, every candidate move is played and the
-round is played out to its end with a fast Tito-like policy for everybody
+history) into the other hands (by their counts) and the stock, and weighs the
+deal by how likely the others' plays since the hands were dealt were, had they
+held the hands it gives them (``Deals``, ``hand_weight``): what a player chose
+to take, or to leave, says what they hold. How likely is a model of people
+(``PEOPLE``, ``engine.bots.people``): Tito's choice with probability ``p``, any
+legal play otherwise, so that a player who is not Tito is read too and no hand
+is ever ruled out (the reading before, ``people.TITO``, redrew a hand until
+every play was Tito's: against Carmen it ruled out the real hand more often
+than not; ``bench/reading.py``). ``READ_TRIES`` hands are drawn for each seat,
+one kept by weight, and the deal carries their mean weight (importance
+weights, not rejection). Then, in that same deal, every candidate move is
+played and the round is played out to its end with a fast Tito-like policy for everybody
 (``engine.bots.sim``). The leaf is what the round really scores, counted as
 ``engine.scoring`` counts it (escobas, cards, coins, the 7 of coins, sevens or
 the setenta, the bonuses) on the piles at the round's end, the cards left on
@@ -19,7 +25,8 @@ a four-player table without teams each player is a side.
 
 Every candidate is scored on the same deals (paired samples), so a move that
 falls clearly behind is dropped and the others get more deals; the search ends
-as soon as one move is left.
+as soon as one move is left. Means and spreads are weighted by the deals'
+weights, and count the deals' effective number (``effective_count``).
 
 Her budget is CPU time, read from the ``clock`` the caller passes in (the
 engine reads no clock itself): it is checked before every rollout and every
@@ -33,21 +40,26 @@ dropped for every candidate, to keep the samples paired.
 
 A 15 left behind is always taken (the set chosen as Tito would).
 
-Measured (bench/bots.py, seed 'final4', 400 duplicate games a preset against Tito, on a
-loaded 2-core machine): she wins 68.2% in selminha, 65.8% in del15 and 68.2% in cardgames
+Measured with the old reading (bench/bots.py, seed 'final4', 400 duplicate games a preset
+against Tito, on a loaded 2-core machine): she wins 68.2% in selminha, 65.8% in del15 and 68.2% in cardgames
 (+0.50, +0.52 and +0.51 points a round); she never dumps the 7 of coins by choice and
 misses its capture 0.5, 0 and 0 times per 100 games (Tito 19-22 dumps, 1-4 misses);
-decision CPU p50 34 ms, p99 93 ms, max 166 ms.
+decision CPU p50 34 ms, p99 93 ms, max 166 ms. With the people model (seed 'final29', 60 games
+a preset against Tito): 61.7%, 71.7%, 73.3% (68.9% over all, 95% 61.8%..75.2%); against the
+field, see docs/bots.md; decision CPU p99 93 ms.
 """
 
 from __future__ import annotations
 
 import random
 from collections.abc import Callable
+from itertools import combinations
+from math import comb
 
 from ..cards import SEVEN_OF_COINS as SEVEN
 from . import race, tito
 from .common import Reading, card_worth
+from .people import Model, TitoOrAny
 from .sim import INDEX, VAL, Round, worth_table
 
 BUDGET_MS = 100.0
@@ -79,12 +91,23 @@ ROUND_SHARE = 2
 # the least a point is taken to be worth in win chance (a game nearly decided either way)
 SLOPE_MIN = 0.02
 # reading what the others chose this deal, with the simulator's policy (Tito's judgement,
-# theirs in the rollouts too): a deal of a hand is kept when every play its seat made this
-# deal is one that judgement ranks best holding it. Up to this many draws per hand, then the
-# draw that agrees with the most plays (a player who is not Tito-like still gets a deal).
-# Measured (bench/bots.py, seed 'final', the same 90 duplicate pairs against Tito): +0.40
-# points a round with it, +0.25 without (READ_TRIES=0); 62.8% of games against 58.9%.
+# theirs in the rollouts too), judged by PEOPLE: this many hands drawn per seat and deal, one
+# kept by its weight (0: no reading). Measured with the old reading (bench/bots.py, seed
+# 'final', the same 90 duplicate pairs against Tito): +0.40 points a round with it, +0.25
+# without (READ_TRIES=0); 62.8% of games against 58.9%.
 READ_TRIES = 12
+# how the others are taken to choose (engine.bots.people), for reading their hands: not
+# certainly Tito, so that a player who is not (a person, Carmen, a greedy bot) is read too.
+# p from bench/reading.py (seed 'reading', 200 positions an opponent): the log score of the
+# real hand is best summed over Tito, tito20, Carmen, greedy and Luna between p=0.5 and 0.65
+# (+0.34, +0.35, -0.07, +0.08, +0.17 at 0.6; 1.0 rules the truth out in 25 to 120 of 200)
+PEOPLE: Model = TitoOrAny(0.6)
+# each drawn deal counts by its importance weight (0: only the choice among the tried hands
+# follows the weights, and every deal counts the same)
+WEIGH_DEALS = 1
+# 1: the reading before people were modelled (hands drawn again until Tito's judgement agrees
+# with every play, else the most agreeing of READ_TRIES), kept to measure the new one against
+REJECT = 0
 
 
 class Budget:
@@ -125,11 +148,13 @@ def choose(
     max_iterations: int | None = None,
     candidates: int | None = None,
     stats: dict | None = None,
+    people: Model | None = None,
 ) -> dict:
     """Luna's command for her seat.
 
     ``clock``: CPU seconds (``time.process_time``), read for ``budget_ms``; ``wall_clock``:
     seconds (``time.monotonic``), read for ``wall_ms`` (default ``WALL_FACTOR`` budgets).
+    ``people``: how the others are taken to choose (``engine.bots.people``; ``PEOPLE`` if None).
     """
     budget = Budget(BUDGET_MS if budget_ms is None else budget_ms, clock, wall_clock, wall_ms)
     max_iterations = MAX_ITERATIONS if max_iterations is None else max_iterations
@@ -149,43 +174,38 @@ def choose(
     root = _root(r)
     if root is None:  # the view does not add up (never expected): fall back on Tito
         return moves[0]
-    best = search(root, r, [_as_ints(m) for m in moves], rng, budget, max_iterations, stats, prior)
+    best = search(root, r, [_as_ints(m) for m in moves], rng, budget, max_iterations, stats, prior, people)
     return moves[best]
 
 
 def search(root: Round, r: Reading, moves: list[tuple[int, list[int]]], rng: random.Random,
            budget: Budget, max_iterations: int, stats: dict | None = None,
-           prior: list[float] | None = None) -> int:
+           prior: list[float] | None = None, people: Model | None = None) -> int:
     """The index of the best of ``moves`` (``moves[0]`` when no deal was finished in time).
 
     ``prior``: a judgement of each move in round points, worth ``PRIOR_WEIGHT`` deals.
+    ``people``: the model the others' hands are read by (``PEOPLE`` by default).
+
+    Each deal comes with its importance weight (``Deals.draw``); a move's value is its
+    weighted mean over the deals, and the prior counts against the deals' effective number.
+    A deal of weight 0 (only under ``people.TITO``: no hand found that explains the plays)
+    is not played out.
     """
     prior = prior or [0.0] * len(moves)
-    unseen = [INDEX[c] for c in r.unseen]
-    others = [(s, r.hand_count[s]) for s in r.players if s != r.me]
-    lacks = inferred_lacks(r, root) if INFER else {}
-    reads = past_choices(r, root) if READ_TRIES else {}
-    others.sort(key=lambda x: x[0] not in lacks)  # the constrained hands are drawn first
+    deals = Deals(r, root, people)
     leaf = leaf_value(r)
     stop = budget.over
     alive = list(range(len(moves)))
     totals = [0.0] * len(moves)
     results: list[list[int]] = [[] for _ in moves]
+    weights: list[float] = []
     iterations = 0
     while iterations < max_iterations and len(alive) > 1 and not stop():
-        deal = root.copy()
-        pool = list(unseen)
-        rng.shuffle(pool)
-        if reads:
-            _deal_read(deal, pool, others, reads, rng)
-        elif lacks:
-            _deal_inferred(deal, pool, others, lacks)
-        else:
-            at = 0
-            for seat, n in others:
-                deal.hands[seat] = pool[at : at + n]
-                at += n
-            deal.stock = pool[at:]
+        deal, weight = deals.draw(rng)
+        if weight <= 0.0:
+            continue
+        if not WEIGH_DEALS:
+            weight = 1.0
         got = []
         for i in alive:
             sim = deal.copy()
@@ -198,20 +218,30 @@ def search(root: Round, r: Reading, moves: list[tuple[int, list[int]]], rng: ran
         else:
             for i, v in zip(alive, got, strict=True):
                 results[i].append(v)
-                totals[i] += v
+                totals[i] += weight * v
+            weights.append(weight)
             iterations += 1
             if iterations >= MIN_ITERATIONS and iterations % 4 == 0:
-                alive = _prune(alive, results, totals, iterations)
+                alive = _prune(alive, results, totals, iterations, weights)
             continue
         break
+    ess = effective_count(weights)
     if stats is not None:
         stats["iterations"] = iterations
         stats["alive"] = len(alive)
+        stats["effective"] = ess
     if iterations == 0:
         return 0
-    # the best mean over the deals every live move was scored on, with the prior's pseudo-deals;
-    # ties go to Tito's order
-    return max(alive, key=lambda i: (totals[i] + PRIOR_WEIGHT * prior[i], -i))
+    # the best weighted mean over the deals every live move was scored on, with the prior's
+    # pseudo-deals against the deals' effective number; ties go to Tito's order
+    total = sum(weights)
+    return max(alive, key=lambda i: (ess * totals[i] / total + PRIOR_WEIGHT * prior[i], -i))
+
+
+def effective_count(weights: list[float]) -> float:
+    """Kish's effective number of deals: as many equally weighted deals would tell as much."""
+    square = sum(w * w for w in weights)
+    return sum(weights) ** 2 / square if square > 0 else 0.0
 
 
 def leaf_value(r: Reading) -> Callable[[list[int]], float]:
@@ -246,12 +276,18 @@ def leaf_value(r: Reading) -> Callable[[list[int]], float]:
     return value
 
 
-def _prune(alive: list[int], results: list[list[int]], totals: list[float], n: int) -> list[int]:
+def _prune(alive: list[int], results: list[list[int]], totals: list[float], n: int,
+           weights: list[float] | None = None) -> list[int]:
     """Drop the moves behind the leader by more than ``PRUNE_Z`` paired standard errors.
 
     Every live move has been scored on all ``n`` deals (a move is only ever
-    dropped, never added), so the lists line up.
+    dropped, never added), so the lists line up. With ``weights`` (one a deal, ``totals``
+    then weighted sums) the mean and spread are weighted and the error counts the deals'
+    effective number; equal weights give the plain paired test.
     """
+    ws = weights[-n:] if weights is not None else [1.0] * n
+    total = sum(ws)
+    ess = effective_count(ws)
     lead = max(alive, key=lambda i: totals[i])
     best = results[lead][-n:]
     keep = []
@@ -260,9 +296,13 @@ def _prune(alive: list[int], results: list[list[int]], totals: list[float], n: i
             keep.append(i)
             continue
         diffs = [a - b for a, b in zip(best, results[i][-n:], strict=True)]
-        mean = sum(diffs) / n
-        var = sum((d - mean) ** 2 for d in diffs) / (n - 1)
-        if mean <= PRUNE_Z * (var / n) ** 0.5 + 1e-9:
+        mean = sum(w * d for w, d in zip(ws, diffs, strict=True)) / total
+        spread = sum(w * (d - mean) ** 2 for w, d in zip(ws, diffs, strict=True)) / total
+        if ess <= 1.0:
+            keep.append(i)
+            continue
+        var = spread * ess / (ess - 1)
+        if mean <= PRUNE_Z * (var / ess) ** 0.5 + 1e-9:
             keep.append(i)
     return keep
 
@@ -398,6 +438,169 @@ def _deal_read(deal: Round, pool: list[int], others: list[tuple[int, int]], read
             rest = rest[n:]
         deal.hands[seat] = hand
     deal.stock = rest
+
+
+def hand_weight(hand: list[int], checks: list, people: Model) -> float:
+    """The chance, under ``people``, that a seat holding ``hand`` made its plays of this deal.
+
+    ``checks``: the seat's plays (``past_choices``). The product of ``people.chance`` over
+    them, each judged on the round as it stood before that play, the seat then holding
+    ``hand`` and the cards it has played since. Under ``people.TITO`` it is 0 exactly when
+    ``_agreed`` finds a play Tito would not have made.
+    """
+    weight = 1.0
+    for before, seat, card, taken, since in checks:
+        before.hands[seat] = hand + since
+        scores, played = before.judge(seat, card, taken)
+        weight *= people.chance(scores, played)
+        if weight <= 0.0:
+            return 0.0
+    return weight
+
+
+class Deals:
+    """Guesses at the cards a seat cannot see, each with its importance weight.
+
+    From a seat's ``Reading`` (its view at its turn): the unseen cards (the forty, less its
+    hand, the table and every card in this round's history) go into the other hands (by their
+    counts) and the stock. A guess is weighed by how likely the others' plays of this deal
+    were, had they held the hands it gives them, under ``people`` (``engine.bots.people``):
+
+    - ``weight(deal)``: a deal's own weight (its hands' ``hand_weight``s), 0 for a deal the
+      seat's view rules out (a card it has seen, a card twice or missing, a wrong count);
+    - ``draw(rng)``: a deal and its weight, drawn so that few are wasted: for each seat whose
+      plays say something, ``tries`` hands are drawn from the cards left, one is kept with a
+      chance in proportion to its weight, and the deal's weight is multiplied by their mean
+      weight (sampling-importance-resampling: the weighted deals stand for the deals as
+      ``people`` would have them, without rejecting any).
+
+    Weighted means over drawn deals (``sum(w * value) / sum(w)``) are the estimates; the only
+    chance is ``rng``, so a given rng gives the same deals and weights.
+    """
+
+    def __init__(self, r: Reading, root: Round | None = None, people: Model | None = None,
+                 tries: int | None = None):
+        root = _root(r) if root is None else root
+        if root is None:
+            raise ValueError("the view's counts of unseen cards do not add up")
+        self.r = r
+        self.root = root
+        self.people = PEOPLE if people is None else people
+        self.tries = READ_TRIES if tries is None else tries
+        self.unseen = [INDEX[c] for c in r.unseen]
+        self.others = [(s, r.hand_count[s]) for s in r.players if s != r.me]
+        self.reads = past_choices(r, root) if self.tries else {}
+        self.lacks = inferred_lacks(r, root) if INFER and not self.reads else {}
+        self.others.sort(key=lambda x: x[0] not in self.lacks)  # the constrained hands are drawn first
+
+    def draw(self, rng: random.Random) -> tuple[Round, float]:
+        deal = self.root.copy()
+        pool = list(self.unseen)
+        rng.shuffle(pool)
+        if REJECT and self.reads:
+            _deal_read(deal, pool, self.others, self.reads, rng)
+            return deal, 1.0
+        if self.lacks:
+            _deal_inferred(deal, pool, self.others, self.lacks)
+            return deal, 1.0
+        weight = 1.0
+        rest = pool
+        for seat, n in self.others:
+            checks = self.reads.get(seat)
+            if not checks:
+                deal.hands[seat] = rest[:n]
+                rest = rest[n:]
+                continue
+            hands = [rest[:n]] + [rng.sample(rest, n) for _ in range(self.tries - 1)]
+            ws = [hand_weight(h, checks, self.people) for h in hands]
+            total = sum(ws)
+            if total <= 0.0:
+                weight = 0.0
+                hand = hands[0]
+            else:
+                at = rng.random() * total
+                k = 0
+                while k < len(hands) - 1 and at >= ws[k]:
+                    at -= ws[k]
+                    k += 1
+                while ws[k] <= 0.0:  # rounding at the end of the walk never picks a weightless hand
+                    k -= 1
+                hand = hands[k]
+                weight *= total / len(hands)
+            held = set(hand)
+            rest = [c for c in rest if c not in held]
+            deal.hands[seat] = hand
+        deal.stock = rest
+        return deal, weight
+
+    def every(self, limit: int) -> list[tuple[Round, float]] | None:
+        """Every deal of the unseen cards with its weight, when the stock is empty and there are at most ``limit``.
+
+        None otherwise (too many, or a stock still to come: draw instead). The weights are
+        each deal's own (``weight``), so weighted means over the list are exact.
+        """
+        if self.r.stock_count:
+            return None
+        total, left = 1, len(self.unseen)
+        for _, n in self.others:
+            total *= comb(left, n)
+            left -= n
+        if total > limit:
+            return None
+        ways: list[tuple[dict, list[int]]] = [({}, list(self.unseen))]
+        for seat, n in self.others:
+            ways = [({**hands, seat: list(hand)}, [c for c in rest if c not in hand])
+                    for hands, rest in ways for hand in combinations(rest, n)]
+        found = []
+        for hands, _ in ways:
+            deal = self.root.copy()
+            deal.hands.update(hands)
+            deal.stock = []
+            found.append((deal, self.weight(deal)))
+        return found
+
+    def weight(self, deal: Round) -> float:
+        """How likely the others' plays were with the hands ``deal`` gives them; 0 if the view rules it out."""
+        root = self.root
+        if deal.hands.get(self.r.me) != root.hands[self.r.me] or deal.table != root.table:
+            return 0.0
+        hidden: list[int] = list(deal.stock)
+        for seat, n in self.others:
+            hand = deal.hands.get(seat, [])
+            if len(hand) != n:
+                return 0.0
+            hidden += hand
+        if sorted(hidden) != sorted(self.unseen):
+            return 0.0
+        weight = 1.0
+        for seat, _ in self.others:
+            checks = self.reads.get(seat)
+            if checks:
+                weight *= hand_weight(list(deal.hands[seat]), checks, self.people)
+        return weight
+
+
+def sampler(people: Model | None = None, tries: int | None = None):
+    """Deals for judging a seat's moves (``engine.analysis``'s ``Sampler``), read under ``people``.
+
+    ``sample(r, root, rng, n) -> (deals, exact)``: every deal with its weight when the stock
+    is empty and there are at most ``n`` (``exact`` True), else ``n`` drawn deals with their
+    importance weights (``Deals.draw``). Weighted means over them are the estimates. Should
+    every weight be 0 (only under ``people.TITO``, against a player who is not Tito) the deals
+    count alike: the blind reading, rather than nothing.
+    """
+
+    def sample(r: Reading, root: Round, rng: random.Random, n: int) -> tuple[list[tuple[Round, float]], bool]:
+        deals = Deals(r, root, people, tries)
+        every = deals.every(n)
+        if every is not None and any(w > 0 for _, w in every):
+            return every, True
+        drawn = [deals.draw(rng) for _ in range(n)]
+        if not any(w > 0 for _, w in drawn):
+            drawn = [(deal, 1.0) for deal, _ in drawn]
+        return drawn, False
+
+    return sample
 
 
 def seven_of_coins_first(moves: list[dict]) -> list[dict]:

@@ -265,11 +265,13 @@ class Round:
         """
         return round_points(self.piles, self.escobas, self.settings)
 
-    def tito(self, seat: int, want: tuple[int, frozenset] | None = None):
+    def tito(self, seat: int, want: tuple[int, frozenset] | None = None, judged: list[float] | None = None):
         """Tito's judgement, made fast: what a move takes, less what the next opponent may take after it.
 
         With ``want`` (a card and the set it took), whether that move is among the best
         Tito sees here (ties count: he breaks them at random), instead of his choice.
+        With ``judged`` as well, every legal play's score is appended to it and the
+        return is ``want``'s score (None if it is not a legal play here): see ``judge``.
 
         Nearly all of Luna's time is spent here (a call a play in every rollout), so tables
         are bitmasks of cards (``BIT``), a table's capturable sets come with their worth from
@@ -348,6 +350,8 @@ class Round:
                     best, choice = score, (card, s)
                 if card == want_card and sm == want_mask:
                     wanted = score
+                if judged is not None:
+                    judged.append(score)
             if not sets or leave_costs:
                 score = 0.0
                 if sets and take15:
@@ -373,9 +377,23 @@ class Round:
                     best, choice = score, (card, ())
                 if card == want_card and want_mask == 0:
                     wanted = score
+                if judged is not None:
+                    judged.append(score)
+        if judged is not None:
+            return wanted
         if want is not None:
             return wanted is not None and wanted >= best - 1e-9
         return choice
+
+    def judge(self, seat: int, card: int, taken) -> tuple[list[float], float | None]:
+        """Tito's score of every legal play of ``seat`` here, and of playing ``card`` to take ``taken``.
+
+        The second is None when that play is not a legal one from this hand. What a model of
+        a player (``engine.bots.people``) turns into the chance that they chose that play.
+        """
+        judged: list[float] = []
+        wanted = self.tito(seat, (card, frozenset(taken)), judged)
+        return judged, wanted
 
 
 # the setenta's scale by card index
