@@ -15,11 +15,16 @@ The deals come from ``random.Random(f"{seed}:{version}")`` (the caller passes
 the table id as ``seed``): a re-run gives the same answer, and two logs that
 differ only in cards a seat never saw give that seat the same deals.
 
-- ``deals_uniform`` (the default ``sampler``): every deal of the unseen cards
-  into the others' hands (by their counts) and the stock equally likely. With
-  the stock empty and few enough deals left, it lists them all (``exact``).
-  A people-model plugs in here: a sampler may return weighted deals (a deal's
-  weight: how likely the others' plays this round were, had they held it).
+- ``reads_people`` (the default ``sampler``): Luna's reading of people
+  (``engine.bots.luna.sampler`` under ``luna.PEOPLE``, docs/bots.md): each deal
+  of the unseen cards is weighted by how likely the others' plays this round
+  were had they held it, under a model that is not certainly Tito (Tito's
+  choice with probability 0.6, any legal play otherwise), so a human is never
+  assumed to play like a bot, and a play Tito would not make rules no hand
+  out. Those plays are public: the weights use nothing the seat could not see.
+  With the stock empty and few enough deals left, it lists them all (``exact``).
+- ``deals_uniform``: every deal equally likely (the blind reading), kept for
+  comparison and for tests that need the deals without any reading.
 - After the judged move the round is played out by the simulator's Tito-like
   policy for every seat (``engine.bots.sim.Round.rollout``). When the deal is
   certain (nothing hidden: the others' cards are known by elimination) and
@@ -49,6 +54,7 @@ from dataclasses import dataclass, field
 from itertools import combinations
 
 from . import events as ev
+from .bots import luna
 from .bots.common import Reading
 from .bots.luna import _root
 from .bots.sim import INDEX, Round
@@ -170,6 +176,10 @@ def deals_uniform(r: Reading, root: Round, rng: random.Random, n: int) -> tuple[
     return deals, False
 
 
+# the analysis reads the others' hands as Luna does (see the module's docstring)
+reads_people: Sampler = luna.sampler()
+
+
 def _every_deal(cards: list[int], others: list[tuple[int, int]], limit: int) -> list[dict] | None:
     """Every way to give ``cards`` to the hands of ``others`` (sizes), or None when more than ``limit``."""
     total, left = 1, len(cards)
@@ -206,7 +216,7 @@ def _apply(sim: Round, me: int, move: dict) -> None:
         sim.play(me, INDEX[move["card"]], [INDEX[c] for c in move["capture"]])
 
 
-def judge(decision: Decision, seed: str, *, sampler: Sampler = deals_uniform,
+def judge(decision: Decision, seed: str, *, sampler: Sampler | None = None,
           budget: int = PLAYS_BUDGET) -> Judgement:
     """Every legal move of ``decision``'s seat valued from its view (see the module's docstring)."""
     seat = decision.seat
@@ -226,7 +236,7 @@ def judge(decision: Decision, seed: str, *, sampler: Sampler = deals_uniform,
     plays_left = r.plays_left()
     n = max(MIN_DEALS, min(MAX_DEALS, budget // max(1, len(moves) * plays_left)))
     rng = random.Random(f"{seed}:{decision.version}")
-    deals, exact = sampler(r, root, rng, n)
+    deals, exact = (sampler or reads_people)(r, root, rng, n)
     mine = r.my_side
     others = [j for j in range(len(r.sides)) if j != mine]
 
@@ -335,7 +345,7 @@ def report(rows: list[dict], seats: Iterable[int]) -> list[dict]:
     return out
 
 
-def analyse(events: Iterable, seed: str, *, sampler: Sampler = deals_uniform,
+def analyse(events: Iterable, seed: str, *, sampler: Sampler | None = None,
             budget: int = PLAYS_BUDGET) -> list[dict]:
     """The whole analysis of the last game in ``events``, in one go (the worker does it in slices)."""
     found = decisions(events)
@@ -345,4 +355,4 @@ def analyse(events: Iterable, seed: str, *, sampler: Sampler = deals_uniform,
 
 
 __all__ = ["LABELS", "PLAYS_BUDGET", "Z", "Decision", "Judgement", "accuracy", "analyse", "deals_uniform",
-           "decisions", "judge", "label_for", "move_accuracy", "played_move", "report"]
+           "reads_people", "decisions", "judge", "label_for", "move_accuracy", "played_move", "report"]
