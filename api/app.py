@@ -11,18 +11,19 @@ from flask.json.provider import DefaultJSONProvider
 from flask_sock import Sock
 from werkzeug.routing import WebsocketMismatch
 
+from api.http import admin, analysis, errors, headers, hot, limits, push, review, tables
+from api.http.chat import ChatStore
+from api.http.openapi import build_spec
+from api.http.schemas import BODY_MAX
+from api.server import observability
+from api.sockets import route as sockets
+from api.sockets.bounds import SocketLimits
+from api.sockets.frames import ViewFrames
+from api.sockets.hub import Hub
 from events.config import Config
 from events.connection import Backends, connect, from_clients
 from events.replication import replica_acks
 from events.service import TableService
-
-from . import admin, analysis, errors, headers, hot, limits, observability, push, review, sockets, tables
-from .chat import ChatStore
-from .frames import ViewFrames
-from .hub import Hub
-from .openapi import build_spec
-from .schemas import BODY_MAX
-from .socket_limits import SocketLimits
 
 STATIC = Path(__file__).parent / "static"
 # the key /healthz writes (and lets expire) to learn that the store takes writes

@@ -36,7 +36,7 @@ def new_token(player: str) -> tuple[str, tuple[str, str]]:
 def bearer() -> str | None:
     """The token of ``Authorization: Bearer <token>``, never one in the address: addresses end
     up in logs and in the browser's history. (Sockets, which cannot send headers from a
-    browser, read their seat token from ``?token=`` in api/sockets.py: a seat token only.)"""
+    browser, read their seat token from ``?token=`` in api/sockets/route.py: a seat token only.)"""
     return bearer_of(request.headers.get("Authorization", ""))
 
 

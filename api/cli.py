@@ -50,7 +50,7 @@ def _parser() -> argparse.ArgumentParser:
     dev.add_argument("--port", type=int, default=8000, help="port to listen on (default: %(default)s)")
     add_redis_url(dev, "use this Redis instead of the embedded in-memory store "
                        "(default: the embedded store; REDIS_URL is not read)")
-    from .dev import default_vapid_file
+    from api.server.dev import default_vapid_file
 
     dev.add_argument("--vapid-key-file", metavar="PATH", default=None,
                      help="where the Web Push (VAPID) private key is kept: made on the first run, "
@@ -81,7 +81,7 @@ def main(argv=None) -> int:
         return _delegate(argv[0], argv[1:])
     args = _parser().parse_args(argv)
     if args.command == "serve":
-        from .serve import serve as run
+        from api.server.serve import serve as run
 
         if args.redis_url:  # gunicorn's workers build the app from the environment
             os.environ["REDIS_URL"] = args.redis_url
@@ -89,7 +89,7 @@ def main(argv=None) -> int:
                    connections=args.connections)
     if args.command == "analyze":
         return analyze(args.table_id, as_json=args.json, redis_url=args.redis_url)
-    from .dev import run_dev
+    from api.server.dev import run_dev
 
     return run_dev(args.host, args.port, args.redis_url, vapid_key_file=args.vapid_key_file)
 

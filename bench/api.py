@@ -5,7 +5,7 @@
 Redis runs as production does: a ``redis-server`` of the bench's own with
 ``appendonly yes`` and ``appendfsync always`` (every write fsynced before the
 reply). Both servers run under the same gunicorn settings as production
-(``api.serve``: the gevent worker, the same number of workers), with
+(``api.server.serve``: the gevent worker, the same number of workers), with
 ``ESCOBA_RATE_LIMITS=off``.
 
 The client does what a real one does, per move: GET its own view (the seat

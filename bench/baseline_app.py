@@ -33,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from flask import Flask, Response, jsonify, request  # noqa: E402
 from flask_sock import Sock  # noqa: E402
 
-from api.serve import Gunicorn, gunicorn_options  # noqa: E402
+from api.server.serve import Gunicorn, gunicorn_options  # noqa: E402
 
 
 def view_key(table_id: str) -> str:

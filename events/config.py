@@ -21,7 +21,7 @@ class Config:
     bot_delay: float = 1.0
     rematch_window: float = 86400.0  # 24 hours
     public_url: str = ""  # base of invitation links; empty: taken from the request
-    # WebSocket bounds (api/socket_limits.py), counted in each API process
+    # WebSocket bounds (api/sockets/bounds.py), counted in each API process
     sockets_per_address: int = 256  # one client address, all tables
     sockets_per_address_table: int = 16  # one client address at one table
     sockets_per_table: int = 1024  # one table, all addresses
@@ -36,7 +36,7 @@ class Config:
     vapid_subject: str = "mailto:escoba@localhost"
     # notify and push URLs may reach loopback and private addresses (tests, a private network)
     notify_allow_private: bool = False
-    # "off" turns the per-address and per-token limits off; else the limits of api/limits.py
+    # "off" turns the per-address and per-token limits off; else the limits of api/http/limits.py
     rate_limits: str = "on"
     # how many proxies in front of the API append to X-Forwarded-For; 0: the peer's address counts
     trusted_proxies: int = 0

@@ -1,7 +1,7 @@
 """Timestamps whose whole-second part is formatted once a second.
 
 Every appended batch is stamped (``events.service.iso_utc``), every request writes a log
-line (``api.observability.log_time``) and every answer carries a Date (``api.wire.http_date``):
+line (``api.server.observability.log_time``) and every answer carries a Date (``api.server.wire.http_date``):
 each formats the same second many times over, and formatting is what costs.
 """
 

@@ -167,7 +167,7 @@ return out
 def change_notice(table_id: str, after: int, version: int, encoded: list[str]) -> str:
     """The change notice of a batch appended after version ``after``: the new version, and the
     batch's records (their stored JSON) when they are small, so a process whose copy of the
-    table is at ``after`` folds them in and needs no read of the log (api/hub.py). The notice
+    table is at ``after`` folds them in and needs no read of the log (api/sockets/hub.py). The notice
     stays inside the server (Redis pub/sub to the API's listeners), like the log it copies."""
     notice = {"table_id": table_id, "version": version}
     if sum(len(e) for e in encoded) <= NOTICE_RECORDS_MAX:

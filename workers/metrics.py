@@ -3,7 +3,7 @@ failed schedules, on ``escoba worker --metrics-port PORT`` (``GET /metrics``).
 
 The counts that live in Redis (jobs queued, started, failed; the oldest queued job; timers due and
 late; workers registered) are reported by every API process's ``/metrics`` instead
-(api/observability.py): they are the same numbers from anywhere, and an API process is always
+(api/server/observability.py): they are the same numbers from anywhere, and an API process is always
 scraped. What only the process that ran a job knows is here.
 
 A job is counted where it ran: the in-process worker (the default) counts its own jobs; under

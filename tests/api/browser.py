@@ -1,4 +1,4 @@
-"""Shared pieces of the page's browser tests: the app served with its own strict CSP (api/headers.py),
+"""Shared pieces of the page's browser tests: the app served with its own strict CSP (api/http/headers.py),
 Debian's chromium through Playwright, and small helpers that drive and check the page.
 
 Playwright's ``wait_for_function`` compiles its predicate with ``eval``, which the

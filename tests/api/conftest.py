@@ -24,7 +24,7 @@ class Client:
         return r.get_json()
 
     def sit(self, table_id, name="Bea", **request):
-        # request: what the http client takes beside (tests/api/test_two_processes.py: port=)
+        # request: what the http client takes beside (tests/api/sockets/test_two_processes.py: port=)
         r = self.http.post(f"/tables/{table_id}/seats", json={"name": name}, **request)
         assert r.status_code == 201, r.get_json()
         return r.get_json()
@@ -61,7 +61,7 @@ def recv(ws, kind, timeout=10.0):
 
 @pytest.fixture
 def config():
-    # the limits are off: tests play whole games through HTTP in seconds (tests/api/test_limits.py
+    # the limits are off: tests play whole games through HTTP in seconds (tests/api/http/test_limits.py
     # turns them on)
     return dataclasses.replace(Config(), admin_token=ADMIN, bot_delay=0.0, rate_limits="off")
 

@@ -60,7 +60,7 @@ def test_every_flag_of_every_command_says_its_meaning_and_default(capsys, comman
 
 def test_the_old_redis_flag_still_works(monkeypatch):
     seen = {}
-    monkeypatch.setattr("api.dev.run_dev", lambda host, port, url, **kw: seen.update(url=url) or 0)
+    monkeypatch.setattr("api.server.dev.run_dev", lambda host, port, url, **kw: seen.update(url=url) or 0)
     assert main(["dev", "--redis", "redis://x:1/0"]) == 0 and seen["url"] == "redis://x:1/0"
     assert main(["dev", "--redis-url", "redis://y:2/0"]) == 0 and seen["url"] == "redis://y:2/0"
 

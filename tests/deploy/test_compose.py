@@ -38,7 +38,7 @@ def test_api_runs_gunicorn_gevent_and_worker_runs_rq():
     assert services["worker"]["command"] == ["escoba", "worker", "--metrics-port", "9100"]
     for name in ("api", "worker"):
         assert services[name]["depends_on"]["redis"]["condition"] == "service_healthy"
-    from api.serve import gunicorn_options
+    from api.server.serve import gunicorn_options
 
     assert gunicorn_options("0.0.0.0", 8000, 256, 1)["worker_class"] == "gevent"
 

@@ -32,7 +32,7 @@ DASHBOARD = MONITORING / "grafana" / "dashboards" / "escoba.json"
 RULES = MONITORING / "alerts.yml"
 COMPOSE = {"docker-compose.yml": "prometheus.yml", "docker-compose.cluster.yml": "prometheus-cluster.yml"}
 PROFILE = {"prometheus", "alertmanager", "grafana", "redis-exporter"}
-# the metrics of the project (api/observability.py, workers/metrics.py) and of redis_exporter
+# the metrics of the project (api/server/observability.py, workers/metrics.py) and of redis_exporter
 SELECTOR = re.compile(r"\b((?:escoba|redis)_[a-z_]+|up)\b(\{[^}]*\})?")
 
 
@@ -123,10 +123,10 @@ def test_grafana_is_provisioned_with_the_data_source_the_dashboard_names():
 
 
 def test_the_dashboard_and_the_rules_name_only_metrics_the_code_registers():
-    """Every escoba_ series a query names is one that api/observability.py or workers/metrics.py exports."""
+    """Every escoba_ series a query names is one that api/server/observability.py or workers/metrics.py exports."""
     import fakeredis
 
-    from api.observability import Metrics
+    from api.server.observability import Metrics
     from events.connection import from_clients
     from workers import metrics as worker_metrics
 

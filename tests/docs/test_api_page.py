@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from api.openapi import build_spec
+from api.http.openapi import build_spec
 
 PAGE = Path(__file__).resolve().parents[2] / "docs" / "api.md"
 # a table row whose first cell is one operation: | `GET /tables/{id}` | ...

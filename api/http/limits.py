@@ -1,0 +1,121 @@
+"""Rate limits (flask-limiter), counted in the tables' Redis so every API process shares them.
+
+Defaults (``ESCOBA_RATE_LIMITS=off`` turns them all off, for benchmarks and tests that flood):
+
+| what | counted per | limit |
+|---|---|---|
+| ``POST /tables`` (open a table) | client address | 10 a minute, 60 an hour |
+| ``POST /tables/{id}/seats`` (take a seat) | client address | 30 a minute |
+| ``POST /tables/{id}/moves`` | seat token | 120 a minute |
+| ``POST /tables/{id}/chat`` | seat token | 20 a minute |
+
+A request over a limit is refused before anything is read or written: 429 ``rate_limited``
+in the contract's shape, with ``Retry-After`` (seconds). Tokens are counted by a hash, never
+stored as such. Each counter is one Redis key (fixed windows, flask-limiter's default), so the
+counters spread over a Redis Cluster like any other key.
+
+The client address is the TCP peer's, unless ``ESCOBA_TRUSTED_PROXIES=N`` says N proxies in
+front of the API each append to ``X-Forwarded-For``: then the address N hops from the right of
+that header counts (werkzeug's ProxyFix). Without it a client cannot pick its own address by
+sending the header; behind a proxy and without it, every client shares the proxy's limits.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+
+from flask import request
+from flask_limiter import Limiter
+from flask_limiter.errors import RateLimitExceeded
+from limits import parse_many
+from werkzeug.middleware.proxy_fix import ProxyFix
+
+from api.auth import bearer_of
+from api.http.errors import RateLimited, rate_limited, respond
+from events.config import Config
+
+CREATE_TABLE = "10 per minute;60 per hour"
+TAKE_SEAT = "30 per minute"
+# one window (one Redis round trip a move); a human plays a few moves a minute, bots use no HTTP
+MOVES = "120 per minute"
+CHAT = "20 per minute"
+
+
+def client_address() -> str:
+    return request.remote_addr or "unknown"
+
+
+def seat_token() -> str:
+    """A hash of the bearer token (a request without one is counted by its address)."""
+    return token_key(bearer_of(request.headers.get("Authorization", "")), client_address())
+
+
+def token_key(token: str | None, address: str | None) -> str:
+    """What a per-token limit counts: a hash of the token, or the address without one."""
+    if not token:
+        return "addr:" + (address or "unknown")
+    return "token:" + hashlib.sha256(token.encode()).hexdigest()[:32]
+
+
+# endpoint -> (limit, counted per), counted by flask-limiter around the view
+LIMITS = {
+    "tables.create_table": (CREATE_TABLE, client_address),
+    "tables.take_seat": (TAKE_SEAT, client_address),
+    "tables.post_chat": (CHAT, seat_token),
+}
+
+
+class PerToken:
+    """A limit our own code counts (the moves: api/http/tables.py, served with or without Flask's request
+    cycle, api/http/hot.py), through flask-limiter's own strategy and store: one Redis key a window."""
+
+    def __init__(self, limiter: Limiter, limit: str, scope: str):
+        self.limiter = limiter
+        self.items = parse_many(limit)
+        self.scope = scope
+
+    def hit(self, key: str) -> None:
+        """Counts one request of ``key``; RateLimited when it is one too many (it still counts)."""
+        strategy = self.limiter.limiter
+        for item in self.items:
+            if not strategy.hit(item, "escoba", self.scope, key):
+                reset = strategy.get_window_stats(item, "escoba", self.scope, key).reset_time
+                raise RateLimited(str(item), max(1, int(reset - time.time())))
+
+
+def moves(limiter: Limiter | None) -> PerToken | None:
+    return None if limiter is None else PerToken(limiter, MOVES, "moves")
+
+
+def _storage(redis) -> tuple[str, dict]:
+    """Where the counters live: the tables' own Redis (its connection pool), or its cluster."""
+    from redis.cluster import RedisCluster
+
+    if isinstance(redis, RedisCluster):
+        nodes = ",".join(f"{node.host}:{node.port}" for node in redis.get_nodes())
+        return f"redis+cluster://{nodes}", {}
+    return "redis://", {"connection_pool": redis.connection_pool}
+
+
+def install(app, redis, config: Config) -> Limiter | None:
+    """The limits on ``app``'s table routes (registered before), or None when they are off."""
+    if config.trusted_proxies > 0:
+        app.wsgi_app = ProxyFix(app.wsgi_app, x_for=config.trusted_proxies, x_proto=0, x_host=0,
+                                x_port=0, x_prefix=0)
+    if config.rate_limits.strip().lower() == "off":
+        return None
+    uri, options = _storage(redis)
+    limiter = Limiter(client_address, app=app, storage_uri=uri, storage_options=options,
+                      strategy="fixed-window", headers_enabled=False, key_prefix="escoba",
+                      swallow_errors=False)
+    for endpoint, (limit, key) in LIMITS.items():
+        app.view_functions[endpoint] = limiter.limit(limit, key_func=key)(app.view_functions[endpoint])
+
+    @app.errorhandler(RateLimitExceeded)
+    def limit_reached(e: RateLimitExceeded):
+        current = limiter.current_limit
+        wait = max(1, int(current.reset_at - time.time())) if current is not None else 1
+        return respond(rate_limited(str(e.description), wait))
+
+    return limiter

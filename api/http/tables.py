@@ -1,0 +1,361 @@
+"""The table endpoints of shared/API.md: thin, they validate, ask the service, and answer.
+
+No rule is decided here: a move becomes a command for the engine, and the
+reply is the engine's view for whoever asked.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from flask import Blueprint, current_app, g, jsonify, request
+from marshmallow import ValidationError
+from werkzeug.http import parse_etags
+
+import engine
+from api import auth
+from api.http import feed, limits, schemas
+from api.http.errors import RateLimited
+from api.http.schemas import load_move
+from engine import RuleError
+from events.service import Outcome
+from workers import outbound
+from workers.scheduling import notify_key
+
+bp = Blueprint("tables", __name__)
+
+
+def _ctx():
+    return current_app.extensions["escoba"]
+
+
+def _json_body() -> dict:
+    return json_object(request.get_json(silent=True))
+
+
+def json_object(body) -> dict:
+    if not isinstance(body, dict):
+        raise RuleError("bad_request", "The body must be a JSON object.", {"body": "not a JSON object"})
+    return body
+
+
+def _deck():
+    return checked_deck(request.args.get("deck"))
+
+
+def checked_deck(deck: str | None) -> str | None:
+    if deck is not None and deck not in engine.cards.DECKS:
+        raise RuleError("bad_request", f"Unknown deck design {deck!r}.", {"deck": list(engine.cards.DECKS)})
+    return deck
+
+
+def _view(table_id: str, state, reader, player=None) -> dict:
+    host = player is not None and player == state.host
+    return {"table_id": table_id, **engine.view(state, reader, deck=_deck()), "you_are_host": host}
+
+
+def view_etag(table_id: str, state, seat, player, deck) -> str:
+    """The ETag of a view: one per (table, version, reader, deck), and the engine's version
+    (an upgrade may draw views differently)."""
+    if seat is not None:
+        reader = f"s{seat}"
+    elif player is not None and player == state.host:
+        reader = "host"
+    else:
+        reader = "public"
+    return f'"{table_id}.{state.version}.{reader}.{deck or "-"}.{engine.ENGINE_VERSION}"'
+
+
+def _invite_url(table_id: str) -> str:
+    base = _ctx().config.public_url or request.host_url
+    return f"{base.rstrip('/')}/t/{table_id}"
+
+
+@bp.post("/tables")
+def create_table():
+    ctx = _ctx()
+    body = schemas.create_table.load(_json_body())
+    operator_only = {"decks", "first_dealer"} & set(body)
+    if operator_only and not auth.is_admin(ctx.config.admin_token):
+        raise RuleError("forbidden", "Decks and the first dealer are for operators (admin token).",
+                        {k: "operators only" for k in operator_only})
+    player = auth.new_player_id()
+    command = {
+        "type": "open",
+        "name": body.get("table_name") or f"{body['name']}'s table",
+        "preset": body["preset"],
+        "settings": body["settings"],
+        "player": player,
+        "host_name": body["name"],
+        "decks": body.get("decks"),
+        "first_dealer": body.get("first_dealer"),
+        "host_seated": not body["watch"],
+    }
+    # the host's token is granted in the step that writes the first event: a table is never
+    # made without it (nor the token without the table)
+    token, grant = auth.new_token(player)
+    table_id, outcome = ctx.service.create(command, actor=f"player:{player}", grant=grant)
+    g.log = {"table_id": table_id, "command": "open", "version": outcome.version}
+    seat = outcome.state.seat_of(player)
+    return jsonify({
+        "table_id": table_id,
+        "invite_url": _invite_url(table_id),
+        "seat": seat,
+        "token": token,
+        "table": _view(table_id, outcome.state, seat, player),
+    }), 201
+
+
+@bp.post("/tables/<table_id>/seats")
+def take_seat(table_id: str):
+    ctx = _ctx()
+    body = schemas.take_seat.load(_json_body())
+    player = auth.new_player_id()
+    token, grant = auth.new_token(player)
+    outcome = ctx.service.execute(table_id, {"type": "sit", "player": player, "name": body["name"]},
+                                  actor="guest", grant=grant)
+    seat = outcome.state.seat_of(player)
+    g.log = {"table_id": table_id, "command": "sit", "seat": seat, "version": outcome.version}
+    return jsonify({"seat": seat, "token": token, "table": _view(table_id, outcome.state, seat, player)}), 201
+
+
+# what carried a move (its log line's ``transport``, the metrics' label)
+HTTP, SOCKET = "http", "socket"
+
+
+@dataclass(frozen=True)
+class Ask:
+    """What a view or a move asks: taken from Flask's request below, straight from the WSGI environ
+    (api/http/hot.py), or from a socket's move frame (api/sockets/moves.py), and answered by the same
+    functions."""
+
+    table_id: str
+    token: str | None = None
+    address: str | None = None  # the client's, for a limit counted without a token
+    deck: str | None = None
+    if_none_match: str | None = None
+    body: object = None  # the parsed JSON body; None when it is not JSON
+    idempotency_key: str | None = None  # a POST's Idempotency-Key, a socket move's id
+    transport: str = HTTP
+
+
+@dataclass(frozen=True)
+class Answer:
+    body: bytes  # JSON
+    status: int = 200
+    headers: tuple[tuple[str, str], ...] = ()
+
+
+def _ask(table_id: str, body=None) -> Ask:
+    return Ask(table_id, auth.bearer(), limits.client_address(), request.args.get("deck"),
+               request.headers.get("If-None-Match"), body, request.headers.get("Idempotency-Key"))
+
+
+def _answered(answer: Answer):
+    response = current_app.response_class(answer.body, status=answer.status, mimetype="application/json")
+    for name, value in answer.headers:
+        response.headers[name] = value
+    return response
+
+
+@bp.get("/tables/<table_id>")
+def get_table(table_id: str):
+    return _answered(view_answer(_ctx(), _ask(table_id), g.log))
+
+
+@bp.post("/tables/<table_id>/moves")
+def post_move(table_id: str):
+    return _answered(move_answer(_ctx(), _ask(table_id, request.get_json(silent=True)), g.log))
+
+
+def view_answer(ctx, ask: Ask, log: dict) -> Answer:
+    """``GET /tables/{id}``: the reader's view, or 304 while the reader's copy is current."""
+    state = ctx.service.load(ask.table_id)
+    player = auth.player_for(ctx.redis, ask.table_id, ask.token)
+    seat = state.seat_of(player) if player else None
+    deck = checked_deck(ask.deck)
+    etag = view_etag(ask.table_id, state, seat, player, deck)
+    headers = (("ETag", etag), ("Cache-Control", "no-cache"))  # may keep it, must ask again (If-None-Match)
+    # a client that has this version's view gets a 304, and the view is not built at all
+    if ask.if_none_match and parse_etags(ask.if_none_match).contains_weak(etag.strip('"')):
+        return Answer(b"", 304, headers)
+    # the process's per-change view: the reader's sockets are sent the same bytes
+    is_host = player is not None and player == state.host
+    return Answer(ctx.frames.view_json(ask.table_id, state, seat, is_host, deck), 200, headers)
+
+
+def move_answer(ctx, ask: Ask, log: dict) -> Answer:
+    """``POST /tables/{id}/moves``: the move applied (or refused, changing nothing), and the mover's
+    new view."""
+    moved = decide_move(ctx, ask, log)
+    state = moved.outcome.state
+    view = ctx.frames.view_json(ask.table_id, state, moved.seat, moved.player == state.host, moved.deck)
+    return Answer(b'{"version":%d,"table":%s}' % (moved.outcome.version, view))
+
+
+@dataclass(frozen=True)
+class Moved:
+    """A move decided (applied, or answered from its first time) by ``decide_move``."""
+
+    outcome: Outcome
+    player: str
+    seat: int | None
+    deck: str | None
+
+
+def decide_move(ctx, ask: Ask, log: dict) -> Moved:
+    """Every move, whatever carried it (a POST through Flask or api/http/hot.py, a socket frame through
+    api/sockets/moves.py): the limit, the token, the schema, the idempotency key, the rules and the
+    append, the log fields and the metrics. RuleError (or ValidationError, RateLimited) when it is
+    refused.
+
+    A repeat of a key this seat used already (an ``Idempotency-Key`` or a socket move's ``id``: one
+    key) is answered as the first time, over the rate limit too: a client retrying an answer it lost
+    gets that answer, never a 429. (It is counted like any request: knowing it is a repeat before
+    counting would cost every move a round trip to the store.)"""
+    started = time.perf_counter()
+    table_id = ask.table_id
+    log.update(table_id=table_id, transport=ask.transport)
+    key = ask.idempotency_key
+    if ctx.move_limit is not None:  # counted before anything else is read: a refused move counts too
+        try:
+            ctx.move_limit.hit(limits.token_key(ask.token, ask.address))
+        except RateLimited:
+            repeat = _repeat_of(ctx, ask)
+            if repeat is None:
+                raise
+            return _moved(ctx, ask, log, *repeat, None, started)
+    if ask.token is None and ask.transport == SOCKET:  # shared/API.md v1.2: "answers forbidden"
+        raise RuleError("forbidden", "This socket has no seat token: open it with ?token= to move.")
+    player = auth.require(ctx.redis, table_id, ask.token)
+    move = load_move(json_object(ask.body))
+    expected = move.pop("expected_version", None)
+    if key is not None and not (0 < len(key) <= 100):
+        name = "id" if ask.transport == SOCKET else "Idempotency-Key"
+        raise RuleError("bad_request", f"{name} must be 1 to 100 characters.", {name: "length"})
+    deck = checked_deck(ask.deck)  # before the move: a refused request changes nothing
+    log.update(command=move["type"])
+    outcome = ctx.service.execute(
+        table_id, {**move, "player": player}, actor=f"player:{player}",
+        expected_version=expected, idempotency_key=key,
+    )
+    return _moved(ctx, ask, log, outcome, player, deck, started)
+
+
+def _repeat_of(ctx, ask: Ask) -> tuple[Outcome, str] | None:
+    """(the first answer's outcome, the player) when ``ask`` repeats a used key of its seat, else None."""
+    key = ask.idempotency_key
+    if key is None or ask.token is None or not (0 < len(key) <= 100):
+        return None
+    try:
+        player = auth.player_for(ctx.redis, ask.table_id, ask.token)
+    except RuleError:
+        return None
+    done = ctx.service.repeated(ask.table_id, f"player:{player}", key)
+    return None if done is None else (done, player)
+
+
+def _moved(ctx, ask: Ask, log: dict, outcome: Outcome, player: str, deck, started: float) -> Moved:
+    if outcome.repeated and "command" not in log:  # answered before its body was read
+        deck = checked_deck(ask.deck)
+        body = ask.body if isinstance(ask.body, dict) else {}
+        log.update(command=body.get("type") if body.get("type") in schemas.MOVES else "repeat")
+    seat = outcome.state.seat_of(player)
+    log.update(version=outcome.version, seat=seat, repeated=outcome.repeated)
+    ctx.metrics.command_latency.labels(log["command"], ask.transport).observe(time.perf_counter() - started)
+    return Moved(outcome, player, seat, deck)
+
+
+@bp.get("/tables/<table_id>/events")
+def get_events(table_id: str):
+    ctx = _ctx()
+    after = _int_arg("after", 0)
+    limit = _int_arg("limit", feed.DEFAULT_LIMIT)
+    if not 1 <= limit <= feed.MAX_LIMIT:
+        raise ValidationError({"limit": [f"must be 1 to {feed.MAX_LIMIT}"]})
+    player = auth.player_for(ctx.redis, table_id, auth.bearer())
+    return jsonify({"table_id": table_id, **feed.events_page(ctx.service, table_id, player, after, limit)})
+
+
+def redacted_events(service, table_id: str, player: str | None, after: int) -> list[dict]:
+    """Every event after ``after`` as its reader may see it (socket catch-up: api/http/feed.py)."""
+    return feed.events_page(service, table_id, player, after, limit=None)["events"]
+
+
+@bp.post("/tables/<table_id>/chat")
+def post_chat(table_id: str):
+    ctx = _ctx()
+    player = auth.require_player(ctx.redis, table_id)
+    body = schemas.chat.load(_json_body())
+    state = ctx.service.load(table_id)
+    seat = state.seat_of(player)
+    if seat is None:
+        raise RuleError("forbidden", "Only seated players can chat; spectators read.")
+    line = ctx.chat.post(table_id, seat, state.seats[seat].name, body["text"], _now())
+    return jsonify({"line": line}), 201
+
+
+@bp.get("/tables/<table_id>/chat")
+def get_chat(table_id: str):
+    ctx = _ctx()
+    ctx.service.load(table_id)  # 404 for a table that does not exist
+    return jsonify({"lines": ctx.chat.read(table_id, after=_int_arg("after", 0))})
+
+
+@bp.post("/tables/<table_id>/notify")
+def set_notify(table_id: str):
+    """Extension: a URL to POST a small notice to when it becomes this seat's turn."""
+    ctx = _ctx()
+    player = auth.require_player(ctx.redis, table_id)
+    body = schemas.notify.load(_json_body())
+    seat = ctx.service.load(table_id).seat_of(player)
+    if seat is None:
+        raise RuleError("forbidden", "Only seated players get turn notices.")
+    if ctx.service.compacted(table_id):  # before resolving any URL: nothing will be notified
+        raise RuleError("table_closed", "This table is closed for good: it is kept read-only.")
+    try:  # resolves the host: nothing inside (loopback, private, metadata...) is ever called
+        outbound.check_url(body["url"], allow_private=ctx.config.notify_allow_private)
+    except outbound.RefusedURL as exc:
+        raise ValidationError({"url": [f"refused: {exc}"]}) from None
+    ctx.redis.hset(notify_key(table_id), str(seat), body["url"])
+    return jsonify({"seat": seat, "url": body["url"]}), 201
+
+
+# The largest ``after`` taken: a version or a chat line number can never be near it, and it fits
+# the store's stream ids and a JSON number every client reads exactly (2**53 - 1).
+AFTER_MAX = 2**53 - 1
+
+
+def _int_arg(name: str, default: int) -> int:
+    raw = request.args.get(name)
+    if raw is None:
+        return default
+    try:
+        return _bounded_int(raw)
+    except ValueError as e:
+        raise ValidationError({name: [str(e)]}) from None
+
+
+def _bounded_int(raw: str) -> int:
+    # digits only: int() would also take " 7", "+7", "7_0" and a number of a thousand digits
+    if raw.startswith("-") and raw[1:].isascii() and raw[1:].isdigit():
+        raise ValueError("must be 0 or more")
+    if not (raw.isascii() and raw.isdigit()) or len(raw) > 16 or int(raw) > AFTER_MAX:
+        raise ValueError(f"must be a whole number from 0 to {AFTER_MAX}")
+    return int(raw)
+
+
+def version_arg(raw: str | None, name: str = "after") -> int | None:
+    """An ``after`` from a socket's address: None when absent, RuleError(bad_request) when bad."""
+    if raw is None:
+        return None
+    try:
+        return _bounded_int(raw)
+    except ValueError as e:
+        raise RuleError("bad_request", f"{name} {e}.", {name: [str(e)]}) from None
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat()

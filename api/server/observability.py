@@ -1,0 +1,431 @@
+"""JSON-lines logs and Prometheus metrics."""
+
+from __future__ import annotations
+
+import _thread
+import atexit
+import logging
+import sys
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from datetime import UTC
+
+import orjson
+from flask import Response, g, request
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+
+from events.seconds import PerSecond
+from events.store import EventStore
+
+_local_second = PerSecond(lambda whole: time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(whole)))
+
+
+def log_time(ts: float) -> str:
+    """``ts`` as logging's default ``asctime`` (local time, ``2026-12-01 19:10:06,123``); the part
+    up to the second is formatted once a second, not on every line."""
+    whole = int(ts)
+    return f"{_local_second(whole)},{int((ts - whole) * 1000):03d}"
+
+
+def json_line(logger: str, level: str, message: str, fields: dict, created: float) -> str:
+    line = {"time": log_time(created), "level": level, "logger": logger, "message": message}
+    line.update(fields)
+    # a line per request: orjson (as the answers); anything it cannot write becomes text
+    return orjson.dumps(line, default=str).decode()
+
+
+class JsonFormatter(logging.Formatter):
+    def format(self, record: logging.LogRecord) -> str:
+        try:
+            message = record.getMessage()
+        except Exception:  # a caller's format and arguments that don't fit: keep both, lose nothing
+            message = f"{record.msg} {record.args!r}"
+        fields = getattr(record, "fields", {})
+        if record.exc_info:
+            fields = {**fields, "exc": self.formatException(record.exc_info)}
+        return json_line(record.name, record.levelname, message, fields, record.created)
+
+
+def _os_thread_tools():
+    """``start_new_thread``, ``allocate_lock`` and ``sleep`` as the OS has them, even under
+    gevent's monkey patching (where ``threading.Thread`` starts a greenlet).
+
+    The log writer must be a real thread: under the gevent worker a greenlet's write to a pipe
+    nobody reads (stderr piped to a stalled log collector) blocks the whole process, every
+    request with it; a real thread blocks only itself while requests go on filling the deque.
+    """
+    try:
+        from gevent import monkey
+    except ImportError:
+        monkey = None
+    if monkey is None or not monkey.is_module_patched("threading"):
+        return _thread.start_new_thread, _thread.allocate_lock, time.sleep
+    return (monkey.get_original("_thread", "start_new_thread"), monkey.get_original("_thread", "allocate_lock"),
+            monkey.get_original("time", "sleep"))
+
+
+class BatchedLines(logging.Handler):
+    """Log lines formatted by the caller and written in batches by one writer thread.
+
+    A request thread formats its line and appends it to a deque (thread-safe, no
+    lock, no wake-up); the writer wakes every ``interval`` seconds and writes what
+    gathered in one write. Two designs were measured and dropped: a handler writing
+    in the request thread held its lock while it waited for the GIL (a quarter of a
+    busy worker's threads were seen waiting there), and a QueueListener woke its
+    thread for every line: about 100 µs of a move's 800 in one process, in thread switches.
+    """
+
+    # a log reader that stops reading (a full pipe) costs at most this many lines, never the server
+    MAX_PENDING = 100_000
+
+    def __init__(self, stream=None, interval: float = 0.1):
+        super().__init__()
+        self.stream = stream if stream is not None else sys.stderr
+        self.interval = interval
+        self._lines: deque[str] = deque(maxlen=self.MAX_PENDING)
+        start_thread, lock, self._sleep = _os_thread_tools()
+        self._stopping = False
+        self._running = lock()  # held while the writer runs
+        self._running.acquire()
+        start_thread(self._run, ())
+
+    def handle(self, record: logging.LogRecord) -> bool:
+        # no handler lock: emit only appends to a deque
+        keep = self.filter(record)
+        if keep:
+            self.emit(record)
+        return bool(keep)
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            self._lines.append(self.format(record))
+        except Exception:
+            self.handleError(record)
+
+    def add_line(self, line: str) -> None:
+        """A line already formatted (the request log: api/observability.install)."""
+        self._lines.append(line)
+
+    def flush(self) -> None:
+        """Write what has gathered (the writer thread, and ``close``)."""
+        batch = []
+        try:
+            while True:
+                batch.append(self._lines.popleft())
+        except IndexError:
+            pass
+        if batch:
+            try:
+                self.stream.write("\n".join(batch) + "\n")
+                self.stream.flush()
+            except Exception:  # a closed or broken stream must not kill the writer
+                pass
+
+    @property
+    def writing(self) -> bool:
+        """Whether the writer thread still runs."""
+        return self._running.locked()
+
+    def close(self) -> None:
+        self._stopping = True
+        if self._running.acquire(timeout=max(1.0, 5 * self.interval)):  # the writer's last round
+            self._running.release()
+        self.flush()
+        super().close()
+
+    def _run(self) -> None:
+        try:
+            while not self._stopping:
+                self._sleep(self.interval)
+                self.flush()
+        finally:
+            self._running.release()
+
+
+_writer: BatchedLines | None = None
+
+
+def stop_logging() -> None:
+    """Write out the gathered lines and stop the writer thread (at exit, or for a new setup)."""
+    global _writer
+    writer, _writer = _writer, None
+    if writer is not None:
+        logging.getLogger().removeHandler(writer)
+        logging.getLogger("gunicorn.error").removeHandler(writer)
+        writer.close()
+
+
+atexit.register(stop_logging)
+
+
+def setup_logging(level=logging.INFO, stream=None) -> None:
+    """JSON lines on stderr (or ``stream``), written in batches by a thread of their own.
+
+    Lines reach the stream within about a tenth of a second; ``stop_logging`` (run at
+    exit) writes out the rest.
+    """
+    global _writer
+    stop_logging()
+    # the JSON line names neither the source file nor the thread: don't look them up. The
+    # process id stays: gunicorn's own format prints %(process)d, and None there broke its lines
+    logging._srcfile = None
+    logging.logThreads = logging.logMultiprocessing = False
+    _writer = BatchedLines(stream)
+    _writer.setFormatter(JsonFormatter())
+    root = logging.getLogger()
+    root.handlers[:] = [_writer]
+    # gunicorn's worker-side lines ("Socket error processing request.", timeouts) as JSON lines too
+    logging.getLogger("gunicorn.error").handlers[:] = [_writer]
+    root.setLevel(level)
+    # our own request log line carries table, version, seat, command, outcome, latency
+    logging.getLogger("werkzeug").setLevel(logging.WARNING)
+
+
+# /metrics sums 16384 small counters per index (a bounded pipeline per node): at most this often
+TABLE_COUNTS_EVERY = 15.0
+# A timer still in the due index this long after its due time is late: the ticker looks every 0.2 s
+# (workers/ticker.py), so only a worker gone or a ticker failing lets one wait that long.
+TIMER_LATE_AFTER = 10.0
+# every status a table may have (engine/table.py), reported even at 0: "no tables playing" is a 0
+TABLE_STATUSES = ("waiting", "playing", "round_over", "finished", "expired")
+LATENCY_BUCKETS = (.002, .005, .01, .025, .05, .1, .25, .5, 1, 2.5)
+# what a move is carried by: "http" (POST /tables/{id}/moves); the socket path labels its own
+TRANSPORT_HTTP = "http"
+
+
+@dataclass
+class Metrics:
+    registry: CollectorRegistry = field(default_factory=CollectorRegistry)
+
+    def __post_init__(self):
+        r = self.registry
+        self.moves = Counter("escoba_moves_total", "Commands by type, outcome and transport",
+                             ["command", "outcome", "transport"], registry=r)
+        self.command_latency = Histogram("escoba_command_seconds", "Move latency, by command and transport",
+                                         ["command", "transport"], registry=r, buckets=LATENCY_BUCKETS)
+        self.requests = Counter("escoba_http_requests_total", "HTTP requests by route, method and status",
+                                ["route", "method", "status"], registry=r)
+        self.request_latency = Histogram("escoba_http_request_seconds", "HTTP request latency by route and method",
+                                         ["route", "method"], registry=r, buckets=LATENCY_BUCKETS)
+        self.open_sockets = Gauge("escoba_open_sockets", "Open WebSockets in this process", registry=r)
+        self.fanout = Histogram("escoba_fanout_seconds",
+                                "From a change notice's arrival to its state posted to every socket of the "
+                                "table in this process (the load or fold of the change included)",
+                                registry=r, buckets=(.0005, .001, .0025, .005, .01, .025, .05, .1, .25, 1))
+        r.register(_ScheduleFailures())
+        # label sets that exist from the start, so that a rate over them is 0, not "no data"
+        self.moves.labels("play", "ok", TRANSPORT_HTTP)
+        self.command_latency.labels("play", TRANSPORT_HTTP)
+        for status in ("200", "429", "500", "503"):
+            self.requests.labels(MOVE_ROUTE, "POST", status)
+        self.request_latency.labels(MOVE_ROUTE, "POST")
+        self._request_children: dict = {}
+        r.register(_Durability())
+
+    def add_redis_collectors(self, backends) -> None:
+        self.registry.register(_RedisCollector(backends))
+
+    def request(self, route: str, method: str, status: int, seconds: float) -> None:
+        """One answered request (children cached: labels() takes a lock and builds a key each call)."""
+        if method not in METHODS:  # a client's made-up methods must not make series without end
+            method = "other"
+        key = (route, method, status)
+        children = self._request_children.get(key)
+        if children is None:
+            children = self._request_children[key] = (self.requests.labels(route, method, str(status)),
+                                                       self.request_latency.labels(route, method))
+        children[0].inc()
+        children[1].observe(seconds)
+
+
+METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
+VIEW_ROUTE = "/tables/<table_id>"
+MOVE_ROUTE = "/tables/<table_id>/moves"
+UNMATCHED_ROUTE = "unmatched"  # no route took it (404s): one label, whatever the address
+
+
+class _ScheduleFailures:
+    """Change hooks of this process whose timers could not be written (logged with the table
+    id; the reconciler repairs them): ``escoba_schedule_failures_total``."""
+
+    def collect(self):
+        from workers.scheduling import FAILURES
+
+        family = CounterMetricFamily("escoba_schedule_failures",
+                                     "Moves whose timers could not be scheduled (repaired by the reconciler)")
+        family.add_metric([], FAILURES.value)
+        yield family
+
+
+class _Durability:
+    """Moves whose replicas did not acknowledge them in time (answered 503), and reads that found
+    a table's log gone or behind what this process had read (events/replication.py)."""
+
+    def collect(self):
+        from events.replication import LOST_LOGS, UNACKNOWLEDGED
+
+        family = CounterMetricFamily("escoba_unacknowledged_appends",
+                                     "Appends fewer replicas than ESCOBA_REPLICA_ACKS held in time (answered 503)")
+        family.add_metric([], UNACKNOWLEDGED.total())
+        yield family
+        lost = CounterMetricFamily("escoba_lost_logs", "Reads that found a table's log gone or behind this "
+                                   "process's copy (a failover that lost data)", labels=["kind"])
+        for kind in ("vanished", "behind"):
+            lost.add_metric([kind], LOST_LOGS.values.get(kind, 0))
+        yield lost
+
+
+class _RedisCollector:
+    """Counts that live in Redis, so every process reports the same numbers.
+
+    Table counts and timers come from the tables' store, RQ's from the queue Redis.
+    """
+
+    def __init__(self, backends, cache_for: float = TABLE_COUNTS_EVERY, clock=time.monotonic, now=time.time):
+        self.store = EventStore(backends.tables)
+        self.tables = backends.tables
+        self.queue = backends.queue
+        self.cache_for = cache_for
+        self.clock = clock
+        self.now = now
+        self._counts: dict[str, int] = {}
+        self._timers: tuple[int, int] = (0, 0)
+        self._read_at: float | None = None
+        self._lock = threading.Lock()
+
+    def _refresh(self) -> None:
+        now = self.clock()
+        if self._read_at is None or now - self._read_at >= self.cache_for:
+            self._counts = self.store.status_counts()
+            self._timers = self._timer_counts()
+            self._read_at = now
+
+    def table_counts(self) -> dict[str, int]:
+        """Tables by status: the buckets' counters (kept by every append, never a scan of the
+        tables), summed at most once every ``cache_for`` seconds by this process."""
+        with self._lock:
+            self._refresh()
+            return dict(self._counts)
+
+    def timer_counts(self) -> tuple[int, int]:
+        """(tables with a timer due now not yet handed to RQ, those due over ``TIMER_LATE_AFTER`` s ago):
+        two ZCOUNTs per bucket of the due index, at most once every ``cache_for`` seconds."""
+        with self._lock:
+            self._refresh()
+            return self._timers
+
+    def _timer_counts(self) -> tuple[int, int]:
+        from workers import index
+
+        now = self.now()
+        pipe = self.tables.pipeline(transaction=False)
+        for bucket in range(index.BUCKETS):
+            pipe.zcount(index.due_key(bucket), "-inf", now)
+            pipe.zcount(index.due_key(bucket), "-inf", now - TIMER_LATE_AFTER)
+        counts = pipe.execute()
+        return sum(counts[0::2]), sum(counts[1::2])
+
+    def collect(self):
+        tables = GaugeMetricFamily("escoba_tables", "Tables by status", labels=["status"])
+        counts = self.table_counts()
+        for status in sorted(set(TABLE_STATUSES) | set(counts)):
+            tables.add_metric([status], counts.get(status, 0))
+        yield tables
+        due, late = self.timer_counts()
+        yield GaugeMetricFamily("escoba_timers_due", "Tables with a timer due now, not yet handed to RQ", value=due)
+        yield GaugeMetricFamily("escoba_timers_late",
+                                f"Tables with a timer due over {TIMER_LATE_AFTER:g} s ago, not yet handed to RQ",
+                                value=late)
+        from rq import Worker
+        from rq.job import Job
+
+        from workers.scheduling import QUEUE_NAME
+
+        run = failed = 0
+        workers = Worker.all(connection=self.queue)
+        for worker in workers:
+            run += worker.successful_job_count or 0
+            failed += worker.failed_job_count or 0
+        counts_by_worker = GaugeMetricFamily("escoba_jobs_total", "Jobs run by the live workers, by outcome",
+                                             labels=["outcome"])
+        counts_by_worker.add_metric(["ok"], run)
+        counts_by_worker.add_metric(["failed"], failed)
+        yield counts_by_worker
+        yield GaugeMetricFamily("escoba_workers", "RQ workers registered on the queue Redis", value=len(workers))
+        jobs = GaugeMetricFamily("escoba_jobs", "RQ jobs by registry, by queue", labels=["queue", "state"])
+        for state in ("failed", "scheduled", "started"):
+            jobs.add_metric([QUEUE_NAME, state], self.queue.zcard(f"rq:{state}:{QUEUE_NAME}"))
+        queue_key = f"rq:queue:{QUEUE_NAME}"
+        jobs.add_metric([QUEUE_NAME, "queued"], self.queue.llen(queue_key))
+        yield jobs
+        # RQ pushes at the tail and pops at the head: the head is the job that has waited longest
+        oldest = GaugeMetricFamily("escoba_queue_oldest_job_seconds",
+                                   "Seconds the oldest job still queued has waited (0: none queued)",
+                                   labels=["queue"])
+        age = 0.0
+        head = self.queue.lindex(queue_key, 0)
+        if head is not None:
+            enqueued = self.queue.hget(Job.key_for(head.decode() if isinstance(head, bytes) else head),
+                                       "enqueued_at")
+            if enqueued:
+                from rq.utils import utcparse
+
+                stamp = utcparse(enqueued.decode() if isinstance(enqueued, bytes) else enqueued)
+                age = max(0.0, self.now() - stamp.replace(tzinfo=UTC).timestamp())
+        oldest.add_metric([QUEUE_NAME], age)
+        yield oldest
+
+
+def install(app, metrics: Metrics) -> None:
+    @app.before_request
+    def _start():
+        g.started = time.perf_counter()
+        g.log = {}
+
+    @app.after_request
+    def _finish(response):
+        log = g.get("log")
+        code = _error_code(response) if response.status_code >= 400 and log and log.get("command") else None
+        rule = request.url_rule
+        request_done(metrics, log, request.method, request.path, response.status_code, code,
+                     g.get("started"), rule.rule if rule is not None else UNMATCHED_ROUTE)
+        return response
+
+    @app.get("/metrics")
+    def metrics_endpoint():
+        return Response(generate_latest(metrics.registry), mimetype="text/plain; version=0.0.4")
+
+
+_request_log = logging.getLogger("escoba.api")
+
+
+def request_done(metrics: Metrics, log: dict | None, method: str, path: str, status: int, error_code: str | None,
+                 started: float | None, route: str = UNMATCHED_ROUTE) -> None:
+    """A request's log line (its ``log`` fields: table, command, version...), its count and latency by
+    route, and a command's count by outcome, whether Flask or api/http/hot.py answered it."""
+    fields = dict(log or {})
+    if fields.get("command"):
+        outcome = "ok" if status < 400 else (error_code or str(status))
+        fields["outcome"] = outcome
+        metrics.moves.labels(fields["command"], outcome, fields.get("transport", TRANSPORT_HTTP)).inc()
+    now = time.perf_counter()
+    seconds = max(0.0, now - (started if started is not None else now))
+    metrics.request(route, method, status, seconds)
+    fields.update(method=method, path=path, status=status, latency_ms=round(seconds * 1000, 2))
+    writer = _writer
+    if writer is not None and logging.root.handlers == [writer] and _request_log.isEnabledFor(logging.INFO):
+        # the same line the logging call below makes, without its record and handler chain:
+        # a line per request was about a twentieth of the API's CPU (bench/api.py, py-spy)
+        writer.add_line(json_line("escoba.api", "INFO", "request", fields, time.time()))
+    else:  # another handler listens (a test's, a tool's): the record goes through logging
+        _request_log.info("request", extra={"fields": fields})
+
+
+def _error_code(response) -> str:
+    try:
+        return response.get_json()["error"]["code"]
+    except Exception:
+        return str(response.status_code)

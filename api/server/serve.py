@@ -1,0 +1,140 @@
+"""``escoba serve``: the API under gunicorn's gevent worker, so a held socket costs a greenlet, not a thread.
+
+Why gevent: every WebSocket lives as long as its reader keeps the page open, and
+most of the time it waits. gunicorn's gthread worker gave each one a thread, so
+64 silent upgrades were enough to take every thread of a worker and leave
+``/healthz`` unanswered. Under gevent's worker (gunicorn + flask-sock +
+simple-websocket, all documented to run monkey-patched) a socket is two
+greenlets and a few KiB, one process holds 10,000 of them, and a request never
+waits for a thread. The rest of the code is ordinary blocking code (redis-py,
+threading, queue): the worker's ``monkey.patch_all()`` makes it cooperative, so
+the hub's listener and the log writer become greenlets too (the writer's one
+write a tenth of a second goes to stderr, which docker or a terminal drains).
+
+Monkey-patching order: the gevent worker patches in its own ``init_process``,
+after the fork and before it loads the app. Nothing that opens sockets or
+creates locks is imported by the master before that: this module imports the
+app only inside the worker's factory (``_escoba_app``).
+
+``--worker-class gthread`` keeps the old threaded worker for comparisons (and
+``--threads`` applies to it only).
+"""
+
+from __future__ import annotations
+
+import gc
+import logging
+import resource
+import time
+
+from gunicorn.app.base import BaseApplication
+
+WORKER_CLASSES = ("gevent", "gthread")
+# gevent: the most connections (sockets and HTTP) one worker accepts at once
+DEFAULT_CONNECTIONS = 20_000
+
+
+class Gunicorn(BaseApplication):
+    """gunicorn run from code, on an app factory (the benchmark's baseline uses it too)."""
+
+    def __init__(self, options: dict, app_factory=None):
+        self.options = options
+        self.app_factory = app_factory or _escoba_app
+        super().__init__()
+
+    def load_config(self):
+        for key, value in self.options.items():
+            self.cfg.set(key, value)
+
+    def load(self):
+        from api.server import wire
+
+        wire.install()
+        return self.app_factory()
+
+
+def _escoba_app():
+    # imported here, in the worker, after gevent has patched the standard library
+    from api.app import create_app
+    from api.server.observability import setup_logging
+
+    setup_logging()
+    app = create_app()
+    # What is built by now (modules, schemas, routes) lives as long as the worker: keep it out
+    # of the collector's full passes. Under load those scanned some 60,000 objects and held
+    # every request of the worker for 30 to 60 ms, a few times a minute; frozen, 3 to 9 ms.
+    gc.freeze()
+    gc.callbacks.append(_log_slow_collections)
+    return app
+
+
+_gc_started: list[float] = []
+
+
+def _log_slow_collections(phase: str, info: dict) -> None:
+    """A collection holds every socket and request of the worker: say when one took long."""
+    if phase == "start":
+        _gc_started[:] = [time.perf_counter()]
+    elif _gc_started:
+        took = time.perf_counter() - _gc_started[0]
+        if took > 0.05:
+            logging.getLogger("escoba.gc").warning(
+                "garbage collection held the worker", extra={"fields": {
+                    "generation": info.get("generation"), "ms": round(took * 1000, 1),
+                    "collected": info.get("collected")}})
+
+
+def raise_fd_limit() -> int:
+    """Lift this process's soft limit on open files to its hard limit: a socket is a file.
+
+    Returns the soft limit now in force.
+    """
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard == resource.RLIM_INFINITY or hard > soft:
+        target = hard if hard != resource.RLIM_INFINITY else max(soft, 1 << 20)
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+            soft = target
+        except (ValueError, OSError):
+            pass
+    return soft
+
+
+def _post_fork(server, worker):
+    raise_fd_limit()
+
+
+def gunicorn_options(host: str, port: int, threads: int, workers: int, *,
+                     worker_class: str = "gevent", connections: int = DEFAULT_CONNECTIONS) -> dict:
+    if worker_class not in WORKER_CLASSES:
+        raise ValueError(f"worker_class must be one of {WORKER_CLASSES}")
+    options = {
+        "bind": f"{host}:{port}",
+        "worker_class": worker_class,
+        "workers": workers,
+        # sockets never finish by themselves: don't wait long for them on shutdown
+        "graceful_timeout": 3,
+        "keepalive": 5,
+        "accesslog": None,
+        "post_fork": _post_fork,
+    }
+    if worker_class == "gevent":
+        # the worker's greenlet pool: every open socket and HTTP connection holds one
+        options["worker_connections"] = connections
+        # a gevent worker that blocks its loop this long is stuck: let the master replace it
+        options["timeout"] = 30
+    else:
+        options["threads"] = threads
+        # a gthread worker stops accepting at worker_connections: leave room for HTTP beside the sockets
+        options["worker_connections"] = threads + 256
+        # sockets live long: the gthread worker must not kill a busy thread
+        options["timeout"] = 120
+    return options
+
+
+def serve(host: str, port: int, threads: int = 64, workers: int = 1, *,
+          worker_class: str = "gevent", connections: int = DEFAULT_CONNECTIONS) -> int:
+    raise_fd_limit()
+    Gunicorn(gunicorn_options(host, port, threads, workers, worker_class=worker_class,
+                              connections=connections)).run()
+    return 0

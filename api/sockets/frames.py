@@ -1,0 +1,121 @@
+"""What a socket is sent on a change: built once per process per reader, framed once, sent as bytes.
+
+A change reaches every socket of its table. Most of them read the same view
+(the spectators all alike; each player, however many tabs they keep open), so
+the view for one (table, version, seat, host, deck) is built, encoded and put
+in a WebSocket frame once in this process, and every socket of that reader is
+sent the same bytes. The key holds the seat: a view is only ever sent to the
+reader it was built for, so hidden cards stay hidden. What all readers of a
+version share (engine.table_view: no hand in it) is built once for all of them.
+
+Server frames are never masked, and the sockets negotiate no compression
+(api/sockets/route.py), so a frame's bytes are the same for every connection.
+"""
+
+from __future__ import annotations
+
+import struct
+import threading
+from collections import OrderedDict
+
+import orjson
+
+import engine
+
+
+def text_frame(payload: bytes) -> bytes:
+    """One unmasked, final WebSocket text frame (RFC 6455 5.2) holding ``payload``."""
+    n = len(payload)
+    if n < 126:
+        head = struct.pack("!BB", 0x81, n)
+    elif n < 1 << 16:
+        head = struct.pack("!BBH", 0x81, 126, n)
+    else:
+        head = struct.pack("!BBQ", 0x81, 127, n)
+    return head + payload
+
+
+def message(obj) -> bytes:
+    """``obj`` as JSON in one text frame."""
+    return text_frame(orjson.dumps(obj))
+
+
+# Tables whose shared part of a view (engine.TableView) is kept: each table's latest version only, so
+# a table's readers of one version (the mover's answer, the sockets' frames, the next mover's GET a
+# little later) share one build, and an older version is never kept beside a newer one. Each kept
+# part is some sixty dicts and lists the garbage collector walks again on every pass, so they are
+# few: one per table recently changed. (Keyed by version, 128 parts thrashed as soon as a process had
+# some 64 tables in play: a GET then always missed the part its table's last move had built.)
+SHARED_PARTS = 512
+
+
+class ViewFrames:
+    """The encoded view and the frames of one change for one reader, for the last ``size``
+    (table, version, reader)s. The move's own answer (POST /moves) takes its view from here too,
+    so the mover's sockets are sent the view that answer already built."""
+
+    def __init__(self, size: int = 4096, shared_parts: int = SHARED_PARTS):
+        self.size = size
+        self.shared_parts = shared_parts
+        self._built: OrderedDict[tuple, tuple[bytes, bytes]] = OrderedDict()
+        self._bases: OrderedDict[tuple, tuple[int, engine.TableView]] = OrderedDict()  # (table, deck) -> latest
+        self._lock = threading.Lock()
+        self.built = 0  # views built (the rest were sent from here)
+
+    def frames(self, table_id: str, state, seat: int | None, is_host: bool, deck: str | None) -> bytes:
+        """The ``table`` message of ``state`` for this reader and, on its turn, ``your_turn``."""
+        return self._get(table_id, state, seat, is_host, deck)[1]
+
+    def view_json(self, table_id: str, state, seat: int | None, is_host: bool, deck: str | None) -> bytes:
+        """The reader's view of ``state`` as JSON."""
+        return self._get(table_id, state, seat, is_host, deck)[0]
+
+    def _get(self, table_id, state, seat, is_host, deck) -> tuple[bytes, bytes]:
+        def build():
+            with self._lock:  # called outside it
+                self.built += 1
+            return _build(table_id, state, seat, is_host, deck, self._table_view(table_id, state, deck))
+
+        return self._remembered(self._built, (table_id, state.version, seat, is_host, deck), self.size, build)
+
+    def _table_view(self, table_id, state, deck):
+        """The part of a version's view every reader shares (engine.view.table_view), built once
+        for the mover's answer and the other readers' views alike; only each table's latest is kept."""
+        key = (table_id, deck)
+        with self._lock:
+            kept = self._bases.get(key)
+            if kept is not None and kept[0] == state.version:
+                self._bases.move_to_end(key)
+                return kept[1]
+        base = engine.table_view(state, deck=deck)
+        with self._lock:
+            kept = self._bases.get(key)
+            if kept is None or kept[0] < state.version:  # a late reader of an older version keeps nothing
+                self._bases[key] = (state.version, base)
+                self._bases.move_to_end(key)
+                while len(self._bases) > self.shared_parts:
+                    self._bases.popitem(last=False)
+        return base
+
+    def _remembered(self, cache: OrderedDict, key: tuple, limit: int, build):
+        """``cache[key]``, built (outside the lock) when missing; the least recent go past ``limit``."""
+        with self._lock:
+            out = cache.get(key)
+            if out is not None:
+                cache.move_to_end(key)
+                return out
+        out = build()
+        with self._lock:
+            cache[key] = out
+            while len(cache) > limit:
+                cache.popitem(last=False)
+        return out
+
+
+def _build(table_id: str, state, seat, is_host, deck, base) -> tuple[bytes, bytes]:
+    view = orjson.dumps({"table_id": table_id, **engine.for_reader(base, state, seat), "you_are_host": is_host})
+    frames = text_frame(b'{"type":"table","version":%d,"table":%s}' % (state.version, view))
+    if seat is not None and state.status == "playing" and state.turn == seat:
+        # sent with the view, in the same write
+        frames += message({"type": "your_turn", "seat": seat, "version": state.version})
+    return view, frames

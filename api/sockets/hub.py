@@ -1,0 +1,164 @@
+"""Fan-out of change notices to this process's sockets, through Redis pub/sub.
+
+The listener (api/sockets/notices.py: a subscription per table watched here, SUBSCRIBE
+on one Redis, SSUBSCRIBE and a listener per node on a cluster; threads, greenlets
+under gevent) hears every change of the tables watched here, and only those, so
+a socket here hears a move made through any other process. Each notice brings the
+table up to date once, however many sockets here watch it (from the records the
+notice carries when this process holds the version before them, else from the
+log), and only drops it in each socket's mailbox: posting never waits for a
+socket, so a stuck one holds up no other. The socket's own handler builds (or
+finds in api/sockets/frames.py) its reader's frames and sends them.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections import defaultdict, deque
+
+import orjson
+
+from api.sockets import frames
+from api.sockets.notices import listener_for
+
+log = logging.getLogger("escoba.hub")
+
+CHAT_BACKLOG = 64  # chat frames a socket may have waiting; older ones are dropped
+# seconds: every socket's handler is woken this often with nothing to send, in case its reader died without
+# a word (the reader sets the handler's event whenever it ends a connection; 10,000 handlers woken each 30 s
+# cost a tenth of a core). One timer for the process: a wait with a timeout of its own cost each handler a
+# gevent Timeout per change it sent (about 2% of a worker in bench/games.py)
+CHECK_EVERY = 300.0
+
+
+class Mailbox:
+    """What one socket has yet to send: the latest state (an older one is never sent after it) and chat frames.
+
+    ``wake`` is set on every post; the socket's handler waits on it.
+    """
+
+    __slots__ = ("wake", "state", "chats")
+    _lock = threading.Lock()  # one for every mailbox: posts and takes are a few instructions
+
+    def __init__(self, wake=None):
+        self.wake = wake if wake is not None else threading.Event()
+        self.state = None
+        self.chats: deque[bytes] = deque(maxlen=CHAT_BACKLOG)
+
+    def post_state(self, state) -> None:
+        with self._lock:
+            if self.state is None or state.version > self.state.version:
+                self.state = state
+        self.wake.set()
+
+    def post_chat(self, frame: bytes) -> None:
+        with self._lock:
+            self.chats.append(frame)
+        self.wake.set()
+
+    def take(self):
+        """(the latest state posted or None, the chat frames posted), emptying the mailbox."""
+        with self._lock:
+            state, self.state = self.state, None
+            chats = list(self.chats)
+            self.chats.clear()
+        return state, chats
+
+
+class Hub:
+    def __init__(self, redis, service, check_every: float = CHECK_EVERY, fanout=None):
+        self.redis = redis
+        self.service = service
+        self.fanout = fanout  # a Histogram: each state notice's dispatch, in seconds (escoba_fanout_seconds)
+        self.check_every = check_every
+        self._stopped = threading.Event()
+        self._checker: threading.Thread | None = None
+        self._lock = threading.Lock()
+        self._watchers: dict[str, set[Mailbox]] = defaultdict(set)
+        # subscription changes in order (a table's last socket leaving while its next one
+        # arrives must end subscribed); dispatch never waits for this one
+        self._subscribing = threading.Lock()
+        self.listener = listener_for(redis, self._dispatch)
+
+    def watch(self, table_id: str, mailbox: Mailbox | None = None) -> Mailbox:
+        q = mailbox if mailbox is not None else Mailbox()
+        with self._subscribing:
+            with self._lock:
+                first = not self._watchers.get(table_id)
+                self._watchers[table_id].add(q)
+            if first:  # the first socket here on this table: subscribe (it resyncs once confirmed)
+                self.listener.add(table_id)
+            if self._checker is None:
+                self._checker = threading.Thread(target=self._check, name="escoba-hub-check", daemon=True)
+                self._checker.start()
+        return q
+
+    def unwatch(self, table_id: str, q: Mailbox) -> None:
+        with self._subscribing:
+            with self._lock:
+                self._watchers[table_id].discard(q)
+                last = not self._watchers[table_id]
+                if last:
+                    del self._watchers[table_id]
+            if last:
+                self.listener.remove(table_id)
+
+    def open_sockets(self) -> int:
+        with self._lock:
+            return sum(len(v) for v in self._watchers.values())
+
+    def stop(self) -> None:
+        self._stopped.set()
+        self.listener.stop()
+
+    def wake_all(self) -> None:
+        """Wakes every socket's handler here: one with nothing to send checks that its reader lives."""
+        with self._lock:
+            boxes = [q for qs in self._watchers.values() for q in qs]
+        for q in boxes:
+            q.wake.set()
+
+    def _check(self) -> None:
+        while not self._stopped.wait(self.check_every):
+            self.wake_all()
+
+    # --- what a notice does (nothing here waits for a socket) ---------------------------
+    def _dispatch(self, raw) -> None:
+        notice = orjson.loads(raw)
+        table_id = notice.get("table_id")
+        targets = self._targets(table_id)
+        if not targets:
+            return
+        if "chat" in notice:
+            self._post_chat(targets, notice["chat"])
+        elif notice.get("resync"):  # (re)subscribed: notices may have been missed, read the log
+            self._post_state(targets, table_id, float("inf"))
+        else:
+            started = time.perf_counter()
+            self._post_state(targets, table_id, notice.get("version", 0), notice.get("after"),
+                             notice.get("records"))
+            if self.fanout is not None:
+                self.fanout.observe(time.perf_counter() - started)
+
+    def _targets(self, table_id) -> list[Mailbox]:
+        with self._lock:
+            return list(self._watchers.get(table_id, ()))
+
+    def _post_chat(self, targets: list[Mailbox], line) -> None:
+        frame = frames.message({"type": "chat", "line": line})  # one encoding for every socket
+        for q in targets:
+            q.post_chat(frame)
+
+    def _post_state(self, targets: list[Mailbox], table_id: str, version: int,
+                    after: int | None = None, records: list | None = None) -> None:
+        # the process that made the move already holds that state, and one that holds the state
+        # before it folds in the records the notice carries: no read of the log then
+        try:
+            state = self.service.load_noticed(table_id, version, after, records)
+        except Exception:  # a table gone or a log that won't fold: the sockets keep what they have
+            log.exception("could not load table %s for its sockets", table_id)
+            return
+        for q in targets:
+            q.post_state(state)

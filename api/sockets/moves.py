@@ -1,0 +1,145 @@
+"""A table socket's client frames: moves (shared/API.md v1.2, "Moves over the socket").
+
+A socket opened with a seat token sends ``{"type": "move", "id", "move", "expected_version"?}``.
+Each move goes through ``api.http.tables.decide_move``, the one path of every move (a POST's too):
+the per-token rate limit, the token, the schema, the idempotency key (the ``id``, one key with a
+POST's ``Idempotency-Key`` by the same seat), the rules, the append, the log line and the metrics
+(``transport="socket"``). The answer goes back on that socket: ``{"type": "ack", "id", "version"}``
+or ``{"type": "error", "id", "error": {...}}``; the mover's new view follows in the same write (the
+socket handler sends it, api/sockets/route.py), and every other socket of the table hears the change
+through the hub, as for a POST.
+
+What is not a move changes nothing: a frame that is not JSON, of another type or malformed is
+answered ``bad_request`` (with its ``id`` when it has a readable one); a socket without a seat token
+is answered ``forbidden``. A socket whose frames keep being refused as malformed or over the rate
+limit (``STRIKES_MAX``), or which sends faster than its frames are answered (``INBOX_MAX`` waiting),
+is closed with 1008. Frames over 4 KB never get here: simple-websocket closes the socket (1009).
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+
+import orjson
+from marshmallow import ValidationError
+
+from api.http import errors, schemas, tables
+from api.server.observability import request_done
+from api.sockets import frames
+
+INBOX_MAX = 32  # client frames waiting to be answered; a client that waits for its acks has one
+STRIKES_MAX = 10  # malformed or rate-limited frames a socket may send before it is closed
+POLICY_VIOLATION = 1008
+
+
+class Inbox:
+    """simple-websocket's input buffer for a table socket (its reader appends each client message
+    and sets the socket's event): the frames the handler has yet to answer, bounded."""
+
+    __slots__ = ("frames", "overflow")
+
+    def __init__(self):
+        self.frames: deque = deque()
+        self.overflow = False
+
+    def append(self, frame) -> None:
+        if len(self.frames) >= INBOX_MAX:
+            self.overflow = True  # the handler closes the socket; nothing more is kept
+        else:
+            self.frames.append(frame)
+
+    def take(self) -> list:
+        out = []
+        while self.frames:
+            out.append(self.frames.popleft())
+        return out
+
+
+class SocketMoves:
+    """One socket's moves: who sends them (its token and address, its view's deck), and how many of
+    its frames were refused as malformed or over the limit."""
+
+    __slots__ = ("ctx", "table_id", "token", "address", "deck", "logger", "path", "strikes")
+
+    def __init__(self, ctx, table_id: str, token: str | None, address: str | None, deck: str | None, logger):
+        self.ctx = ctx
+        self.table_id = table_id
+        self.token = token
+        self.address = address
+        self.deck = deck
+        self.logger = logger
+        self.path = f"/tables/{table_id}/ws"
+        self.strikes = 0
+
+    @property
+    def struck_out(self) -> bool:
+        return self.strikes >= STRIKES_MAX
+
+    def answer(self, raw):
+        """(the answer frame, the state the move made or None). A refusal raises nothing."""
+        try:
+            frame = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            return self._bad(None, "The frame is not JSON.", {"frame": "not JSON"}), None
+        move_id = frame.get("id") if isinstance(frame, dict) else None
+        move_id = move_id if isinstance(move_id, str) and 0 < len(move_id) <= 100 else None
+        try:
+            frame = _checked(frame)
+        except ValidationError as exc:
+            refused = errors.refusal(exc, self.logger)
+            return self._bad(move_id, refused.message, refused.details), None
+        return self._move(frame)
+
+    def _move(self, frame: dict):
+        body = frame["move"]
+        if "expected_version" in frame:
+            if "expected_version" in body:
+                return self._bad(frame["id"], "expected_version goes beside the move, not in it.",
+                                 {"move": {"expected_version": ["beside the move"]}}), None
+            body = {**body, "expected_version": frame["expected_version"]}
+        ask = tables.Ask(self.table_id, self.token, self.address, self.deck, None, body, frame["id"],
+                         tables.SOCKET)
+        started = time.perf_counter()
+        log: dict = {}
+        try:
+            moved = tables.decide_move(self.ctx, ask, log)
+        except Exception as exc:
+            refused = errors.refusal(exc, self.logger)
+            request_done(self.ctx.metrics, log, "WS", self.path, refused.status, refused.code, started)
+            if refused.code == "rate_limited":
+                self.strikes += 1
+            return _error(frame["id"], refused.body()), None
+        request_done(self.ctx.metrics, log, "WS", self.path, 200, None, started)
+        self.strikes = 0
+        version = moved.outcome.version
+        state = None if moved.outcome.repeated else moved.outcome.state
+        return frames.text_frame(b'{"type":"ack","id":%s,"version":%d}' % (orjson.dumps(frame["id"]), version)), state
+
+    def _bad(self, move_id, message: str, details) -> bytes:
+        self.strikes += 1
+        return _error(move_id, {"error": {"code": "bad_request", "message": message, "details": details}})
+
+
+_FRAME_KEYS = frozenset(("type", "id", "move", "expected_version"))
+_VERSION_MAX = 2**53 - 1
+
+
+def _checked(frame) -> dict:
+    """The frame, when it is a move frame as schemas.SocketMove says; checked here by hand first (the
+    schema cost more than the move's own), and by the schema, which names what is wrong, otherwise."""
+    if not isinstance(frame, dict):
+        raise ValidationError({"frame": ["must be a JSON object"]})
+    move_id, version = frame.get("id"), frame.get("expected_version", 0)
+    if (frame.get("type") == "move" and frame.keys() <= _FRAME_KEYS and type(move_id) is str
+            and 0 < len(move_id) <= 100 and type(frame.get("move")) is dict
+            and type(version) is int and 0 <= version <= _VERSION_MAX):
+        return frame
+    return schemas.socket_move.load(frame)
+
+
+def _error(move_id, body: dict) -> bytes:
+    return frames.message({"type": "error", "id": move_id, **body})
+
+
+__all__ = ["INBOX_MAX", "STRIKES_MAX", "Inbox", "SocketMoves"]

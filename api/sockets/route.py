@@ -1,0 +1,205 @@
+"""WebSocket /tables/{id}/ws: the current view on connect, then one message per change.
+
+A reconnecting client passes ``after`` (its last version) and first gets the
+events it missed, redacted for it, so it catches up with no gap. ``deck`` picks
+the reader's deck design.
+
+A socket opened with a seat token may send moves (shared/API.md v1.2): each is
+decided by the same function as a POST's and answered on the socket
+(api/sockets/moves.py); the mover's new view follows its ack in the same write.
+
+A socket is public, so it is built to cost little and to be hard to abuse
+(shared/API.md): a client's frames wait in a bounded inbox, a socket whose frames
+keep being refused is closed (api/sockets/moves.py), and a client message over 4 KB
+closes the socket with 1009 before more than one receive buffer of it is read; a peer that answers
+no protocol ping is dropped at the next one (``ESCOBA_SOCKET_PING_INTERVAL``);
+a client that reads nothing for ``SEND_TIMEOUT`` is dropped; one client address
+and one table may hold only so many sockets (api/sockets/bounds.py). No
+compression is negotiated: it would cost a deflate per socket per change, and
+an inflated client frame could be far larger than what was sent.
+"""
+
+from __future__ import annotations
+
+import logging
+import socket
+import time
+
+from flask import current_app, request
+from simple_websocket import ConnectionClosed
+
+import engine
+from api import auth
+from api.http.tables import redacted_events, version_arg
+from api.server import collector
+from api.sockets import frames
+from api.sockets.hub import Mailbox
+from api.sockets.moves import POLICY_VIOLATION, Inbox, SocketMoves
+
+MAX_CLIENT_MESSAGE = 4096  # bytes; shared/API.md: "a client frame over 4 KB closes the socket (status 1009)"
+RECEIVE_BYTES = 4096  # what one read takes off a socket, so what an oversize frame can cost before it closes
+SEND_TIMEOUT = 10.0  # seconds a send may wait for a client that does not read
+LINGER = 1.0  # seconds a closing socket reads what the client was still sending, so the close frame arrives
+LINGER_BYTES = 256 * 1024  # ... and at most this much of it
+_DRAIN = bytearray(RECEIVE_BYTES)
+
+log = logging.getLogger("escoba.sockets")
+
+
+def server_options(config) -> dict:
+    """simple-websocket's options (flask-sock's SOCK_SERVER_OPTIONS)."""
+    return {"ping_interval": config.socket_ping_interval, "max_message_size": MAX_CLIENT_MESSAGE,
+            "receive_bytes": RECEIVE_BYTES}
+
+
+class _LingeringSocket:
+    """The connection's socket as simple-websocket holds it: closing it first stops our side, then reads
+    and drops what the client is still sending (bounded in time and bytes). Closed at once with unread
+    bytes, the kernel would answer with a reset, and the client would lose the close frame (1009)."""
+
+    __slots__ = ("_sock",)
+
+    def __init__(self, sock):
+        self._sock = sock
+
+    def __getattr__(self, name):
+        return getattr(self._sock, name)
+
+    def close(self) -> None:
+        sock = self._sock
+        try:
+            sock.shutdown(socket.SHUT_WR)
+            sock.settimeout(LINGER)
+            deadline, drained = time.monotonic() + LINGER, 0
+            while drained < LINGER_BYTES and time.monotonic() < deadline:
+                n = sock.recv_into(_DRAIN)  # into one buffer for every socket: what is read is dropped
+                if not n:
+                    break
+                drained += n
+        except OSError:
+            pass
+        finally:
+            sock.close()
+
+
+def install(sock, app) -> None:
+    @app.before_request
+    def _no_compression():
+        # simple-websocket accepts permessage-deflate when offered: refuse it by not seeing the offer
+        if request.environ.get("HTTP_UPGRADE", "").lower() == "websocket":
+            request.environ.pop("HTTP_SEC_WEBSOCKET_EXTENSIONS", None)
+
+    @sock.route("/tables/<table_id>/ws")
+    def table_socket(ws, table_id):
+        ws.input_buffer = Inbox()
+        ws.sock = _LingeringSocket(ws.sock)
+        try:
+            ws.sock.settimeout(SEND_TIMEOUT)
+        except OSError:
+            return
+        ctx = current_app.extensions["escoba"]
+        address = request.remote_addr or "unknown"
+        refusal = ctx.socket_limits.acquire(address, table_id)
+        if refusal is not None:
+            _refuse(ws, "too_many_sockets", refusal.message(), {"scope": refusal.scope, "limit": refusal.limit})
+            return
+        try:
+            _serve(ws, ctx, table_id)
+        finally:
+            ctx.socket_limits.release(address, table_id)
+
+
+def _serve(ws, ctx, table_id: str) -> None:
+    deck = request.args.get("deck")
+    mailbox = Mailbox(ws.event)  # simple-websocket sets this event when the peer goes, too
+    # watch before loading: a change landing in between is then in the mailbox, not lost
+    ctx.hub.watch(table_id, mailbox)
+    try:
+        try:
+            token = request.args.get("token")
+            player = auth.player_for(ctx.redis, table_id, token)
+            state = ctx.service.load(table_id)
+            if deck is not None and deck not in engine.cards.DECKS:
+                raise engine.RuleError("bad_request", f"Unknown deck design {deck!r}.", {"deck": "unknown"})
+            after = version_arg(request.args.get("after"))
+        except engine.RuleError as e:
+            _refuse(ws, None, None, None, error=e)
+            return
+        ctx.metrics.open_sockets.inc()
+        try:
+            if after is not None and after < state.version:
+                _send(ws, frames.message({"type": "events",
+                                        "events": redacted_events(ctx.service, table_id, player, after)}))
+            last = _send_state(ws, ctx, table_id, state, player, deck)
+            collector.socket_ready()
+            inbox: Inbox = ws.input_buffer
+            moves = SocketMoves(ctx, table_id, token, request.remote_addr, deck, current_app.logger)
+            while True:
+                ws.event.wait()  # a change, a client frame, the reader ending, or the hub's periodic check
+                ws.event.clear()
+                out, moved = b"", None
+                for raw in inbox.take():  # answered in order, before the mailbox is read
+                    answer, made = moves.answer(raw)
+                    out += answer
+                    if made is not None and (moved is None or made.version > moved.version):
+                        moved = made
+                if inbox.overflow or moves.struck_out:  # answered what it had sent, then closed
+                    _send(ws, out)
+                    ws.close(reason=POLICY_VIOLATION,
+                             message="too many frames waiting" if inbox.overflow else "too many frames refused")
+                    ws.thread.join(LINGER + 1.0)
+                    break
+                state, chats = mailbox.take()
+                if moved is not None and (state is None or moved.version > state.version):
+                    state = moved  # the mover's view now, in the ack's write; the notice finds it sent
+                out += b"".join(chats)
+                if state is not None and state.version > last:
+                    out += _frames(ctx, table_id, state, player, deck)
+                    last = state.version
+                if out and ws.connected:
+                    _send(ws, out)
+                    continue
+                # woken with nothing to send (or the socket closed): the reader may have closed it
+                # (the peer left, an oversize frame, no pong); a wake with news skips this check
+                if not ws.connected or not ws.thread.is_alive():
+                    # let the reader finish closing before the server drops the connection under it
+                    ws.thread.join(LINGER + 1.0)
+                    break
+        except (ConnectionClosed, OSError):
+            pass
+        except Exception:  # e.g. gevent refusing two greenlets waiting to write one socket: drop it
+            log.exception("socket of table %s failed", table_id)
+        finally:
+            ctx.metrics.open_sockets.dec()
+            collector.socket_closed()
+    finally:
+        ctx.hub.unwatch(table_id, mailbox)
+
+
+def _frames(ctx, table_id: str, state, player, deck) -> bytes:
+    seat = state.seat_of(player) if player else None
+    return ctx.frames.frames(table_id, state, seat, player is not None and player == state.host, deck)
+
+
+def _send_state(ws, ctx, table_id: str, state, player, deck) -> int:
+    _send(ws, _frames(ctx, table_id, state, player, deck))
+    return state.version
+
+
+def _send(ws, data: bytes) -> None:
+    """Frames already built (api/sockets/frames.py), written whole; a client that reads nothing times out."""
+    if not ws.connected:
+        raise ConnectionClosed(ws.close_reason, ws.close_message)
+    ws.sock.sendall(data)
+
+
+def _refuse(ws, code, message, details, *, error=None) -> None:
+    """An error message in the contract's shape, then a close saying why."""
+    body = error.as_dict() if error is not None else {"error": {"code": code, "message": message,
+                                                                "details": details}}
+    try:
+        _send(ws, frames.message({"type": "error", **body}))
+        ws.close(reason=POLICY_VIOLATION if error is None else None,
+                 message=body["error"]["code"])
+    except (ConnectionClosed, OSError):
+        pass

@@ -1,0 +1,140 @@
+"""Rate limits: per client address for tables and seats, per token for moves and chat."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from api.app import create_app
+from api.http import limits
+from events.store import EventStore
+
+from ..conftest import Client
+
+
+def _limited(redis, config, **changes):
+    app = create_app(redis, dataclasses.replace(config, rate_limits="on", **changes))
+    app.testing = True
+    return Client(app.test_client())
+
+
+def _rate_limited(r):
+    assert r.status_code == 429, (r.status_code, r.get_json())
+    body = r.get_json()
+    assert set(body["error"]) == {"code", "message", "details"} and body["error"]["code"] == "rate_limited"
+    assert 1 <= int(r.headers["Retry-After"]) <= 3600
+    return body
+
+
+def _count(limit: str) -> int:
+    """The first (shortest window's) count of a limit string: "10 per minute;..." -> 10."""
+    return int(limit.split(";")[0].split()[0])
+
+
+def test_table_creation_is_limited_per_client_address(fake_redis, config):
+    c = _limited(fake_redis, config)
+    n = _count(limits.CREATE_TABLE)
+    for _ in range(n):
+        c.create()
+    before = EventStore(fake_redis).table_ids()
+    assert len(before) == n
+    _rate_limited(c.http.post("/tables", json={"name": "Ana", "preset": "selminha"}))
+    assert EventStore(fake_redis).table_ids() == before  # refused before anything was written
+    # another address has its own count
+    r = c.http.post("/tables", json={"name": "Ana", "preset": "selminha"},
+                    environ_base={"REMOTE_ADDR": "203.0.113.9"})
+    assert r.status_code == 201
+
+
+def test_seat_taking_is_limited_per_client_address(fake_redis, config):
+    c = _limited(fake_redis, config)
+    table_id = c.create()["table_id"]
+    for _ in range(_count(limits.TAKE_SEAT)):
+        r = c.http.post(f"/tables/{table_id}/seats", json={"name": "Bea"})
+        assert r.status_code in (201, 409)  # the table fills up; the attempts still count
+    _rate_limited(c.http.post(f"/tables/{table_id}/seats", json={"name": "Bea"}))
+
+
+def test_moves_and_chat_are_limited_per_token(fake_redis, config):
+    c = _limited(fake_redis, config)
+    host = c.create()
+    guest = c.sit(host["table_id"])
+    tid = host["table_id"]
+    refused = None
+    for _ in range(_count(limits.MOVES) + 1):  # refused moves count too
+        refused = c.move(tid, guest["token"], type="start")
+    _rate_limited(refused)
+    assert c.move(tid, host["token"], type="start").status_code == 200  # the host's own count
+    for i in range(_count(limits.CHAT)):
+        r = c.http.post(f"/tables/{tid}/chat", json={"text": f"hola {i}"},
+                        headers={"Authorization": f"Bearer {host['token']}"})
+        assert r.status_code == 201
+    _rate_limited(c.http.post(f"/tables/{tid}/chat", json={"text": "one more"},
+                              headers={"Authorization": f"Bearer {host['token']}"}))
+    # no token is stored in the counters' keys
+    assert not any(host["token"].encode() in k for k in fake_redis.keys("*"))
+
+
+def test_x_forwarded_for_counts_only_behind_a_trusted_proxy(fake_redis, config):
+    n = _count(limits.CREATE_TABLE)
+    direct = _limited(fake_redis, config)
+    for i in range(n):  # a client can't escape its count by sending the header itself
+        direct.http.post("/tables", json={"name": "Ana", "preset": "selminha"},
+                         headers={"X-Forwarded-For": f"198.51.100.{i}"})
+    _rate_limited(direct.http.post("/tables", json={"name": "Ana", "preset": "selminha"},
+                                   headers={"X-Forwarded-For": "198.51.100.200"}))
+    proxied = _limited(fake_redis, config, trusted_proxies=1)
+    for i in range(3):  # behind one proxy, the address it appended is the client's
+        r = proxied.http.post("/tables", json={"name": "Ana", "preset": "selminha"},
+                              headers={"X-Forwarded-For": f"evil, 198.51.100.{i}"})
+        assert r.status_code == 201
+
+
+def test_limits_off_lets_a_flood_through(fake_redis, config):
+    c = Client(create_app(fake_redis, dataclasses.replace(config, rate_limits="off")).test_client())
+    for _ in range(_count(limits.CREATE_TABLE) * 2):
+        c.create()
+
+
+def test_limits_are_shared_through_the_store_on_one_redis_and_on_a_cluster(backends, config):
+    """Two apps (two API processes) on the same store share one count, the cluster's included."""
+    a, b = _limited(backends, config), _limited(backends, config)
+    n = _count(limits.CREATE_TABLE)
+    for i in range(n):
+        (a if i % 2 else b).create()
+    _rate_limited(a.http.post("/tables", json={"name": "Ana", "preset": "selminha"}))
+    _rate_limited(b.http.post("/tables", json={"name": "Ana", "preset": "selminha"}))
+    # the counters are keys of the tables' store
+    keys = [k for node_keys in _all_keys(backends.tables) for k in node_keys if b"LIMITER/escoba/" in k]
+    assert keys
+    for k in keys:
+        backends.tables.delete(k)
+
+
+def _all_keys(client):
+    from redis.cluster import RedisCluster
+
+    if isinstance(client, RedisCluster):
+        return [client.keys("*", target_nodes=RedisCluster.PRIMARIES)]
+    return [client.keys("*")]
+
+
+def test_a_retry_with_its_idempotency_key_gets_its_first_answer_over_the_limit(fake_redis, config):
+    """Issue 27: a retry (same Idempotency-Key, same seat) over the limit was answered 429 instead of
+    the first answer."""
+    c = _limited(fake_redis, config)
+    host = c.create()
+    tid = host["table_id"]
+    c.sit(tid)
+    key = {"Idempotency-Key": "start-1"}
+    first = c.move(tid, host["token"], headers=key, type="start")
+    assert first.status_code == 200
+    n = _count(limits.MOVES)
+    for _ in range(n - 1):  # with the first move, the whole count
+        assert c.move(tid, host["token"], type="start").status_code == 409
+    _rate_limited(c.move(tid, host["token"], type="start"))
+    for _ in range(3):  # over the limit, the retry still gets its stored answer, byte for byte
+        again = c.move(tid, host["token"], headers=key, type="start")
+        assert again.status_code == 200 and again.data == first.data
+    # a new key, or the key of another seat, is a new request: refused
+    _rate_limited(c.move(tid, host["token"], headers={"Idempotency-Key": "start-2"}, type="start"))
+    assert c.view(tid)["version"] == first.get_json()["version"]

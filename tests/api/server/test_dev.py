@@ -1,0 +1,78 @@
+"""`escoba dev` as a user starts it: one process, embedded store, bots playing."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _call(port, path, body=None, token=None):
+    data = json.dumps(body).encode() if body is not None else None
+    headers = {"Content-Type": "application/json"}
+    if token:
+        headers["Authorization"] = f"Bearer {token}"
+    request = urllib.request.Request(f"http://127.0.0.1:{port}{path}", data=data, headers=headers)
+    with urllib.request.urlopen(request, timeout=5) as r:
+        return json.loads(r.read())
+
+
+def test_escoba_dev_serves_and_plays_a_bots_only_game_to_the_end(tmp_path):
+    port = _free_port()
+    # the dev server keeps its VAPID key in the user's data dir: here, the test's own
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "ESCOBA_BOT_DELAY": "0.01",
+           "XDG_DATA_HOME": str(tmp_path / "data")}
+    env.pop("REDIS_URL", None)
+    env.pop("ESCOBA_VAPID_PRIVATE_KEY", None)
+    out = (tmp_path / "dev.log").open("w")
+    proc = subprocess.Popen([sys.executable, "-m", "api.cli", "dev", "--port", str(port)], cwd=ROOT, env=env,
+                            stdout=out, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                assert _call(port, "/healthz")["ok"] is True
+                break
+            except OSError:
+                assert time.monotonic() < deadline, "escoba dev did not come up"
+                time.sleep(0.2)
+        banner = (tmp_path / "dev.log").read_text()
+        assert f"http://127.0.0.1:{port}/" in banner and "NOTHING SURVIVES A RESTART" in banner
+        assert b"<html" in urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=5).read().lower()
+        # a Web Push key was made and kept; the page is given its public half
+        from workers.push import public_key
+
+        kept = (tmp_path / "data" / "escoba" / "vapid-private-key").read_text().strip()
+        assert _call(port, "/push/key")["public_key"] == public_key(kept)
+        assert "made and kept in" in banner
+
+        host = _call(port, "/tables", {"name": "Ana", "preset": "del15", "settings": {"target": 10}, "watch": True})
+        table_id, token = host["table_id"], host["token"]
+        for bot in ("carmen", "tito"):
+            _call(port, f"/tables/{table_id}/moves", {"type": "add_bot", "bot": bot}, token)
+        _call(port, f"/tables/{table_id}/moves", {"type": "start"}, token)
+        deadline = time.monotonic() + 120
+        while (view := _call(port, f"/tables/{table_id}"))["status"] != "finished":
+            assert time.monotonic() < deadline, f"bots stuck at {view['status']} v{view['version']}"
+            time.sleep(0.3)
+        best = max(side["points"] for side in view["scores"])
+        assert best >= 10 and [s for s in view["scores"] if s["points"] == best][0]["seats"] == view["winners"]
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()

@@ -1,0 +1,57 @@
+"""``escoba serve``'s app factory: what each gunicorn worker builds."""
+
+from __future__ import annotations
+
+import gc
+
+from flask import Flask
+
+from api.server import observability, serve
+
+
+def test_the_worker_app_freezes_what_it_built_out_of_the_collectors_full_passes():
+    gc.unfreeze()
+    try:
+        app = serve._escoba_app()
+        assert isinstance(app, Flask)
+        assert gc.get_freeze_count() > 1000  # the modules, schemas and routes built so far
+        assert serve._log_slow_collections in gc.callbacks
+    finally:
+        gc.unfreeze()
+        if serve._log_slow_collections in gc.callbacks:
+            gc.callbacks.remove(serve._log_slow_collections)
+        observability.stop_logging()
+
+
+def test_the_server_runs_gevent_workers_with_room_for_many_sockets():
+    options = serve.gunicorn_options("0.0.0.0", 8000, 64, 2)
+    assert options["worker_class"] == "gevent" and options["workers"] == 2
+    assert options["worker_connections"] >= 10_000 and "threads" not in options
+    threaded = serve.gunicorn_options("0.0.0.0", 8000, 64, 1, worker_class="gthread")
+    assert threaded["threads"] == 64 and threaded["worker_connections"] == 64 + 256
+
+
+def test_the_master_imports_no_app_module_before_the_worker_patches_the_standard_library():
+    import subprocess
+    import sys
+
+    code = ("import sys, api.cli, api.server.serve; api.cli._parser(); "
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in "
+            "('api', 'redis', 'flask', 'werkzeug', 'events', 'engine', 'workers', 'rq')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    # the settings alone: nothing that opens a socket or makes a lock at import
+    assert out.strip() == ("['api', 'api.cli', 'api.server', 'api.server.dev', 'api.server.serve', 'events', "
+                           "'events.config']")
+
+
+def test_the_open_files_limit_is_raised_to_the_hard_limit():
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    try:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (min(soft, 256), hard))
+        now = serve.raise_fd_limit()
+        assert now == resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+        assert now == hard or hard == resource.RLIM_INFINITY
+    finally:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))

@@ -1,0 +1,185 @@
+"""api/server/wire.py: gunicorn's answers written in one piece, byte for byte what gunicorn writes."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import socket
+
+import pytest
+from gunicorn.config import Config
+from gunicorn.http import wsgi
+from gunicorn.http.parser import RequestParser
+
+from api.server import wire
+
+
+class Sock:
+    def __init__(self):
+        self.writes: list[bytes] = []
+
+    def sendall(self, data: bytes) -> None:
+        self.writes.append(bytes(data))
+
+
+def request(method: str = "GET", version: str = "1.1"):
+    cfg = Config()
+    raw = f"{method} /tables/x HTTP/{version}\r\nHost: example\r\n\r\n".encode()
+    return next(iter(RequestParser(cfg, [raw], ("127.0.0.1", 5000)))), cfg
+
+
+def answer(cls, method="GET", headers=(("Content-Type", "text/plain"), ("Content-Length", "5")),
+           body=(b"hello",), version="1.1"):
+    req, cfg = request(method, version)
+    sock = Sock()
+    response = cls(req, sock, cfg)
+    response.start_response("200 OK", list(headers))
+    for chunk in body:
+        response.write(chunk)
+    response.close()
+    return sock.writes
+
+
+def strip_date(data: bytes) -> bytes:
+    return b"\r\n".join(line for line in data.split(b"\r\n") if not line.startswith(b"Date: "))
+
+
+def test_an_answer_with_a_length_is_one_write_of_what_gunicorn_writes_in_two():
+    ours, theirs = answer(wire.OneWriteResponse), answer(wsgi.Response)
+    assert len(theirs) == 2 and len(ours) == 1
+    assert strip_date(ours[0]) == strip_date(b"".join(theirs))
+    assert ours[0].startswith(b"HTTP/1.1 200 OK\r\n") and ours[0].endswith(b"\r\n\r\nhello")
+
+
+@pytest.mark.parametrize("method", ["HEAD", "GET"])
+def test_an_answer_without_body_bytes_still_sends_its_head(method):
+    ours = answer(wire.OneWriteResponse, method=method, body=() if method == "GET" else (b"hello",))
+    theirs = answer(wsgi.Response, method=method, body=() if method == "GET" else (b"hello",))
+    assert len(ours) == 1 and strip_date(ours[0]) == strip_date(b"".join(theirs))
+    assert ours[0].endswith(b"\r\n\r\n")
+
+
+def test_a_chunked_answer_keeps_gunicorns_framing():
+    headers = (("Content-Type", "text/plain"),)
+    ours = answer(wire.OneWriteResponse, headers=headers, body=(b"hel", b"lo"))
+    theirs = answer(wsgi.Response, headers=headers, body=(b"hel", b"lo"))
+    assert strip_date(b"".join(ours)) == strip_date(b"".join(theirs))
+    assert b"Transfer-Encoding: chunked" in ours[0] and b"".join(ours).endswith(b"0\r\n\r\n")
+
+
+def test_install_makes_gunicorn_build_these_responses(monkeypatch):
+    from gunicorn import util
+
+    for module, name in ((wsgi, "Response"), (util, "http_date"), (util, "write_error")):
+        monkeypatch.setattr(module, name, getattr(module, name))  # put back after the test
+    wire.install()
+    req, cfg = request()
+    response, _ = wsgi.create(req, Sock(), ("127.0.0.1", 5000), ("127.0.0.1", 8000), cfg)
+    assert type(response) is wire.OneWriteResponse
+    assert util.http_date is wire.http_date  # and their Date is the cached one
+    [data] = answer(wire.OneWriteResponse)
+    dates = [line for line in data.split(b"\r\n") if line.startswith(b"Date: ")]
+    assert dates == [b"Date: " + wire.http_date().encode()]
+
+
+@pytest.mark.parametrize("now", [0.0, 1.999999, 1_764_620_000.5, 1_764_620_001.0, 4_102_444_799.9])
+def test_the_date_of_an_answer_is_gunicorns_own_though_formatted_once_a_second(monkeypatch, now):
+    monkeypatch.setattr(wire.time, "time", lambda: now)
+    assert wire.http_date() == wire._gunicorn_http_date(now)
+    monkeypatch.setattr(wire.time, "time", lambda: now + 1)  # the next second is formatted anew
+    assert wire.http_date() == wire._gunicorn_http_date(now + 1)
+    assert wire.http_date(now) == wire._gunicorn_http_date(now)  # a given time: gunicorn's own
+
+
+class Sock2(Sock):
+    """What gunicorn's write_nonblock asks of a socket too."""
+
+    def gettimeout(self):
+        return None
+
+    def setblocking(self, flag):
+        pass
+
+
+@pytest.mark.parametrize("status, reason", [(414, "URI Too Long"), (431, "Request Header Fields Too Large"),
+                                            (400, "Bad Request"), (500, "Internal Server Error")])
+def test_gunicorns_own_refusals_are_the_contracts_json(status, reason):
+    sock = Sock2()
+    wire.json_error(sock, status, reason, "Invalid Request Line '<b>x</b>'" if status == 400 else "")
+    head, _, body = b"".join(sock.writes).partition(b"\r\n\r\n")
+    assert head.startswith(f"HTTP/1.1 {status} {reason}\r\n".encode())
+    assert b"Content-Type: application/json" in head and b"X-Content-Type-Options: nosniff" in head
+    assert f"Content-Length: {len(body)}".encode() in head
+    error = json.loads(body)["error"]
+    assert error["code"] == ("internal" if status == 500 else "bad_request") and error["message"]
+    assert error["details"] == ({"reason": "Invalid Request Line '<b>x</b>'"} if status == 400 else {})
+
+
+@pytest.mark.integration
+def test_a_served_request_beyond_gunicorns_limits_gets_json(redis_server):
+    from ..sockets.test_sockets_served import Served
+
+    server = Served(redis_server.url)
+    try:
+        answers = {}
+        for status, raw in ((414, b"GET /" + b"x" * 5000 + b" HTTP/1.1\r\nHost: x\r\n\r\n"),
+                            (431, b"GET / HTTP/1.1\r\nHost: x\r\nX-Pad: " + b"y" * 9000 + b"\r\n\r\n"),
+                            (400, b"NOT HTTP AT ALL\r\n\r\n")):
+            with socket.create_connection(("127.0.0.1", server.port), timeout=5) as s:
+                s.sendall(raw)
+                data = b""
+                while chunk := s.recv(65536):
+                    data += chunk
+            head, _, body = data.partition(b"\r\n\r\n")
+            answers[status] = (int(head.split()[1]), json.loads(body)["error"]["code"])
+        assert answers == {414: (414, "bad_request"), 431: (431, "bad_request"), 400: (400, "bad_request")}
+    finally:
+        server.stop()
+
+
+def _answer_then_close(port: int, head: bytes, body_part: bytes) -> tuple[bytes, bool]:
+    """Send a request's head and a part of its body, then read the answer until the server closes
+    (True) or 10 s pass with the connection still open (False: it waits for the rest of the body)."""
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
+        s.sendall(head)
+        with contextlib.suppress(OSError):  # refused and closed already
+            s.sendall(body_part)
+        data = b""
+        try:
+            while chunk := s.recv(65536):
+                data += chunk
+        except TimeoutError:
+            return data, False
+        except ConnectionResetError:  # closed with our unread bytes in its buffer: the answer came first
+            pass
+        return data, True
+
+
+@pytest.mark.integration
+def test_a_body_over_the_limit_is_refused_from_its_length_and_never_read(redis_server):
+    """A declared 100 MB body had been read to its end (4.7 s) before the 413; a chunked one is read
+    only up to the limit. Either way the connection closes: nothing more of it is read."""
+    from ..sockets.test_sockets_served import Served
+
+    server = Served(redis_server.url)
+    try:
+        table_id = server.table()
+        for path in ("/tables", f"/tables/{table_id}/moves", "/healthz"):
+            method = "GET" if path == "/healthz" else "POST"
+            head = (f"{method} {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                    f"Content-Length: 100000000\r\n\r\n").encode()
+            data, closed = _answer_then_close(server.port, head, b"[" * 65536)
+            assert data.startswith(b"HTTP/1.1 413 "), (path, data[:200])
+            assert closed and b"Connection: close" in data, path
+            assert json.loads(data.partition(b"\r\n\r\n")[2])["error"]["code"] == "bad_request"
+        chunked_head = (b"POST /tables HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                        b"Transfer-Encoding: chunked\r\n\r\n")
+        data, closed = _answer_then_close(server.port, chunked_head, (b"4000\r\n" + b" " * 0x4000 + b"\r\n") * 4)
+        assert data.startswith(b"HTTP/1.1 413 ") and closed, data[:200]
+        # a chunked body within the limit is taken as its length would be
+        body = json.dumps({"name": "Ana", "preset": "selminha"}).encode()
+        data, _ = _answer_then_close(server.port, chunked_head.replace(b"Host: x", b"Host: x\r\nConnection: close"),
+                                     b"%x\r\n%s\r\n0\r\n\r\n" % (len(body), body))
+        assert data.startswith(b"HTTP/1.1 201 "), data[:300]
+    finally:
+        server.stop()

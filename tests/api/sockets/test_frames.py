@@ -1,0 +1,152 @@
+"""What a change sends a socket: one frame per reader, built once per process, hidden cards kept hidden."""
+
+from __future__ import annotations
+
+import struct
+
+import orjson
+
+import engine
+from api.sockets.frames import ViewFrames, message, text_frame
+from api.sockets.hub import CHAT_BACKLOG, Mailbox
+
+
+def unframe(data: bytes) -> list[dict]:
+    """The JSON messages in a run of unmasked server text frames."""
+    out = []
+    while data:
+        assert data[0] == 0x81  # final text frame
+        n, at = data[1], 2
+        assert not n & 0x80  # a server never masks
+        if n == 126:
+            n, at = struct.unpack_from("!H", data, 2)[0], 4
+        elif n == 127:
+            n, at = struct.unpack_from("!Q", data, 2)[0], 10
+        out.append(orjson.loads(data[at:at + n]))
+        data = data[at + n:]
+    return out
+
+
+def test_a_frame_carries_its_payload_at_every_length_encoding():
+    for n in (0, 125, 126, 65535, 65536, 70000):
+        payload = b"x" * n
+        frame = text_frame(payload)
+        head = 2 if len(payload) < 126 else 4 if len(payload) < 65536 else 10
+        assert len(frame) == head + len(payload) and frame.endswith(payload)
+    assert unframe(message({"type": "ping"})) == [{"type": "ping"}]
+
+
+def playing_state():
+    s = engine.State()
+    for command in ({"type": "open", "name": "t", "preset": "selminha", "settings": {}, "player": "p0",
+                     "host_name": "Ana"},
+                    {"type": "sit", "player": "p1", "name": "Bea"}):
+        s = engine.fold(s, engine.decide(s, command))
+    from engine.cards import FULL_DECK
+
+    return engine.fold(s, engine.decide(s, {"type": "start", "by": 0, "deck": list(FULL_DECK), "pick": 0}))
+
+
+def test_each_reader_gets_its_own_view_and_nobody_elses_hidden_cards():
+    state = playing_state()
+    frames = ViewFrames()
+    seat0 = unframe(frames.frames("T", state, 0, True, None))
+    seat1 = unframe(frames.frames("T", state, 1, False, None))
+    spectator = unframe(frames.frames("T", state, None, False, None))
+    hand0 = state.hands[0]
+    assert hand0 and seat0[0]["table"]["hand"] == engine.view(state, 0)["hand"] and seat0[0]["table"]["you_are_host"]
+    text1, text_spectator = orjson.dumps(seat1).decode(), orjson.dumps(spectator).decode()
+    for card in hand0:
+        assert f'"{card}"' not in text1 and f'"{card}"' not in text_spectator
+    assert spectator[0]["table"]["hand"] == [] and spectator[0]["version"] == state.version
+    # your_turn rides with the view of the player to move, and only theirs
+    turn = state.turn
+    mover = unframe(frames.frames("T", state, turn, turn == 0, None))
+    other = unframe(frames.frames("T", state, 1 - turn, turn != 0, None))
+    assert [m["type"] for m in mover] == ["table", "your_turn"] and mover[1]["seat"] == turn
+    assert [m["type"] for m in other] == ["table"]
+
+
+def test_a_view_is_built_once_however_many_sockets_read_it():
+    state = playing_state()
+    frames = ViewFrames()
+    sent = [frames.frames("T", state, None, False, None) for _ in range(500)]
+    assert frames.built == 1 and all(f is sent[0] for f in sent)
+    frames.frames("T", state, None, False, "spanish")  # another deck design is another view
+    assert frames.built == 2
+
+
+def test_the_cache_keeps_only_the_latest_views():
+    state = playing_state()
+    frames = ViewFrames(size=2)
+    for table in ("A", "B", "C"):
+        frames.frames(table, state, None, False, None)
+    assert len(frames._built) == 2 and ("A", state.version, None, False, None) not in frames._built
+
+
+def _next(state):
+    """The state after the player to move leaves their first card."""
+    card = state.hands[state.turn][0]
+    return engine.fold(state, engine.decide(state, {"type": "play", "by": state.turn, "card": card, "capture": []}))
+
+
+def test_the_shared_parts_are_kept_fewer_and_a_part_built_again_makes_the_same_views():
+    state = playing_state()
+    frames = ViewFrames(size=16, shared_parts=2)
+    first = frames.view_json("A", state, 0, True, None)
+    for table in ("B", "C"):
+        frames.frames(table, state, None, False, None)
+    assert list(frames._bases) == [("B", None), ("C", None)]
+    # A's shared part is gone, its encoded views are not; a reader of A not yet served needs the part again
+    assert frames.view_json("A", state, 0, True, None) is first
+    assert orjson.loads(frames.view_json("A", state, 1, False, None)) == orjson.loads(
+        ViewFrames().view_json("A", state, 1, False, None))
+    assert frames._bases[("A", None)][0] == state.version
+
+
+def test_each_table_keeps_its_latest_shared_part_only_so_many_tables_still_share_theirs(monkeypatch):
+    """A table's move answer builds the part; its next mover's GET, after every other table has moved,
+    finds it (one kept per table: a part per version made them push each other out)."""
+    parts = []
+    table_view = engine.table_view
+    monkeypatch.setattr(engine, "table_view", lambda state, deck=None: parts.append(1) or table_view(state, deck=deck))
+    states = {table: playing_state() for table in "ABCDEF"}
+    frames = ViewFrames(shared_parts=len(states))
+    for table, state in states.items():  # a first round: nothing kept yet
+        frames.view_json(table, state, state.turn, False, None)
+        states[table] = _next(state)
+        frames.view_json(table, states[table], 1 - states[table].turn, False, None)
+    for _ in range(3):  # then each table: its next mover's GET, a round of moves after its last move
+        for table, state in states.items():
+            before = len(parts)
+            frames.view_json(table, state, state.turn, False, None)
+            assert len(parts) == before  # the part its last move built
+            states[table] = _next(state)
+            frames.view_json(table, states[table], 1 - states[table].turn, False, None)
+    assert len(frames._bases) == len(states)
+    before = states["A"]
+    after = _next(before)
+    frames.view_json("A", after, 0, False, None)
+    late = frames._table_view("A", before, None)  # a late reader of the older version: built, not kept
+    assert late.fields["version"] == before.version and frames._bases[("A", None)][0] == after.version
+
+
+def test_a_mailbox_keeps_the_latest_state_and_a_bounded_chat_backlog():
+    box = Mailbox()
+    old, new = engine.State(version=3), engine.State(version=5)
+    box.post_state(new)
+    box.post_state(old)  # late: never sent after a newer one
+    for i in range(CHAT_BACKLOG + 10):
+        box.post_chat(b"%d" % i)
+    assert box.wake.is_set()
+    state, chats = box.take()
+    assert state is new and len(chats) == CHAT_BACKLOG and chats[-1] == b"%d" % (CHAT_BACKLOG + 9)
+    assert box.take() == (None, [])
+
+
+def test_the_view_json_is_the_table_message_s_view():
+    state = playing_state()
+    frames = ViewFrames()
+    view = orjson.loads(frames.view_json("T", state, 1, False, None))
+    assert unframe(frames.frames("T", state, 1, False, None))[0]["table"] == view
+    assert view["table_id"] == "T" and view["you"] == 1 and frames.built == 1

@@ -1,0 +1,295 @@
+"""The hub's subscriptions on both topologies: notices arrive, a dropped listener
+resubscribes and its sockets catch up from the log, a lost node's tables move on."""
+
+from __future__ import annotations
+
+import random
+import time
+
+import orjson
+import pytest
+import redis as redis_lib
+
+from api.sockets.hub import Hub
+from api.sockets.notices import NodeListener, ShardedListener
+from events import autoplay
+from events.service import TableService
+from events.store import changes_channel
+
+pytestmark = pytest.mark.integration
+
+
+def next_state(q, at_least: int, timeout: float = 10.0):
+    """The first state posted to mailbox ``q`` at version >= ``at_least`` (resyncs may post older ones)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        q.wake.wait(max(0.01, deadline - time.monotonic()))
+        q.wake.clear()
+        state, _chats = q.take()
+        if state is not None and state.version >= at_least:
+            return state
+    raise AssertionError(f"no state at version >= {at_least} within {timeout}s")
+
+
+def sit(svc: TableService, tid: str, i: int) -> int:
+    return svc.execute(tid, {"type": "sit", "player": f"x{i}", "name": f"X{i}"}, actor="guest").version
+
+
+@pytest.fixture
+def hub_and_writer(backends):
+    reader = TableService(backends.tables, cache_size=0)
+    hub = Hub(backends.tables, reader)
+    writer = TableService(backends.tables, rng=random.Random(5))  # "another process"
+    yield hub, writer
+    hub.stop()
+
+
+def test_a_watcher_hears_a_change_made_elsewhere(hub_and_writer, topology):
+    hub, writer = hub_and_writer
+    tid = autoplay.new_table(writer, players=1)
+    q = hub.watch(tid)
+    next_state(q, 1)  # the subscription's confirmation resyncs the table once
+    assert next_state(q, sit(writer, tid, 1)).seats[1].player == "x1"
+    hub.unwatch(tid, q)
+
+
+def test_a_process_hears_only_the_tables_its_sockets_watch(hub_and_writer, topology):
+    """Notices of other tables never reach this process's listener, nor a table's once its last
+    socket has gone: another API process adds no work here."""
+    hub, writer = hub_and_writer
+    heard = []
+    deliver = hub.listener.on_notice
+    hub.listener.on_notice = lambda raw: heard.append(orjson.loads(raw)["table_id"]) or deliver(raw)
+    mine, other = autoplay.new_table(writer, players=1), autoplay.new_table(writer, players=1)
+    q = hub.watch(mine)
+    next_state(q, 1)
+    sit(writer, other, 1)
+    last = sit(writer, mine, 1)
+    next_state(q, last)
+    assert mine in heard and other not in heard  # only ``mine`` is watched here
+    hub.unwatch(mine, q)
+    watcher = hub.watch(other)  # a later subscription: once it is confirmed, nothing of ``mine`` is sent here
+    next_state(watcher, 1)
+    since = len(heard)
+    sit(writer, mine, 2)
+    done = sit(writer, other, 2)
+    next_state(watcher, done)
+    assert heard[since:] == [other]  # the move at ``mine`` went unheard
+    hub.unwatch(other, watcher)
+
+
+def _kill_pubsub_clients(topology) -> int:
+    killed = 0
+    servers = topology.cluster.nodes if topology.is_cluster else topology.servers
+    for server in servers:
+        with server.client() as c:
+            killed += c.client_kill_filter(_type="pubsub")
+    return killed
+
+
+def test_a_process_at_the_version_before_a_change_folds_the_notice_in_without_reading_the_log(
+        backends, topology):
+    """The notice carries its batch's records: a process whose copy is at the batch's start
+    posts the new state without a read, the same state a load from the log gives."""
+    reader = TableService(backends.tables)  # caches, like the API's service
+    hub = Hub(backends.tables, reader)
+    writer = TableService(backends.tables, rng=random.Random(5))  # "another process"
+    try:
+        tid = autoplay.new_table(writer, players=1)
+        q = hub.watch(tid)
+        next_state(q, 1)
+        before = reader.load(tid).version  # this process's copy, up to date
+        reads = []
+        real = reader.store.read_raw
+        reader.store.read_raw = lambda *a, **k: reads.append(a) or real(*a, **k)
+        after = sit(writer, tid, 1)
+        heard = next_state(q, after)
+        assert heard.version == after > before and reads == []
+        fresh = TableService(backends.tables, cache_size=0).load(tid)
+        assert heard == fresh
+        # a copy that is not at the batch's start reads the log instead
+        reader._cache.clear()
+        later = writer.execute(tid, {"type": "start", "by": 0}, actor="seat:0").version
+        assert next_state(q, later) == TableService(backends.tables, cache_size=0).load(tid)
+        assert reads  # the load read the log
+        hub.unwatch(tid, q)
+    finally:
+        hub.stop()
+
+
+def test_a_dropped_listener_resubscribes_and_the_socket_catches_up(hub_and_writer, topology):
+    hub, writer = hub_and_writer
+    tid = autoplay.new_table(writer, players=1)
+    q = hub.watch(tid)
+    next_state(q, 1)
+    assert _kill_pubsub_clients(topology) >= 1
+    during = sit(writer, tid, 1)  # published while the listener may be reconnecting
+    assert next_state(q, during).version == during  # caught up: from the notice or the resync
+    after = sit(writer, tid, 2)
+    assert next_state(q, after).version == after  # and it hears the next change live
+    hub.unwatch(tid, q)
+
+
+def test_stop_ends_a_listener_waiting_in_its_read(hub_and_writer, topology, caplog):
+    """The one-Redis listener blocks in its read (no poll per notice): stop must still end it
+    at once, with no notice to wake it, and log no failure."""
+    hub, writer = hub_and_writer
+    tid = autoplay.new_table(writer, players=1)
+    q = hub.watch(tid)
+    next_state(q, 1)
+    threads = ([hub.listener._thread] if not topology.is_cluster
+               else [n._thread for n in hub.listener._nodes.values()])
+    assert all(t is not None and t.is_alive() for t in threads)
+    started = time.monotonic()
+    hub.stop()
+    for t in threads:
+        t.join(timeout=5)
+    assert not any(t.is_alive() for t in threads)
+    assert time.monotonic() - started < 3
+    assert not [r for r in caplog.records if "listener failed" in r.getMessage()]
+
+
+@pytest.fixture
+def cluster_backends(redis_cluster, queue_server):
+    from events.config import Config
+    from events.connection import connect
+
+    b = connect(Config(redis_url=redis_cluster.url, queue_url=queue_server.url), wait=5)
+    yield b
+    b.close()
+
+
+def test_sharded_subscriptions_follow_the_first_and_last_socket(cluster_backends):
+    backends = cluster_backends
+    svc = TableService(backends.tables)
+    hub = Hub(backends.tables, svc)
+    try:
+        assert isinstance(hub.listener, ShardedListener)
+        tid = autoplay.new_table(svc, players=1)
+        node = backends.tables.get_node_from_key(changes_channel(tid))
+        direct = backends.tables.get_redis_connection(node)
+
+        def subscribers() -> int:
+            reply = direct.execute_command("PUBSUB", "SHARDNUMSUB", changes_channel(tid))
+            return int(reply[1])
+
+        a, b = hub.watch(tid), hub.watch(tid)
+        wait_for(lambda: subscribers() == 1)
+        hub.unwatch(tid, a)
+        time.sleep(0.2)
+        assert subscribers() == 1  # one socket still watches
+        hub.unwatch(tid, b)
+        wait_for(lambda: subscribers() == 0)
+    finally:
+        hub.stop()
+
+
+def test_a_node_whose_connection_is_lost_for_good_hands_its_tables_to_the_new_owner(
+        cluster_backends, monkeypatch):
+    hub = Hub(cluster_backends.tables, TableService(cluster_backends.tables, cache_size=0))
+    writer = TableService(cluster_backends.tables)
+    request_stop = hub.stop
+    tid = autoplay.new_table(writer, players=1)
+    q = hub.watch(tid)
+    next_state(q, 1)
+    listener: ShardedListener = hub.listener
+    (old,) = [n for n in listener._nodes.values() if n.holds(tid)]
+
+    def gone(*args, **kwargs):  # what a failed-over master looks like once redis-py's retries give up
+        raise redis_lib.ConnectionError("Connection refused")
+
+    monkeypatch.setattr(old.pubsub, "get_message", gone)
+    wait_for(lambda: any(n is not old and n.holds(tid) for n in listener._nodes.values()))
+    (new,) = [n for n in listener._nodes.values() if n.holds(tid)]
+    assert isinstance(new, NodeListener) and new is not old
+    after = sit(writer, tid, 1)
+    assert next_state(q, after).version == after
+    hub.unwatch(tid, q)
+    request_stop()
+
+
+def test_every_resubscription_resyncs_the_watched_tables_from_the_log(fake_redis):
+    """A change published while nobody listened (notice lost) reaches the socket once the
+    listener's subscription is confirmed again."""
+    svc = TableService(fake_redis, cache_size=0)
+    hub = Hub(fake_redis, svc)
+    try:
+        tid = autoplay.new_table(svc, players=1)
+        q = hub.watch(tid)
+        next_state(q, 1)
+        deliver, hub.listener.on_notice = hub.listener.on_notice, lambda raw: None  # a listener gone deaf
+        unheard = svc.execute(tid, {"type": "sit", "player": "x", "name": "X"}, actor="guest").version
+        with pytest.raises(AssertionError):
+            next_state(q, unheard, timeout=0.5)
+        hub.listener.on_notice = deliver
+        hub.listener._handle({"type": "subscribe", "channel": changes_channel(tid).encode(), "data": 1})
+        assert next_state(q, unheard, timeout=1).version == unheard
+        hub.unwatch(tid, q)
+    finally:
+        hub.stop()
+
+
+def wait_for(condition, timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return
+        time.sleep(0.05)
+    raise AssertionError("condition not met in time")
+
+
+def test_a_master_that_goes_down_and_comes_back_is_listened_to_again(tmp_path):
+    """A real outage of one shard (kill -9 of a master, then its restart from its AOF and
+    nodes.conf): the hub's listener on it re-subscribes, and the socket hears the next move."""
+    from ...redis_servers import redis_binary, redis_cli, start_cluster
+
+    if redis_binary() is None or redis_cli() is None:
+        pytest.skip("redis-server and redis-cli are needed for a private cluster")
+    cluster = start_cluster(tmp_path, 3, durable=True)
+    client = cluster.client()
+    hub = Hub(client, TableService(client, cache_size=0))
+    try:
+        writer = TableService(client)
+        tid = autoplay.new_table(writer, players=1)
+        q = hub.watch(tid)
+        next_state(q, 1)
+        port = client.get_node_from_key(changes_channel(tid)).port
+        (node,) = [n for n in cluster.nodes if n.port == port]
+        node.kill()
+        time.sleep(1.5)  # the listener's reads fail while the master is gone
+        node.start()  # same port, directory and nodes.conf: it takes its slots back
+        cluster.wait_ok()
+        deadline = time.monotonic() + 20
+        while True:  # the writer's client finds the node again too
+            try:
+                after = sit(writer, tid, 1)
+                break
+            except (redis_lib.ConnectionError, redis_lib.exceptions.ClusterError, redis_lib.TimeoutError):
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.2)
+        assert next_state(q, after, timeout=20).version == after
+        hub.unwatch(tid, q)
+    finally:
+        hub.stop()
+        client.close()
+        cluster.stop()
+
+
+def test_the_hub_wakes_every_handler_now_and_then_with_nothing_to_send(fake_redis):
+    """A handler waits with no timeout of its own: the hub's one timer wakes it to check on its reader."""
+    svc = TableService(fake_redis, cache_size=0)
+    hub = Hub(fake_redis, svc, check_every=0.05)
+    try:
+        tid = autoplay.new_table(svc, players=1)
+        q = hub.watch(tid)
+        next_state(q, 1)  # the subscription's resync
+        for _ in range(3):
+            q.wake.clear()
+            assert q.wake.wait(2.0)
+            assert q.take() == (None, [])  # woken with nothing
+        hub.unwatch(tid, q)
+    finally:
+        hub.stop()
+    hub._checker.join(1)
+    assert not hub._checker.is_alive()  # stop ends the timer too
