@@ -19,7 +19,10 @@ function el(name, attrs = {}, text) {
 
 const FRENCH_RED = new Set(["o", "c"]);
 const SPANISH_COLOR = { o: "#9a6b00", c: "#b3261e", e: "#1d4e89", b: "#2e6b2e" };
-const SPANISH_INDEX = { As: "1", Sota: "S", Caballo: "C", Rey: "R" };
+// a baraja's own corner numbers (sota 10, caballo 11, rey 12): the same on the card in every
+// language, while the word at its foot is the reader's (the catalogue's card.rank.N)
+const SPANISH_INDEX = { As: "1", Sota: "10", Caballo: "11", Rey: "12" };
+const RANK_WORDS = { 1: "card.rank.1", 8: "card.rank.8", 9: "card.rank.9", 10: "card.rank.10" };
 // The pictures are files served with the page (img-src 'self'): cards/LICENSE says whose.
 const ART = "/static/cards";
 const FRENCH_FILE_SUIT = { o: "D", c: "H", e: "S", b: "C" };
@@ -103,10 +106,10 @@ function spanishFace(svg, p, card) {
     svg.append(el("image", { href: `${ART}/spanish/${figure}.svg`, x: fx, y: fy, width: fw, height: fw * 1.6, class: "art" }));
     const [hx, hy] = SPANISH_HAND[figure];
     svg.append(at(fx + hx * k, fy + hy * k, spanishSuit(p.suit, 0.62)));
-    svg.append(el("text", { x: 5.5, y: H - 7.5, "font-size": 7.5, "font-weight": 700, fill: "#1d1d1b" }, p.rank));
+    svg.append(el("text", { x: 5.5, y: H - 7.5, "font-size": 7.5, "font-weight": 700, fill: "#1d1d1b" }, t(RANK_WORDS[n])));
   } else if (n === 1) {
     svg.append(at(W / 2 + 2, 40, spanishSuit(p.suit, 1.6)));
-    svg.append(el("text", { x: 5.5, y: H - 7.5, "font-size": 7.5, "font-weight": 700, fill: "#1d1d1b" }, p.rank));
+    svg.append(el("text", { x: 5.5, y: H - 7.5, "font-size": 7.5, "font-weight": 700, fill: "#1d1d1b" }, t(RANK_WORDS[n])));
   } else {
     for (const [x, y] of PIPS[n] || []) svg.append(at(x, y, spanishSuit(p.suit, 0.66)));
   }
