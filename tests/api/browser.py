@@ -171,16 +171,24 @@ def axe_check(page, where):
     assert not bad, f"axe at {where}: {bad}"
 
 
-def open_table(page, base, preset="selminha", name="Ana", deck=None, settings=None):
+def button(english: str, lang: str = "en") -> str:
+    """A button's accessible name in ``lang``: the catalogue's word for what is "english" in en.json."""
+    if lang == "en":
+        return english
+    [key] = [k for k, v in words("en").items() if v == english]
+    return words(lang)[key]
+
+
+def open_table(page, base, preset="selminha", name="Ana", deck=None, settings=None, lang="en"):
     page.goto(f"{base}/")
-    page.get_by_role("button", name="OPEN A TABLE").click()
+    page.get_by_role("button", name=button("OPEN A TABLE", lang)).click()
     page.fill("#create-name", name)
     page.select_option("#create-preset", preset)
     if deck:
         page.select_option("#create-deck", deck)
     for key, value in (settings or {}).items():
         page.select_option(f"#create-settings select[data-setting={key}]", json.dumps(value))
-    page.get_by_role("button", name="CREATE INVITE").click()
+    page.get_by_role("button", name=button("CREATE INVITE", lang)).click()
     page.wait_for_url("**/t/*")
     page.wait_for_selector("#waiting:not([hidden])")
     return page.url.rstrip("/").split("/t/")[-1]
@@ -193,8 +201,8 @@ def add_bots(page, n):
         until(page, f"document.querySelectorAll('.waiting-seat .add-bot').length === {before - 1}", what="a bot seated")
 
 
-def start(page):
-    page.get_by_role("button", name="START THE GAME").click()
+def start(page, lang="en"):
+    page.get_by_role("button", name=button("START THE GAME", lang)).click()
     page.wait_for_selector("#felt:not([hidden])")
 
 

@@ -25,6 +25,7 @@ from ..browser import (
     DOM_PLAY,
     Page,
     add_bots,
+    button,
     full_deck,
     http,
     needs_chromium,
@@ -51,6 +52,10 @@ SCREENS = {
     "tablet-sideways-1180x820": ((1180, 820, True), "selminha", 2, {"target": 21}),
     "desktop-1280x800": ((1280, 800, False), "del15", 4, {"target": 10}),
 }
+# the browser's language at each size: every language on a phone, a tablet and a wide screen, so
+# Portuguese's and Spanish's longer words are laid out too (a whole game each, not every pair)
+LANGS = {"phone-360x740": "pt-BR", "phone-390x844": "es", "phone-430x932": "en", "phone-sideways-844x390": "es",
+         "tablet-upright-820x1180": "pt-BR", "tablet-sideways-1180x820": "es", "desktop-1280x800": "pt-BR"}
 
 # What covers what, in one look. Flying cards and the banner let pointer events through, so for
 # the hit test they take them for a moment (CSSOM, allowed by the CSP), then give them back.
@@ -152,9 +157,9 @@ def server():
         s.stop()
 
 
-def _open(browser, size):
+def _open(browser, size, lang="en"):
     w, h, touch = size
-    extra = {"viewport": {"width": w, "height": h}}
+    extra = {"viewport": {"width": w, "height": h}, "locale": lang}
     if touch:
         extra.update(is_mobile=True, has_touch=True, device_scale_factor=2)
     return Page(browser, "phone" if touch else "desktop", **extra)
@@ -183,13 +188,15 @@ def _next_to(b, where):
 @pytest.mark.parametrize("screen", list(SCREENS))
 def test_a_whole_game_fits_the_screen(server, browser, screen):
     size, preset, players, settings = SCREENS[screen]
-    p = _open(browser, size)
+    lang = LANGS[screen]
+    p = _open(browser, size, lang)
     page = p.page
     banners = set()
     try:
-        open_table(page, server.url, preset, settings=settings)
+        open_table(page, server.url, preset, settings=settings, lang=lang)
+        assert page.evaluate("document.documentElement.lang") == lang
         add_bots(page, players - 1)
-        start(page)
+        start(page, lang)
         assert page.evaluate("document.querySelectorAll('.seat').length") == players
         deadline = time.time() + 420
         rounds = plays = 0
@@ -208,7 +215,7 @@ def test_a_whole_game_fits_the_screen(server, browser, screen):
             if st == "round_over":
                 rounds += 1
                 before = version(page)
-                page.get_by_role("button", name="NEXT ROUND").click()
+                page.get_by_role("button", name=button("NEXT ROUND", lang)).click()
                 until(page, f"Number(document.body.dataset.version) > {before}", what="the next deal")
             elif st == "playing" and mine:
                 if plays == 0:
