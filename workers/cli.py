@@ -27,6 +27,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="N job processes under one supervisor, e.g. one per core (default: 1)")
     worker.add_argument("--fork", action="store_true",
                         help="fork a process per job, RQ's Worker (default: jobs run in process)")
+    worker.add_argument("--shard", type=int, default=None, metavar="N",
+                        help="only queue shard N's jobs (the N-th URL of ESCOBA_QUEUE_URL, from 0; "
+                             "default: every shard)")
     worker.add_argument("--simple", action="store_true",
                         help="jobs in process, kept for old command lines (default: on)")
     reconcile = sub.add_parser("reconcile", help="rebuild the tables' timers from their logs, once",
@@ -52,13 +55,16 @@ def main(argv: list[str] | None = None) -> int:
 
         if args.processes < 1:
             parser.error("--processes must be at least 1")
-        return run_worker(config, burst=args.burst, processes=args.processes,
-                          fork=args.fork and not args.simple)
+        try:
+            return run_worker(config, burst=args.burst, processes=args.processes,
+                              fork=args.fork and not args.simple, shard=args.shard)
+        except ValueError as exc:  # a shard the settings do not have
+            parser.error(str(exc))
     from .backends import connect
     from .runner import reconcile as run_reconcile
 
     stores = connect(config)
-    summary = run_reconcile(stores.tables, stores.queue, config, table_ids=args.table,
+    summary = run_reconcile(stores.tables, stores.queues, config, table_ids=args.table,
                             batch=args.batch)
     print(json.dumps(summary, indent=2))
     return 1 if summary["errors"] else 0

@@ -68,22 +68,26 @@ def test_ticker_crashes_after_its_claim(env):
 
 
 def test_ticker_crashes_after_enqueueing_before_noting_it(env, monkeypatch):
-    """Enqueued, not noted as sent, claim not released: found again after the lease; the job
-    still waiting under the same id is not enqueued twice, and the bot plays once."""
+    """Enqueued, not noted as sent: an error there puts the table back due in RETRY_SOON
+    (a ticker that died there: its lease runs out); the job still waiting under the same id
+    is not enqueued twice, and the bot plays once."""
     tid, state = _bot_turn_table(env)
     job_id = f"{tid}_bot_{state.version}"
 
     def crash(*args):
-        raise RuntimeError("the ticker died here")
+        raise RuntimeError("the ticker failed here")
 
     monkeypatch.setattr(ticker, "_note_sent", crash)
     assert ticker.tick(env.redis, env.queue, env.clock.now) == []  # logged, not noted
     monkeypatch.undo()
     rq_queue = scheduling.queue_for(env.queue)
     assert rq_queue.job_ids == [job_id]
-    lease_end = index.claimed_until(env.redis, tid)
-    assert lease_end is not None
-    # the lease runs out before any worker ran the job: the table is claimed again
+    assert index.claimed_until(env.redis, tid) is None
+    lease_end = index.due_at(env.redis, tid)
+    assert lease_end == env.clock.now + ticker.RETRY_SOON
+    assert ticker.tick(env.redis, env.queue, lease_end - 0.1) == []  # not before
+    assert index.due_at(env.redis, tid) == lease_end
+    # a moment later, before any worker ran the job: the table is claimed again
     assert ticker.tick(env.redis, env.queue, lease_end + 0.1) == []  # found live: not again
     assert rq_queue.job_ids == [job_id]
     assert env.redis.hget(scheduling.timers_key(tid), "sent:bot").decode() == job_id
