@@ -219,12 +219,12 @@ class _ScheduleFailures:
 class _RedisCollector:
     """Counts that live in Redis, so every process reports the same numbers.
 
-    Table counts come from the tables' store, RQ's from the queue Redis.
+    Table counts come from the tables' store, RQ's from each queue shard (label ``shard``).
     """
 
     def __init__(self, backends, cache_for: float = TABLE_COUNTS_EVERY, clock=time.monotonic):
         self.store = EventStore(backends.tables)
-        self.queue = backends.queue
+        self.queues = backends.queues  # the queue shards: RQ's counts, labelled by shard
         self.cache_for = cache_for
         self.clock = clock
         self._counts: dict[str, int] = {}
@@ -249,19 +249,21 @@ class _RedisCollector:
         yield tables
         from rq import Worker
 
-        run = failed = 0
-        for worker in Worker.all(connection=self.queue):
-            run += worker.successful_job_count or 0
-            failed += worker.failed_job_count or 0
-        counts_by_worker = GaugeMetricFamily("escoba_jobs_total", "Jobs run by the live workers, by outcome",
-                                             labels=["outcome"])
-        counts_by_worker.add_metric(["ok"], run)
-        counts_by_worker.add_metric(["failed"], failed)
+        counts_by_worker = GaugeMetricFamily("escoba_jobs_total", "Jobs run by the live workers, by outcome and "
+                                             "queue shard", labels=["outcome", "shard"])
+        jobs = GaugeMetricFamily("escoba_jobs", "RQ jobs waiting, by registry and queue shard (escoba queue)",
+                                 labels=["state", "shard"])
+        for shard, queue in enumerate(self.queues):
+            run = failed = 0
+            for worker in Worker.all(connection=queue):
+                run += worker.successful_job_count or 0
+                failed += worker.failed_job_count or 0
+            counts_by_worker.add_metric(["ok", str(shard)], run)
+            counts_by_worker.add_metric(["failed", str(shard)], failed)
+            for state, key in (("failed", "rq:failed:escoba"), ("scheduled", "rq:scheduled:escoba")):
+                jobs.add_metric([state, str(shard)], queue.zcard(key))
+            jobs.add_metric(["queued", str(shard)], queue.llen("rq:queue:escoba"))
         yield counts_by_worker
-        jobs = GaugeMetricFamily("escoba_jobs", "RQ jobs waiting, by registry (escoba queue)", labels=["state"])
-        for state, key in (("failed", "rq:failed:escoba"), ("scheduled", "rq:scheduled:escoba")):
-            jobs.add_metric([state], self.queue.zcard(key))
-        jobs.add_metric(["queued"], self.queue.llen("rq:queue:escoba"))
         yield jobs
 
 

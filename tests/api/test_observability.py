@@ -98,7 +98,7 @@ def test_metrics_count_moves_by_outcome_and_tables_by_status(client):
     assert 'escoba_moves_total{command="start",outcome="host_only"} 1.0' in text
     assert 'escoba_tables{status="playing"} 1.0' in text
     assert "escoba_command_seconds_bucket" in text and "escoba_open_sockets" in text
-    assert 'escoba_jobs{state="scheduled"}' in text and "escoba_jobs_total" in text
+    assert 'escoba_jobs{shard="0",state="scheduled"}' in text and 'escoba_jobs_total{outcome="ok",shard="0"}' in text
 
 
 def test_gunicorn_socket_error_lines_are_written_as_json(tmp_path, capsys):
