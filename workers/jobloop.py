@@ -53,7 +53,33 @@ WAIT_MAX = 5.0  # the longest pause between two looks at a queue Redis that is a
 
 
 class _Survives:
-    """What our workers add to RQ's: the heartbeat, and retries that tell a store away from a bug."""
+    """What our workers add to RQ's: the heartbeat, retries that tell a store away from a bug, and
+    ``died_of``: the error RQ's loop quit on (RQ only logs it), so ``run_jobs`` knows a loop that
+    ended by itself from one that was done."""
+
+    died_of: BaseException | None = None
+
+    def _noting(self, step, *args, **kwargs):
+        try:
+            return step(*args, **kwargs)
+        except Exception as exc:  # RQ's loop logs it and quits: noted for run_jobs
+            self.died_of = exc
+            raise
+
+    def execute_job(self, job, queue):
+        return self._noting(super().execute_job, job, queue)
+
+    def dequeue_job_and_maintain_ttl(self, *args, **kwargs):
+        return self._noting(super().dequeue_job_and_maintain_ttl, *args, **kwargs)
+
+    def heartbeat(self, *args, **kwargs):
+        return self._noting(super().heartbeat, *args, **kwargs)
+
+    def check_for_suspension(self, *args, **kwargs):
+        return self._noting(super().check_for_suspension, *args, **kwargs)
+
+    def run_maintenance_tasks(self):
+        return self._noting(super().run_maintenance_tasks)
 
     def bootstrap(self, *args, **kwargs):
         self._beat = liveness.Heartbeat(self.connection, self.name).start()
@@ -205,7 +231,7 @@ def run_jobs(queue_redis, *, fork: bool = False, name: str | None = None, burst:
             worker = cls(queues.worker_queues(queue_redis), connection=queue_redis, name=loop_name,
                          maintenance_interval=MAINTENANCE_EVERY)
             worker.work(burst=burst, logging_level=logging_level)
-            if worker._stop_requested or burst:
+            if worker._stop_requested or (burst and worker.died_of is None):
                 return loops
         except SystemExit:
             raise
