@@ -53,6 +53,7 @@ def _load(svc, table_id: str):
 
 def _execute(svc, table_id: str, command: dict, *, actor: str, expected_version: int,
              key: str) -> str:
+    failed_before = scheduling.FAILURES.value  # one job at a time in a job process
     try:
         outcome = svc.execute(table_id, command, actor=actor, expected_version=expected_version,
                               idempotency_key=key)
@@ -60,9 +61,20 @@ def _execute(svc, table_id: str, command: dict, *, actor: str, expected_version:
         log.info("table %s: %s at version %s refused (%s): the table moved on",
                  table_id, command.get("type"), expected_version, exc.code)
         return f"refused:{exc.code}"
+    if scheduling.FAILURES.value > failed_before:  # the move stands, its timers do not (yet)
+        raise scheduling.HookFailed(f"table {table_id}: {command.get('type')} appended at version "
+                                    f"{outcome.version}, its timers not written")
     if outcome.repeated:
         return "repeated"
     return f"done:{outcome.version}"
+
+
+def _stale(svc, table_id: str, state) -> str:
+    """The job's table moved on: its timers are made what the log calls for (the move that moved
+    it may have had its hook fail with the store away, and this job be its retry)."""
+    if state is not None and state.version > 0:
+        scheduling.refresh(svc.redis, table_id, state, get_config())
+    return "stale"
 
 
 # --- bots -------------------------------------------------------------------
@@ -89,7 +101,7 @@ def bot_turn(table_id: str, version: int, delay: float = 0.0) -> str:
     svc = service()
     state = _load(svc, table_id)
     if state is None or state.version != version:
-        return "stale"
+        return _stale(svc, table_id, state)
     if state.status == "playing" and state.turn is not None:
         seat = state.turn
         occupant = state.seats[seat]
@@ -187,7 +199,7 @@ def start_rematch(table_id: str, version: int) -> str:
     svc = service()
     state = _load(svc, table_id)
     if state is None or state.version != version or not state.rematch_ready():
-        return "stale"
+        return _stale(svc, table_id, state)
     return _execute(svc, table_id, {"type": "start_rematch", "by": None}, actor=SYSTEM,
                     expected_version=version, key=f"rematch:{version}")
 
@@ -197,7 +209,7 @@ def lapse_rematch(table_id: str, version: int) -> str:
     svc = service()
     state = _load(svc, table_id)
     if state is None or state.version != version:
-        return "stale"
+        return _stale(svc, table_id, state)
     return _execute(svc, table_id, {"type": "lapse_rematch", "by": None}, actor=SYSTEM,
                     expected_version=version, key=f"lapse:{version}")
 

@@ -622,6 +622,20 @@ def on_change_hook(tables, config) -> TimersHook:
     return TimersHook(tables, config)
 
 
+class HookFailed(Exception):
+    """A job's append stood but its timers could not be written (the store went away between
+    the two): the job is retried later, finds the table moved on and writes them (``refresh``)."""
+
+    transient = True  # retried on the store's backoff (workers.jobloop), not cut short as a bug
+
+
+def refresh(tables, table_id: str, state, config) -> dict:
+    """Make the table's timers what its log calls for now (a job that found its table moved on:
+    the hook of the move that moved it may have failed with the store away)."""
+    wanted = timers_from_log(tables, table_id, state, config)
+    return apply_timers(tables, table_id, state.version, wanted, now=0.0, keep=keep_lazy(state))
+
+
 def pending_jobs(tables, table_id: str, queue=None) -> list[str]:
     """Ids of the table's timers still to run: those not yet handed to RQ and, given the queue
     Redis, those handed whose job is still waiting or running. (To check they stay few.)"""
@@ -649,9 +663,9 @@ def utcnow_iso(ts: float) -> str:
 
 
 __all__ = [
-    "FAILURES", "INLINE_DELAY", "LAZY_KINDS", "QUEUE_NAME", "LogTimes", "Timer", "TimersHook",
+    "FAILURES", "INLINE_DELAY", "LAZY_KINDS", "QUEUE_NAME", "HookFailed", "LogTimes", "Timer", "TimersHook",
     "after_change", "apply_timers", "due_timers", "job_alive", "log_times", "next_due",
-    "notify_key", "on_change_hook", "parse_at", "pending_jobs", "queue_for", "read_timers",
+    "notify_key", "on_change_hook", "parse_at", "pending_jobs", "queue_for", "read_timers", "refresh",
     "reschedule_early", "timer_due", "times_for", "timers_from_log", "timers_key", "unsent",
     "utcnow_iso",
 ]

@@ -224,3 +224,33 @@ def test_each_reconcile_pass_takes_a_bounded_batch_and_the_cursor_goes_round(env
     finally:
         runner.reconcile_table = real
     assert set(tids) <= set(seen)  # every live table is reached, a batch at a time
+
+
+def test_the_store_goes_away_between_a_bots_move_and_its_timers(env, monkeypatch):
+    """A bots-only game: a bot's move is appended, then writing its timers fails (the store went
+    away between the two). The job fails on it (not quietly: nothing else would write them but
+    the reconciler's slow walk), RQ retries it a moment later; the retry finds the table moved
+    on and writes its timers; the bots play on."""
+    from redis.exceptions import ConnectionError as StoreAway
+
+    tid = env.bots_only()
+    ticker.tick(env.redis, env.queue, env.clock.now)  # the first bot's job is handed
+    original = scheduling.apply_timers
+    failures = scheduling.FAILURES.value
+
+    def away_once(*args, **kwargs):
+        monkeypatch.setattr(scheduling, "apply_timers", original)
+        raise StoreAway("the store went away")
+
+    monkeypatch.setattr(scheduling, "apply_timers", away_once)
+    before = env.state(tid).version
+    worker = runner.ThreadWorker([scheduling.queue_for(env.queue)], connection=env.queue)
+    worker.work(burst=True)
+    after = env.state(tid).version
+    assert after > before  # the move stands
+    assert scheduling.FAILURES.value == failures + 1
+    assert f"{tid}_bot_{after}" not in env.pending(tid)  # the next bot's timer: the chain would stop
+    assert env.queue.zcard("rq:scheduled:escoba") == 1  # the job's retry, a moment later
+    env.clock.advance(2)
+    env.drain()  # the retry: stale, it writes the timers; then the bots play on
+    assert env.state(tid).status == "finished"
