@@ -77,13 +77,16 @@ def one(fault: str, outage: float) -> dict:
 
         # the client's reads and moves: the window in which the store refused them (its 503s)
         human.svc.execute, human.svc.load = watched(human.svc.execute), watched(human.svc.load)
+        stranded = None
         if fault == "worker":
-            victim = None
-            while victim is None:
-                victim = running_worker(queue, procs)
+            found = None
+            while found is None:
+                found = running_worker(queue, procs)
+            victim, job_id = found
             before = scene.versions()
             victim.kill()
             since = time.monotonic()
+            stranded = job_id[:8]  # the table whose job the dead worker held
         else:
             scene.open_away()
             before = scene.versions()
@@ -98,7 +101,8 @@ def one(fault: str, outage: float) -> dict:
              "the human's next move")
         scene.stop()
         human.check()
-        return {"slowest": max(moved.values()), "median": statistics.median(moved.values()), "tables": len(moved),
+        return {"stranded": moved.get(stranded), "slowest": max(moved.values()),
+                "median": statistics.median(moved.values()), "tables": len(moved),
                 "longest": max(c[0] for c in calls), "failed": sum(1 for c in calls if c[1]),
                 "alive": all(p.alive() for p in procs if fault != "worker")}
     finally:
@@ -125,7 +129,8 @@ def main(argv=None) -> int:
             print(f"  {fault:>6} run {run + 1}: {r['tables']} tables moved again, slowest {r['slowest']:.2f} s, "
                   f"median {r['median']:.2f} s; the human's longest request {r['longest']:.2f} s, "
                   f"{r['failed']} failed; "
-                  f"workers {'all alive' if r['alive'] else 'one EXITED'}")
+                  + (f"the dead worker's table {r['stranded']:.2f} s; " if r["stranded"] is not None else "")
+                  + f"workers {'all alive' if r['alive'] else 'one EXITED'}")
     return 0
 
 

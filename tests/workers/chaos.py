@@ -115,6 +115,10 @@ class Human:
                     continue
                 if state.status == "finished":
                     return
+                if state.status == "round_over":  # no bot deals the next round at a human's table
+                    _retrying(lambda r=state.round: self.svc.execute(
+                        self.table_id, {"type": "next_round", "by": 0}, actor="seat:0", idempotency_key=f"next:{r}"))
+                    continue
                 if state.status != "playing" or state.turn != 0:
                     time.sleep(0.03)
                     continue
@@ -168,7 +172,8 @@ class Scene:
         return cls(TableService(tables, on_change=scheduling.on_change_hook(tables, config), cache_size=0), config)
 
     def open_bots(self, n: int) -> None:
-        self.bots += [start_bots_only(self.svc, ("carmen", "tito"), target=21) for _ in range(n)]
+        # Luna thinks some 100 ms a move: a worker killed while bots play is caught mid-job
+        self.bots += [start_bots_only(self.svc, ("luna", "tito"), target=21) for _ in range(n)]
 
     def open_human(self) -> Human:
         tid = self._human_vs_bot()
@@ -222,8 +227,8 @@ class Scene:
             human.stop()
 
 
-def running_worker(queue, workers: list[Worker]) -> Worker | None:
-    """The worker process whose job loop is running a job now (its pid, or its parent's)."""
+def running_worker(queue, workers: list[Worker]) -> tuple[Worker, str] | None:
+    """The worker process whose job loop is running a job now, and that job's id."""
     from rq import Worker as RQWorker
     from rq.job import Job
 
@@ -237,7 +242,7 @@ def running_worker(queue, workers: list[Worker]) -> Worker | None:
                 continue
             for w in workers:
                 if found.pid == w.proc.pid:
-                    return w
+                    return w, job_id
     return None
 
 

@@ -99,16 +99,21 @@ def test_a_worker_killed_mid_job_strands_no_table(deployment, tmp_path):
     tables, queue, env, _, _ = deployment
     scene, procs, human = _scene(tables, tmp_path, {**env, **_fast()}, queue, workers=2)
     try:
-        victim = None
+        found = None
         deadline = time.monotonic() + 30
-        while victim is None and time.monotonic() < deadline:
-            victim = running_worker(queue, procs)
-        assert victim is not None, "no worker was seen running a job"
+        while found is None and time.monotonic() < deadline:
+            found = running_worker(queue, procs)
+        assert found is not None, "no worker was seen running a job"
+        victim, job_id = found
         before = scene.versions()
         victim.kill()
         killed = time.monotonic()
+        # caught mid-job (Luna thinks some 100 ms): the job is still started under the dead
+        # worker's name, and only the sweep can free it
+        assert queue.hget(f"rq:job:{job_id}", "status") == b"started"
         moved = scene.resume(killed, before, logs=[w.log for w in procs])
         assert max(moved.values()) <= RESUME_LIMIT, moved
+        assert job_id[:8] in moved  # its table moved again
     finally:
         scene.stop()
         for w in procs:
