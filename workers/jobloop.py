@@ -49,7 +49,7 @@ STORE_BACKOFF = (1, 2, 4, 5)  # seconds before each retry; the last repeats
 MAINTENANCE_EVERY = 60  # seconds between RQ's own cleanups in a job loop
 REGISTRY_EVERY = 10.0  # seconds between writes of the worker's RQ registration (RQ: three per job)
 SUSPENSION_EVERY = 1.0  # seconds between looks at RQ's suspension flag (RQ: before every job)
-WAIT_MAX = 5.0  # the longest pause between two looks at a queue Redis that is away
+WAIT_MAX = 1.0  # the longest pause between two looks at a queue Redis that is away
 
 
 class _Survives:
@@ -58,6 +58,9 @@ class _Survives:
     ended by itself from one that was done."""
 
     died_of: BaseException | None = None
+    # RQ's dequeue waits 1, 2, 4... up to 60 s between tries while its Redis is away: a table
+    # would then wait up to a minute after the store is back. A try a second costs nothing.
+    max_connection_wait_time = WAIT_MAX
 
     def _noting(self, step, *args, **kwargs):
         try:
