@@ -172,7 +172,7 @@ def _unstick(queue_redis, rq_queue, now: float) -> list[str]:
     back = []
     for job_id in taken:
         seen = f"escoba:taken:{job_id}"
-        first = queue_redis.set(seen, repr(now), nx=True, ex=3600, get=True)
+        first = queue_redis.set(seen, repr(now), nx=True, ex=60, get=True)
         if first is None or now - float(first) < STUCK_AFTER:
             continue
         status = queue_redis.hget(Job.key_for(job_id), "status")

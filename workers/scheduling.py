@@ -633,7 +633,12 @@ def refresh(tables, table_id: str, state, config) -> dict:
     """Make the table's timers what its log calls for now (a job that found its table moved on:
     the hook of the move that moved it may have failed with the store away)."""
     wanted = timers_from_log(tables, table_id, state, config)
-    return apply_timers(tables, table_id, state.version, wanted, now=0.0, keep=keep_lazy(state))
+    result = apply_timers(tables, table_id, state.version, wanted, now=0.0, keep=keep_lazy(state))
+    # the hash may have been right and its due-index entry what the failure lost
+    due = next_due(read_timers(tables, table_id))
+    if due is not None:
+        index.mark_due(tables, table_id, due)
+    return result
 
 
 def pending_jobs(tables, table_id: str, queue=None) -> list[str]:

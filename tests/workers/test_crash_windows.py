@@ -254,3 +254,24 @@ def test_the_store_goes_away_between_a_bots_move_and_its_timers(env, monkeypatch
     env.clock.advance(2)
     env.drain()  # the retry: stale, it writes the timers; then the bots play on
     assert env.state(tid).status == "finished"
+
+
+def test_a_worker_dies_between_a_bots_timers_and_their_index_entry(env, monkeypatch):
+    """The bot's move and its next timer are written, the due index entry is not (the worker died
+    there); its job, put back by the sweep, runs again, finds the table moved on and puts the
+    entry back: the bots play on without the reconciler."""
+    tid = env.bots_only()
+    ticker.tick(env.redis, env.queue, env.clock.now)
+    monkeypatch.setattr(scheduling, "_mark_due", lambda *a: None)  # the worker died here...
+    job_id = scheduling.queue_for(env.queue).job_ids[0]
+    worker = runner.ThreadWorker([scheduling.queue_for(env.queue)], connection=env.queue)
+    worker.work(burst=True)
+    monkeypatch.undo()
+    assert index.due_at(env.redis, tid) > env.clock.now + 60  # only the expiry: the bot's timer is lost to it
+    from workers import ticker as t
+
+    t.enqueue_once(env.queue, {"id": job_id, "func": "workers.jobs.bot_turn",  # ...and its job runs again
+                               "args": [tid, int(job_id.rsplit("_", 1)[1])], "kwargs": {}, "retry": None})
+    worker.work(burst=True)
+    env.drain()
+    assert env.state(tid).status == "finished"
