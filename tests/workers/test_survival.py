@@ -17,7 +17,7 @@ import pytest
 
 from ..conftest import _need_binaries
 from ..redis_servers import start_plain
-from .chaos import RESUME_LIMIT, Scene, Worker, running_worker, wait
+from .chaos import RESUME_LIMIT, Scene, Worker, wait
 
 pytestmark = pytest.mark.integration
 
@@ -94,26 +94,30 @@ def test_bots_and_timers_resume_after_the_store_is_killed(deployment, tmp_path):
 
 
 def test_a_worker_killed_mid_job_strands_no_table(deployment, tmp_path):
-    """Two workers; the one running a job is killed -9: the other puts its job back within
-    seconds (its heartbeat lapses), and every bot table moves on."""
+    """Two workers; the one running a job (a slow one, so the kill is surely mid-job) is killed
+    -9: the other puts its job back within seconds (its heartbeat lapses) and runs it to its end,
+    and every bot table moves on."""
+    from rq import Queue
+    from rq import Worker as RQWorker
+
     tables, queue, env, _, _ = deployment
     scene, procs, human = _scene(tables, tmp_path, {**env, **_fast()}, queue, workers=2)
     try:
-        found = None
-        deadline = time.monotonic() + 30
-        while found is None and time.monotonic() < deadline:
-            found = running_worker(queue, procs)
-        assert found is not None, "no worker was seen running a job"
-        victim, job_id = found
+        Queue("escoba", connection=queue).enqueue("tests.workers.slow.slow_job", "slow", 2.0, job_id="slow_1",
+                                                  result_ttl=0)
+        wait(lambda: queue.llen("slow:started") == 1, 30, "the slow job to start", [w.log for w in procs])
+        name = queue.lindex("slow:started", 0).decode()
+        pid = RQWorker.find_by_key(RQWorker.redis_worker_namespace_prefix + name, connection=queue).pid
+        victim = next(w for w in procs if w.proc.pid == pid)
         before = scene.versions()
         victim.kill()
         killed = time.monotonic()
-        # caught mid-job (Luna thinks some 100 ms): the job is still started under the dead
-        # worker's name, and only the sweep can free it
-        assert queue.hget(f"rq:job:{job_id}", "status") == b"started"
+        assert queue.hget("rq:job:slow_1", "status") == b"started"  # only the sweep can free it
         moved = scene.resume(killed, before, logs=[w.log for w in procs])
         assert max(moved.values()) <= RESUME_LIMIT, moved
-        assert job_id[:8] in moved  # its table moved again
+        wait(lambda: queue.get("slow:done") == b"1", killed + RESUME_LIMIT + 2.0 - time.monotonic(),
+             "the slow job to run again to its end", [w.log for w in procs])
+        assert queue.llen("slow:started") == 2
     finally:
         scene.stop()
         for w in procs:
