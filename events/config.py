@@ -13,7 +13,8 @@ REDIS_URL_HELP = ("the Redis to use, or a cluster's seed nodes, comma-separated 
 @dataclass(frozen=True)
 class Config:
     redis_url: str = "redis://127.0.0.1:6379/0"
-    # RQ's plain Redis; empty: REDIS_URL itself, which must then not be a cluster (events/connection.py)
+    # RQ's plain Redis; empty: REDIS_URL itself, which must then not be a cluster (events/connection.py).
+    # Several, comma-separated: queue shards, a table's jobs always on the same one (queue_urls)
     queue_url: str = ""
     admin_token: str | None = None
     away_after: float = 172800.0  # 48 hours
@@ -43,6 +44,12 @@ class Config:
     # replicas that must hold a move before it is acknowledged; None (unset): 0 on one Redis, on a
     # cluster 1 if every master has a replica (events/replication.py, docs/operations.md)
     replica_acks: int | None = None
+
+    @property
+    def queue_urls(self) -> tuple[str, ...]:
+        """The queue shards in ``ESCOBA_QUEUE_URL``'s order (empty: REDIS_URL is the one queue).
+        The order is the shards' numbering: shard N is the N-th URL (``escoba worker --shard N``)."""
+        return tuple(u.strip() for u in self.queue_url.split(",") if u.strip())
 
     @classmethod
     def from_env(cls, env=None) -> Config:

@@ -18,6 +18,11 @@ when that is one Redis; on a cluster it must be set, and a cluster there is refu
 ``REDIS_URL`` may list several nodes of a cluster, comma-separated (``redis://a:6379,b:6379``:
 an item without a scheme takes the first's scheme, credentials and options): seed nodes, so a
 process starts while any one of them is down. The first that answers is asked.
+
+``ESCOBA_QUEUE_URL`` may list several plain Redises, comma-separated: the queue shards
+(``Backends.queues``). A table's jobs always go to the same shard, ``queue_shard``: its
+cluster slot (CRC16 of the table id, the hash tag of all its keys) modulo the number of
+shards, so they stay in order on one queue. One URL is one shard, as before.
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import redis as redis_lib
 from redis.cluster import ClusterNode, RedisCluster
+from redis.crc import key_slot
 
 from .config import Config
 
@@ -83,14 +89,52 @@ class TopologyError(RuntimeError):
     """The settings name a topology the server cannot run on (said in words an operator acts on)."""
 
 
+# The store cannot take requests now (down, starting, failing over, read-only, full): worth
+# trying again later, unlike a bug. (api/errors.py answers 503 for the same family.)
+STORE_DOWN = (redis_lib.ConnectionError, redis_lib.TimeoutError, redis_lib.BusyLoadingError,
+              redis_lib.ReadOnlyError, redis_lib.exceptions.OutOfMemoryError,
+              redis_lib.exceptions.ClusterDownError, redis_lib.exceptions.TryAgainError,
+              redis_lib.exceptions.MasterDownError)
+# the same refusals when they come back as a script's error text
+_DOWN_PREFIXES = ("OOM ", "READONLY ", "LOADING ", "MASTERDOWN ", "CLUSTERDOWN ", "TRYAGAIN ")
+
+
+def store_down(exc: BaseException) -> bool:
+    """Whether ``exc`` says a Redis cannot take requests now (so a retry later may work)."""
+    if isinstance(exc, STORE_DOWN):
+        return True
+    if isinstance(exc, redis_lib.ResponseError):
+        text = str(exc)
+        return any(text.startswith(p) or f": {p}" in text for p in _DOWN_PREFIXES)
+    return False
+
+
+def queue_shard(table_id: str, shards: int) -> int:
+    """The queue shard of ``table_id``'s jobs: its cluster slot modulo ``shards``."""
+    if shards <= 1:
+        return 0
+    return key_slot(table_id.encode()) % shards
+
+
 @dataclass(frozen=True)
 class Backends:
     tables: Any  # Redis | RedisCluster: every key of a table, and the index buckets
-    queue: Any  # Redis: RQ (always a plain Redis)
+    queue: Any  # Redis: RQ (always a plain Redis); with several shards, shard 0
     cluster: bool
+    # every queue shard in ESCOBA_QUEUE_URL's order (empty when made: ``(queue,)``)
+    queues: tuple = ()
+
+    def __post_init__(self):
+        if not self.queues:
+            object.__setattr__(self, "queues", (self.queue,))
+
+    def queue_of(self, table_id: str):
+        """The queue Redis of ``table_id``'s shard."""
+        return self.queues[queue_shard(table_id, len(self.queues))]
 
     def close(self) -> None:
-        for client in {id(self.tables): self.tables, id(self.queue): self.queue}.values():
+        clients = {id(c): c for c in (self.tables, self.queue, *self.queues)}
+        for client in clients.values():
             with contextlib.suppress(Exception):  # best effort (a client that never connected)
                 client.close()
 
@@ -103,16 +147,18 @@ def is_cluster(client) -> bool:
 def from_clients(tables, queue=None) -> Backends:
     """Backends around clients made elsewhere (tests: fakeredis; ``escoba dev``'s embedded store).
 
-    ``queue`` defaults to ``tables``, which must then be a plain Redis.
+    ``queue`` defaults to ``tables``, which must then be a plain Redis; a list or tuple of
+    clients is the queue shards.
     """
     cluster = is_cluster(tables)
     if queue is None:
         if cluster:
             raise TopologyError("a cluster's tables need a plain Redis for the queue")
         queue = tables
-    if is_cluster(queue):
+    queues = tuple(queue) if isinstance(queue, (list, tuple)) else (queue,)
+    if any(is_cluster(q) for q in queues):
         raise TopologyError("RQ's queue cannot live on a Redis Cluster: give it a plain Redis")
-    return Backends(tables=tables, queue=queue, cluster=cluster)
+    return Backends(tables=tables, queue=queues[0], cluster=cluster, queues=queues)
 
 
 def seeds(url: str) -> list[str]:
@@ -171,22 +217,25 @@ def connect(config: Config, *, wait: float = CONNECT_WAIT) -> Backends:
     URL, ConnectionError when a Redis does not answer within ``wait`` seconds.
     """
     cluster, seed = _probe(config.redis_url, wait)
-    queue_url = config.queue_url or None
-    if cluster and queue_url is None:
+    queue_urls = config.queue_urls
+    if cluster and not queue_urls:
         raise TopologyError(
             f"REDIS_URL ({_where(config.redis_url)}) is a Redis Cluster node: set ESCOBA_QUEUE_URL "
             "to a plain Redis for RQ's queues (RQ cannot run on a cluster)")
-    same = queue_url is None or queue_url == config.redis_url
-    if (cluster and same) or (not same and probe_cluster(queue_url, wait)):
-        raise TopologyError(
-            f"ESCOBA_QUEUE_URL ({_where(queue_url)}) is a Redis Cluster node: RQ's queues, jobs and "
-            "scheduled registry need a plain Redis (its transactions span many slots)")
+    if len(set(queue_urls)) != len(queue_urls):
+        raise TopologyError("ESCOBA_QUEUE_URL names the same Redis twice: each queue shard is a Redis of its own")
+    for url in queue_urls:
+        same = url == config.redis_url
+        if (cluster and same) or (not same and probe_cluster(url, wait)):
+            raise TopologyError(
+                f"ESCOBA_QUEUE_URL ({_where(url)}) is a Redis Cluster node: RQ's queues, jobs and "
+                "scheduled registry need a plain Redis (its transactions span many slots)")
     if cluster:
         tables = cluster_client(config.redis_url, wait)
     else:
         tables = plain_client(seed)  # one Redis: the seed that answered
-    queue = tables if same else plain_client(queue_url)
-    return Backends(tables=tables, queue=queue, cluster=cluster)
+    queues = tuple(tables if url == config.redis_url else plain_client(url) for url in queue_urls) or (tables,)
+    return Backends(tables=tables, queue=queues[0], cluster=cluster, queues=queues)
 
 
 # per process and Redis: under gevent, thousands of greenlets (a socket's each) may want Redis at
@@ -243,5 +292,5 @@ def _where(url: str) -> str:
     return rest.split("/", 1)[0]
 
 
-__all__ = ["Backends", "Connection", "TopologyError", "cluster_client", "connect", "from_clients", "is_cluster",
-           "plain_client", "probe_cluster", "seeds", "tables_client"]
+__all__ = ["STORE_DOWN", "Backends", "Connection", "TopologyError", "cluster_client", "connect", "from_clients",
+           "is_cluster", "plain_client", "probe_cluster", "queue_shard", "seeds", "store_down", "tables_client"]

@@ -34,11 +34,11 @@ from engine import analysis as judging
 from events import analysis as stored
 from events.records import from_record, loads
 
-from . import jobs, scheduling
+from . import context, queues, scheduling
 
 log = logging.getLogger("escoba.workers")
 
-QUEUE_NAME = "analysis"
+QUEUE_NAME = queues.ANALYSIS_QUEUE
 SLICE_SECONDS = 1.0  # CPU a job judges for before handing on to its continuation
 JOB_TIMEOUT = 120  # a slice is a second of CPU; past this RQ counts it abandoned and it is resumed
 FAILURE_TTL = 7 * 24 * 3600
@@ -53,7 +53,7 @@ def queue_for(queue_redis) -> Queue:
 
 def queues_for(queue_redis) -> list[Queue]:
     """The queues a worker listens on, in the order it takes jobs: timers and bots first."""
-    return [scheduling.queue_for(queue_redis), queue_for(queue_redis)]
+    return queues.worker_queues(queue_redis)
 
 
 def job_id(table_id: str, version: int, done: int = 0) -> str:
@@ -100,7 +100,9 @@ def _ensure(tables, queue_redis, table_id: str, found: stored.Stored) -> str | N
 
 
 def resume(tables, queue_redis) -> list[str]:
-    """The reconciler's pass: every pending analysis has a live job again; the ids enqueued."""
+    """The reconciler's pass: every pending analysis has a live job again, on its table's queue
+    shard (``queue_redis``: one queue Redis, or the shards); the ids enqueued."""
+    shards = queues.shards(queue_redis)
     again = []
     for raw in tables.smembers(PENDING_KEY):
         table_id = raw.decode() if isinstance(raw, bytes) else raw
@@ -108,7 +110,7 @@ def resume(tables, queue_redis) -> list[str]:
         if found is None or found.status != stored.PENDING:
             tables.srem(PENDING_KEY, table_id)
             continue
-        jid = _ensure(tables, queue_redis, table_id, found)
+        jid = _ensure(tables, queues.table_queue(shards, table_id), table_id, found)
         if jid:
             log.warning("table %s: analysis of version %s had no job: resumed as %s",
                         table_id, found.version, jid)
@@ -118,8 +120,8 @@ def resume(tables, queue_redis) -> list[str]:
 
 def run(table_id: str, version: int) -> str:
     """The job: judge the missing plays of the analysis of ``version`` for one slice, then hand on."""
-    redis = jobs.tables()
-    outcome, done = work(redis, jobs.service(redis), table_id, version, SLICE_SECONDS)
+    redis = context.tables()
+    outcome, done = work(redis, context.service(redis), table_id, version, SLICE_SECONDS)
     if outcome == "continued":
         return _hand_on(redis, table_id, version, done)
     return f"{outcome}:{done}"

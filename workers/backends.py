@@ -1,42 +1,35 @@
-"""The two stores a worker talks to: the tables' store and the queue Redis.
+"""The stores a worker talks to: the tables' store and the queue shards.
 
 ``tables`` holds every key of a table (its log, its timers hash) and the due
-index; it may be a Redis Cluster. ``queue`` holds RQ's queues, jobs and
-registries: always a plain Redis. Nothing in workers/ assumes they are the
-same server, and no command, script or transaction touches both.
+index; it may be a Redis Cluster. ``queues`` are RQ's plain Redises, one per
+queue shard (``ESCOBA_QUEUE_URL``, comma-separated); ``queue`` is shard 0.
+Nothing in workers/ assumes any two are the same server, and no command, script
+or transaction touches two of them.
 """
 
 from __future__ import annotations
 
-import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 
 @dataclass(frozen=True)
 class Stores:
     tables: object  # redis.Redis | redis.cluster.RedisCluster
-    queue: object  # redis.Redis
+    queue: object  # redis.Redis: shard 0
+    queues: tuple = field(default=())  # every shard; empty when made: (queue,)
 
-
-def queue_url(config) -> str:
-    """``ESCOBA_QUEUE_URL`` (the config's ``queue_url`` once it has one), else ``REDIS_URL``."""
-    return (getattr(config, "queue_url", None) or os.environ.get("ESCOBA_QUEUE_URL")
-            or config.redis_url)
+    def __post_init__(self):
+        if not self.queues:
+            object.__setattr__(self, "queues", (self.queue,))
 
 
 def connect(config) -> Stores:
-    """Connect to both stores as configured (``events.connection.connect`` where it exists:
-    it finds out whether ``REDIS_URL`` is a cluster)."""
-    try:
-        from events.connection import connect as connect_backends
-    except ImportError:
-        connect_backends = None
-    if connect_backends is not None:
-        found = connect_backends(config)
-        return Stores(found.tables, found.queue)
-    from redis import Redis
+    """Connect to the stores as configured (``events.connection.connect``: it finds out
+    whether ``REDIS_URL`` is a cluster, and refuses a cluster as a queue)."""
+    from events.connection import connect as connect_backends
 
-    return Stores(Redis.from_url(config.redis_url), Redis.from_url(queue_url(config)))
+    found = connect_backends(config)
+    return Stores(found.tables, found.queue, found.queues)
 
 
-__all__ = ["Stores", "connect", "queue_url"]
+__all__ = ["Stores", "connect"]

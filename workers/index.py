@@ -27,7 +27,10 @@ from __future__ import annotations
 import zlib
 
 BUCKETS = 32  # fixed: a table's bucket is crc32(id) % BUCKETS, so changing it needs a migration
-LEASE = 30.0  # seconds a ticker holds a claimed table before another may take it
+# seconds a ticker holds a claimed table before another may take it: a ticker that died
+# mid-hand-off strands its claims this long (a hand-off takes milliseconds; two tickers
+# handing the same timer enqueue it once, under its id)
+LEASE = 5.0
 
 
 def bucket_of(table_id: str) -> int:

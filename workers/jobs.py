@@ -7,11 +7,10 @@ at that version (``expected_version``) with an idempotency key, so a stale
 job or a second run of the same job appends nothing. Refusals (``engine.RuleError``: the
 table moved on, the turn is over) end the job quietly.
 
-The TableService a job uses is built on the tables' store (``configure``, or
-connected from the configuration once per process; never the job's own RQ
-connection, which is the queue Redis) with ``on_change`` =
-``workers.scheduling.TimersHook``, so one job's append schedules the next (bot
-after bot).
+The TableService a job uses comes from ``workers.context``: the tables' store
+(never the job's own RQ connection, which is its shard's queue Redis) with
+``on_change`` = ``workers.scheduling.TimersHook``, so one job's append schedules
+the next (bot after bot).
 """
 
 from __future__ import annotations
@@ -23,10 +22,8 @@ import time
 
 import engine
 from events.config import Config
-from events.replication import replica_acks
-from events.service import TableService
 
-from . import outbound, scheduling
+from . import context, outbound, scheduling
 
 try:  # imported here, once, so that a forking worker's job processes inherit them
     from engine.bots import choose as _bots_choose
@@ -42,51 +39,9 @@ NOTIFY_TIMEOUT = 5.0
 BOT_BUDGET_MS = None
 LAZY_ATTEMPTS = 5  # a lazy timer looks again this often when moves keep racing it
 
-_settings: dict = {"config": None, "clock": None, "tables": None}
-
-
-def configure(config: Config | None = None, clock=None, tables=None) -> None:
-    """Set the configuration, the tables' store (else connected from the configuration) and,
-    for tests, the clock that the jobs of this process use."""
-    _settings["config"] = config
-    _settings["clock"] = clock
-    _settings["tables"] = tables
-
-
-def get_config() -> Config:
-    return _settings["config"] or Config.from_env()
-
-
-def _connection():
-    """The running job's own connection: the queue Redis."""
-    from rq import get_current_job
-
-    job = get_current_job()
-    if job is None:
-        raise RuntimeError("workers.jobs run inside an RQ worker")
-    return job.connection
-
-
-def tables():
-    """The tables' store for this process: as configured, or connected once from the
-    configuration. (A forked job process may use the client it inherits: redis-py's
-    connection pools notice the new pid and open connections of their own.)"""
-    if _settings["tables"] is None:
-        from .backends import connect
-
-        _settings["tables"] = connect(get_config()).tables
-    return _settings["tables"]
-
-
-def service(redis=None, config: Config | None = None):
-    """A TableService for a job: the tables' store, the scheduler hook, the configured clock."""
-    redis = redis if redis is not None else tables()
-    config = config or get_config()
-    kwargs = {"on_change": scheduling.on_change_hook(redis, config), "cache_size": 0,
-              "replica_acks": replica_acks(getattr(config, "replica_acks", None), redis)}
-    if _settings["clock"] is not None:
-        kwargs["clock"] = _settings["clock"]
-    return TableService(redis, **kwargs)
+# the process's context, under the names jobs always had (tests and benches configure through them)
+configure, get_config, service, tables = context.configure, context.get_config, context.service, context.tables
+_connection = context.current_connection
 
 
 def _load(svc, table_id: str):
@@ -98,6 +53,7 @@ def _load(svc, table_id: str):
 
 def _execute(svc, table_id: str, command: dict, *, actor: str, expected_version: int,
              key: str) -> str:
+    failed_before = scheduling.FAILURES.value  # one job at a time in a job process
     try:
         outcome = svc.execute(table_id, command, actor=actor, expected_version=expected_version,
                               idempotency_key=key)
@@ -105,9 +61,20 @@ def _execute(svc, table_id: str, command: dict, *, actor: str, expected_version:
         log.info("table %s: %s at version %s refused (%s): the table moved on",
                  table_id, command.get("type"), expected_version, exc.code)
         return f"refused:{exc.code}"
+    if scheduling.FAILURES.value > failed_before:  # the move stands, its timers do not (yet)
+        raise scheduling.HookFailed(f"table {table_id}: {command.get('type')} appended at version "
+                                    f"{outcome.version}, its timers not written")
     if outcome.repeated:
         return "repeated"
     return f"done:{outcome.version}"
+
+
+def _stale(svc, table_id: str, state) -> str:
+    """The job's table moved on: its timers are made what the log calls for (the move that moved
+    it may have had its hook fail with the store away, and this job be its retry)."""
+    if state is not None and state.version > 0:
+        scheduling.refresh(svc.redis, table_id, state, get_config())
+    return "stale"
 
 
 # --- bots -------------------------------------------------------------------
@@ -134,7 +101,7 @@ def bot_turn(table_id: str, version: int, delay: float = 0.0) -> str:
     svc = service()
     state = _load(svc, table_id)
     if state is None or state.version != version:
-        return "stale"
+        return _stale(svc, table_id, state)
     if state.status == "playing" and state.turn is not None:
         seat = state.turn
         occupant = state.seats[seat]
@@ -232,7 +199,7 @@ def start_rematch(table_id: str, version: int) -> str:
     svc = service()
     state = _load(svc, table_id)
     if state is None or state.version != version or not state.rematch_ready():
-        return "stale"
+        return _stale(svc, table_id, state)
     return _execute(svc, table_id, {"type": "start_rematch", "by": None}, actor=SYSTEM,
                     expected_version=version, key=f"rematch:{version}")
 
@@ -242,7 +209,7 @@ def lapse_rematch(table_id: str, version: int) -> str:
     svc = service()
     state = _load(svc, table_id)
     if state is None or state.version != version:
-        return "stale"
+        return _stale(svc, table_id, state)
     return _execute(svc, table_id, {"type": "lapse_rematch", "by": None}, actor=SYSTEM,
                     expected_version=version, key=f"lapse:{version}")
 
@@ -262,7 +229,9 @@ def compact(table_id: str, version: int) -> str:
 # --- notices ---------------------------------------------------------------------
 
 class DeliveryFailed(Exception):
-    """The receiver did not take the notice; RQ retries with backoff."""
+    """The receiver did not take the notice; RQ retries with backoff (its own, not a bug's)."""
+
+    transient = True
 
 
 def notice(table_id: str, seat: int, version: int, state, reason: str, config: Config) -> dict:

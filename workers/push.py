@@ -32,8 +32,11 @@ import time
 
 from engine import RuleError
 from events.config import Config
-from events.store import table_key
 
+from . import context
+from .keys import notify_key as _notify_key
+from .keys import push_key
+from .keys import push_marker as marker
 from .outbound import RefusedURL, check_url
 
 log = logging.getLogger("escoba.workers")
@@ -43,19 +46,6 @@ PUSH_TIMEOUT = 5.0
 MAX_TTL = 28 * 24 * 3600  # push services keep a message at most about four weeks
 GONE = (404, 410)  # the push service no longer knows the subscription
 ENDPOINT_MAX = 1000
-
-
-def push_key(table_id: str) -> str:
-    return table_key(table_id, "push")
-
-
-def _notify_key(table_id: str) -> str:
-    return table_key(table_id, "notify")  # workers.scheduling.notify_key
-
-
-def marker(player: str) -> str:
-    """The field in ``table:{ID}:notify`` saying ``player`` has a push subscription."""
-    return f"push:{player}"
 
 
 def _field(player: str, endpoint: str) -> str:
@@ -208,6 +198,8 @@ def message(table_id: str, state, reason: str, config: Config) -> dict:
 class DeliveryFailed(Exception):
     """A push service did not take a message (network, 429 or 5xx): RQ retries the job."""
 
+    transient = True  # retried on its own backoff, not cut short as a bug
+
 
 def _session():
     """requests, with no redirects (a push service answers 201; a 3xx would lead anywhere)
@@ -263,13 +255,11 @@ def turn_push(table_id: str, seat: int, version: int, reason: str = "turn") -> s
     """
     from rq import get_current_job
 
-    from . import jobs
-
     job = get_current_job()
-    config = jobs.get_config()
+    config = context.get_config()
     if not config.vapid_private_key:
         return "push is off"
-    svc = jobs.service(config=config)
+    svc = context.service(config=config)
     redis = svc.redis  # the tables' client, whichever the jobs use (the subscriptions are table keys)
     try:
         state = svc.load(table_id)

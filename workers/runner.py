@@ -33,12 +33,8 @@ import signal
 import threading
 import time
 
-from rq import Queue, SimpleWorker, Worker
-from rq.job import Job
-from rq.registry import StartedJobRegistry
-from rq.timeouts import TimerDeathPenalty
-
-from . import analysis, index, jobs, scheduling, ticker
+from . import analysis, context, index, jobloop, liveness, metrics, queues, scheduling, ticker
+from .jobloop import ThreadWorker, requeue_abandoned
 
 log = logging.getLogger("escoba.workers")
 
@@ -46,7 +42,6 @@ RECONCILE_EVERY = 60  # seconds between incremental passes
 RECONCILE_BATCH = 500  # live tables per pass (plus the repair sets)
 CURSOR_KEY = "timers:{reconcile}:cursor"  # "<bucket>:<sscan cursor>": one small key, one writer per slot
 POLL = 0.1  # the in-process runner's loop
-MAINTENANCE_EVERY = 60  # seconds
 CHECK_CHILDREN = 0.5  # seconds between the supervisor's looks at its processes
 
 
@@ -116,11 +111,12 @@ def reconcile(tables, queue, config, table_ids=None, clock=time.time, *,
     from events.service import TableService
 
     svc = TableService(tables, cache_size=0)
-    try:  # jobs of a worker that died mid-job: RQ retries them or marks them failed
-        for rq_queue in analysis.queues_for(queue):
-            rq_queue.started_job_registry.cleanup()
-    except Exception:
-        log.exception("reconcile: cleaning RQ's started registry")
+    for shard in queues.shards(queue):
+        try:  # jobs of a worker that died mid-job: RQ retries them or marks them failed
+            for rq_queue in queues.worker_queues(shard):
+                rq_queue.started_job_registry.cleanup()
+        except Exception:
+            log.exception("reconcile: cleaning RQ's started registry")
     try:  # an analysis whose job died or was lost goes on from its saved rows
         analysis.resume(tables, queue)
     except Exception:
@@ -153,8 +149,8 @@ def reconcile(tables, queue, config, table_ids=None, clock=time.time, *,
 
 
 def reconcile_job(batch: int = RECONCILE_BATCH) -> dict:
-    """The periodic reconciler (an RQ job): one incremental pass."""
-    return reconcile(jobs.tables(), jobs._connection(), jobs.get_config(), batch=batch)
+    """The periodic reconciler (an RQ job, one per shard and minute): one incremental pass."""
+    return reconcile(context.tables(), context.queues(), context.get_config(), batch=batch)
 
 
 def maybe_schedule_reconcile(queue, now: float | None = None, every: float = RECONCILE_EVERY) -> str | None:
@@ -172,63 +168,51 @@ def maybe_schedule_reconcile(queue, now: float | None = None, every: float = REC
 
 # --- in-process runners --------------------------------------------------------
 
-class ThreadWorker(SimpleWorker):
-    """A SimpleWorker that can run outside the main thread (no signal handlers, job timeouts
-    by timer rather than SIGALRM), and counts the jobs it ran."""
-
-    death_penalty_class = TimerDeathPenalty
-
-    jobs_run = 0
-
-    def execute_job(self, job, queue):
-        self.jobs_run += 1
-        return super().execute_job(job, queue)
-
-    def _install_signal_handlers(self):
-        if threading.current_thread() is threading.main_thread():
-            super()._install_signal_handlers()
-
-
 def run_burst(tables, queue=None, now: float | None = None, max_rounds: int = 100_000) -> int:
     """Hand out the timers due at ``now`` and run them, and what they schedule, until nothing
-    is left to do at ``now``; how many jobs ran. (Tests and ``escoba worker --burst``.)"""
-    queue = tables if queue is None else queue
-    rq_queues = analysis.queues_for(queue)
-    worker = ThreadWorker(rq_queues, connection=queue)
+    is left to do at ``now``; how many jobs ran. (Tests and ``escoba worker --burst``.)
+    ``queue``: the queue Redis or the queue shards; each shard's jobs run on its own worker."""
+    shards = queues.shards(tables if queue is None else queue)
+    workers = [ThreadWorker(queues.worker_queues(q), connection=q) for q in shards]
     for _ in range(max_rounds):
-        handed = ticker.tick(tables, queue, now)
-        if not handed and not any(q.count for q in rq_queues):
+        handed = ticker.tick(tables, shards, now)
+        waiting = [w for w in workers if any(q.count for q in w.queues)]
+        if not handed and not waiting:
             break
-        worker.work(burst=True, logging_level="WARNING")
-    return worker.jobs_run
+        for worker in waiting:
+            worker.work(burst=True, logging_level="WARNING")
+    return sum(w.jobs_run for w in workers)
 
 
 def start_background_worker(tables, config, *, queue=None, clock=time.time, poll: float = POLL):
     """A worker thread with its own ticker on shared connections (``queue``: the queue Redis,
     by default the same connection as ``tables``, as in ``escoba dev``); returns ``stop()``."""
-    queue = tables if queue is None else queue
+    shards = queues.shards(tables if queue is None else queue)
     # the jobs stamp their records on the same clock as the ticker reads due times by
     job_clock = None if clock is time.time else clock
-    jobs.configure(config, job_clock, tables=tables)
+    context.configure(config, job_clock, tables=tables, queues=shards)
     stop = threading.Event()
-    rq_queues = analysis.queues_for(queue)
 
     def loop():
-        worker = ThreadWorker(rq_queues, connection=queue)
+        workers = [ThreadWorker(queues.worker_queues(q), connection=q) for q in shards]
         next_reconcile = 0.0
+        trouble = liveness.Throttled("the background worker")
         while not stop.is_set():
             try:
                 if clock() >= next_reconcile:
-                    reconcile(tables, queue, config, clock=clock)
+                    reconcile(tables, shards, config, clock=clock)
                     next_reconcile = clock() + RECONCILE_EVERY
-                ticker.tick(tables, queue, clock())
-                if any(q.count for q in rq_queues):
-                    # the jobs read their store from the process (workers.jobs); a second
-                    # in-process server (tests) must not leave this one's jobs on its store
-                    jobs.configure(config, job_clock, tables=tables)
-                    worker.work(burst=True, logging_level="WARNING")
-            except Exception:  # keep the dev server's worker alive
-                log.exception("background worker")
+                with contextlib.suppress(ticker.ShardAway):  # the other shards' jobs still run
+                    ticker.tick(tables, shards, clock())
+                for worker in workers:
+                    if any(q.count for q in worker.queues):
+                        # the jobs read their store from the process (workers.context); a second
+                        # in-process server (tests) must not leave this one's jobs on its store
+                        context.configure(config, job_clock, tables=tables, queues=shards)
+                        worker.work(burst=True, logging_level="WARNING")
+                trouble.ok()
+            except Exception as exc:  # keep the dev server's worker alive
+                trouble.failed(exc)
             stop.wait(poll)
 
     thread = threading.Thread(target=loop, name="escoba-worker", daemon=True)
@@ -243,73 +227,53 @@ def start_background_worker(tables, config, *, queue=None, clock=time.time, poll
 
 # --- escoba worker ---------------------------------------------------------------
 
-def _worker_class(fork: bool):
-    from .metrics import MeasuredSimpleWorker, MeasuredWorker
-
-    return MeasuredWorker if fork else MeasuredSimpleWorker
-
-
-def _run_jobs(config, fork: bool, name: str | None = None, burst: bool = False,
+def _run_jobs(config, fork: bool, name: str | None = None, burst: bool = False, shard: int = 0,
               metrics_port: int | None = None) -> None:
-    """One job process: its own connections (never shared across a fork), RQ's work loop, and its
-    metrics on ``metrics_port``."""
-    from . import metrics
+    """One job process: its own connections (never shared across a fork), RQ's work loop on
+    one shard's queue Redis, started again whenever a store away ends it; its job metrics on
+    ``metrics_port``."""
     from .backends import connect
 
     metrics.serve(metrics_port)
-
     stores = connect(config)
-    jobs.configure(config, tables=stores.tables)
-    worker = _worker_class(fork)(analysis.queues_for(stores.queue), connection=stores.queue,
-                                 name=name, maintenance_interval=MAINTENANCE_EVERY)
-    worker.work(burst=burst, logging_level="INFO")
+    context.configure(config, tables=stores.tables, queues=stores.queues)
+    jobloop.run_jobs(stores.queues[shard], fork=fork, name=name, burst=burst)
 
 
 def _periodic(queue):
-    def also():
-        maybe_schedule_reconcile(queue)
+    """After each tick, per shard the ticker owns: the reconcile job of this minute."""
+    del queue  # kept for old callers: the shard is passed to the returned function
+
+    def also(shard_redis=None):
+        if shard_redis is not None:
+            maybe_schedule_reconcile(shard_redis)
     return also
 
 
-def requeue_abandoned(queue, worker_name: str) -> str | None:
-    """The job a dead job process was running goes back on the queue now (not when RQ's cleanup
-    finds it abandoned, a job timeout later). Its id, if there was one."""
-    found = Worker.find_by_key(Worker.redis_worker_namespace_prefix + worker_name, connection=queue)
-    if found is None:
-        return None
-    job_id = found.get_current_job_id()
-    with contextlib.suppress(Exception):
-        found.register_death()
-    if job_id is None:
-        return None
-    job = Job.fetch_many([job_id], connection=queue)[0]
-    if job is None or job.get_status() != "started":
-        return None
-    rq_queue = Queue(job.origin, connection=queue)  # the escoba queue, or the analysis queue
-    StartedJobRegistry(queue=rq_queue).remove_executions(job)
-    rq_queue.enqueue_job(job, at_front=True)
-    log.warning("job process %s died running %s: put back on the queue", worker_name, job_id)
-    return job_id
-
-
 class Supervisor:
-    """``--processes N``: N job processes, the ticker, and a look at the processes every
-    ``CHECK_CHILDREN`` seconds (one that died is replaced; its job goes back on the queue)."""
+    """Job processes for the shards it serves (``processes`` per shard), the ticker, and a look
+    at the processes every ``CHECK_CHILDREN`` seconds (one that died is replaced; its job goes
+    back on its queue)."""
 
-    def __init__(self, config, stores, processes: int, fork: bool = False, metrics_port: int | None = None):
+    def __init__(self, config, stores, processes: int, fork: bool = False, shards=None,
+                 metrics_port: int | None = None):
         self.config, self.stores = config, stores
         self.processes, self.fork = processes, fork
-        self.metrics_port = metrics_port  # job process k serves its metrics on metrics_port + k
+        self.shards = tuple(range(len(stores.queues))) if shards is None else tuple(shards)
+        # job process k (k-th of its shard's slots, shards in order) serves metrics on metrics_port + k
+        self.metrics_port = metrics_port
         self.ctx = multiprocessing.get_context("fork")  # the settings and imports carry over
         self.children: dict[str, multiprocessing.Process] = {}
         self.generation = 0
         self._stop = threading.Event()
 
-    def _spawn(self, slot: int) -> None:
+    def _spawn(self, shard: int, slot: int) -> None:
         self.generation += 1
-        name = f"escoba-{os.getpid()}-{slot}-{self.generation}"
-        port = None if self.metrics_port is None else self.metrics_port + slot
-        proc = self.ctx.Process(target=_run_jobs, args=(self.config, self.fork, name, False, port),
+        name = f"escoba-{os.getpid()}-{slot}-{self.generation}-s{shard}"
+        port = None
+        if self.metrics_port is not None:
+            port = self.metrics_port + self.shards.index(shard) * self.processes + slot
+        proc = self.ctx.Process(target=_run_jobs, args=(self.config, self.fork, name, False, shard, port),
                                 name=name, daemon=False)
         proc.start()
         self.children[name] = proc
@@ -321,22 +285,27 @@ class Supervisor:
             if proc.is_alive():
                 continue
             del self.children[name]
-            slot = int(name.split("-")[2])
-            job_id = requeue_abandoned(self.stores.queue, name)
+            slot, shard = int(name.split("-")[2]), int(name.rsplit("-s", 1)[1])
+            try:
+                job_id = requeue_abandoned(self.stores.queues[shard], name)
+            except Exception:  # its queue Redis is away: the sweep puts the job back later
+                log.warning("could not look for the job of %s (its queue Redis is away)", name)
+                job_id = None
             if job_id:
                 back.append(job_id)
             if not self._stop.is_set():
                 log.warning("job process %s exited (%s): starting another", name, proc.exitcode)
-                self._spawn(slot)
+                self._spawn(shard, slot)
         return back
 
     def run(self) -> int:
         for sig in (signal.SIGTERM, signal.SIGINT):
             signal.signal(sig, lambda *_: self._stop.set())
-        for slot in range(self.processes):
-            self._spawn(slot)
-        tick = ticker.Ticker(self.stores.tables, self.stores.queue,
-                             also=_periodic(self.stores.queue)).start()
+        for shard in self.shards:
+            for slot in range(self.processes):
+                self._spawn(shard, slot)
+        tick = ticker.Ticker(self.stores.tables, self.stores.queues, also=_periodic(None),
+                             own=self.shards).start()
         try:
             while not self._stop.wait(CHECK_CHILDREN):
                 self.check()
@@ -350,28 +319,45 @@ class Supervisor:
         return 0
 
 
+def _reconcile_at_start(stores, config) -> None:
+    """A pass at start, once its stores answer (a worker started beside a store that is still
+    coming up waits for it rather than exiting)."""
+    trouble = liveness.Throttled("the reconcile pass at start")
+    while True:
+        try:
+            summary = reconcile(stores.tables, stores.queues, config)
+            trouble.ok()
+            log.info("worker start: reconciled %d tables", summary["tables"])
+            return
+        except Exception as exc:
+            trouble.failed(exc)
+            time.sleep(1.0)
+
+
 def run_worker(config, *, burst: bool = False, processes: int = 1, fork: bool = False,
-               stores=None, metrics_port: int | None = None) -> int:
-    """``escoba worker``: jobs in process (``fork``: a fork per job), a ticker, ``processes``
-    job processes under one supervisor; each job process's metrics on ``metrics_port`` (+ its slot)."""
-    from . import metrics
+               stores=None, shard: int | None = None, metrics_port: int | None = None) -> int:
+    """``escoba worker``: jobs in process (``fork``: a fork per job), a ticker; ``processes`` job
+    processes under one supervisor; ``shard``: only that queue shard's jobs (default: every
+    shard, a job process each when there are several); each job process's metrics on
+    ``metrics_port`` (+ its place among the job processes)."""
     from .backends import connect
 
     stores = stores or connect(config)
-    jobs.configure(config, tables=stores.tables)
-    summary = reconcile(stores.tables, stores.queue, config)
-    log.info("worker start: reconciled %d tables", summary["tables"])
+    count = len(stores.queues)
+    if shard is not None and not 0 <= shard < count:
+        raise ValueError(f"--shard {shard}: ESCOBA_QUEUE_URL names {count} queue shard(s), 0 to {count - 1}")
+    own = tuple(range(count)) if shard is None else (shard,)
+    context.configure(config, tables=stores.tables, queues=stores.queues)
+    _reconcile_at_start(stores, config)
     if burst:
-        run_burst(stores.tables, stores.queue, time.time())
+        run_burst(stores.tables, stores.queues, time.time())
         return 0
-    if processes > 1:
-        return Supervisor(config, stores, processes, fork, metrics_port).run()
+    if processes > 1 or len(own) > 1:
+        return Supervisor(config, stores, processes, fork, shards=own, metrics_port=metrics_port).run()
     metrics.serve(metrics_port)
-    tick = ticker.Ticker(stores.tables, stores.queue, also=_periodic(stores.queue)).start()
+    tick = ticker.Ticker(stores.tables, stores.queues, also=_periodic(None), own=own).start()
     try:
-        worker = _worker_class(fork)(analysis.queues_for(stores.queue), connection=stores.queue,
-                                     maintenance_interval=MAINTENANCE_EVERY)
-        worker.work(logging_level="INFO")
+        jobloop.run_jobs(stores.queues[own[0]], fork=fork)
     finally:
         tick.stop()
     return 0

@@ -74,18 +74,17 @@ from datetime import UTC, datetime
 
 import orjson
 from redis.exceptions import NoScriptError
-from rq import Queue
 from rq.job import Job
 
 from events.compaction import closed_for_good
-from events.store import flat_hash, table_key
+from events.store import flat_hash
 
-from . import index
-from .push import marker as push_marker
+from . import index, queues
+from .keys import notify_key, push_marker, timers_key
 
 log = logging.getLogger("escoba.workers")
 
-QUEUE_NAME = "escoba"
+QUEUE_NAME = queues.QUEUE_NAME
 INLINE_DELAY = 1.0  # seconds a bot job may still wait itself (``delay``), kept for old jobs
 NOTIFY_RETRY = (1, 2, 4, 8, 16)
 TIMER_KINDS = ("bot", "away", "expire", "rematch", "compact")
@@ -100,14 +99,6 @@ TAIL = 32  # records read back from the log to find when the turn began / the la
 CAS_ATTEMPTS = 20  # a write that keeps meeting other writers gives up (the reconciler repairs)
 SENT = "sent:"  # hash field prefix: sent:<kind> = the id of the job of that kind handed to RQ
 META = frozenset({"version", "rev"})
-
-
-def timers_key(table_id: str) -> str:
-    return table_key(table_id, "timers")
-
-
-def notify_key(table_id: str) -> str:
-    return table_key(table_id, "notify")
 
 
 def job_prefix(table_id: str) -> str:
@@ -260,9 +251,7 @@ def timers_from_log(redis, table_id: str, state, config) -> dict[str, Timer]:
 
 # --- RQ's side (the queue Redis): only to ask whether a handed job still lives ------------
 
-def queue_for(queue_redis) -> Queue:
-    """The ``escoba`` queue on the queue Redis (never the tables' store)."""
-    return Queue(QUEUE_NAME, connection=queue_redis)
+queue_for = queues.queue_for  # the ``escoba`` queue on one queue Redis
 
 
 def _text(x):
@@ -420,7 +409,8 @@ def apply_timers(tables, table_id: str, version: int, wanted: dict[str, Timer], 
     Does nothing when the hash already belongs to a newer version. A pending lazy timer
     (``away``, ``expire``) due no later than the wanted one stays. ``verify`` (the
     reconciler; needs ``queue``, the queue Redis) also re-arms a timer handed to RQ whose
-    job is gone, failed or canceled, and always puts the index entry back. ``extra`` are
+    job is gone, failed or canceled, and always puts the index entry back (``queue``: the
+    queue Redis or the queue shards; the table's own shard is asked). ``extra`` are
     one-off timers (notices). ``replacing`` (kind -> job id): a lazy job that fired early
     and asks to be replaced by the wanted timer (only while the hash still names it).
     ``stored``: the hash as just read (the append read it back). ``now`` is unused by the
@@ -438,7 +428,8 @@ def apply_timers(tables, table_id: str, version: int, wanted: dict[str, Timer], 
         dead: set = set()
         if verify:
             handed = [e["id"] for k, e in current.items() if sent.get(k) == e["id"]]
-            dead = {i for i, st in _statuses(queue, handed).items() if st not in LIVE}
+            shard = queues.table_queue(queues.shards(queue), table_id)
+            dead = {i for i, st in _statuses(shard, handed).items() if st not in LIVE}
         plan = _plan(current, wanted, extra, replacing, dead, keep)
         if not plan and int(stored.get("version", 0)) == version:
             if verify:  # the index entry may be what a crash lost
@@ -640,6 +631,25 @@ def on_change_hook(tables, config) -> TimersHook:
     return TimersHook(tables, config)
 
 
+class HookFailed(Exception):
+    """A job's append stood but its timers could not be written (the store went away between
+    the two): the job is retried later, finds the table moved on and writes them (``refresh``)."""
+
+    transient = True  # retried on the store's backoff (workers.jobloop), not cut short as a bug
+
+
+def refresh(tables, table_id: str, state, config) -> dict:
+    """Make the table's timers what its log calls for now (a job that found its table moved on:
+    the hook of the move that moved it may have failed with the store away)."""
+    wanted = timers_from_log(tables, table_id, state, config)
+    result = apply_timers(tables, table_id, state.version, wanted, now=0.0, keep=keep_lazy(state))
+    # the hash may have been right and its due-index entry what the failure lost
+    due = next_due(read_timers(tables, table_id))
+    if due is not None:
+        index.mark_due(tables, table_id, due)
+    return result
+
+
 def pending_jobs(tables, table_id: str, queue=None) -> list[str]:
     """Ids of the table's timers still to run: those not yet handed to RQ and, given the queue
     Redis, those handed whose job is still waiting or running. (To check they stay few.)"""
@@ -649,7 +659,8 @@ def pending_jobs(tables, table_id: str, queue=None) -> list[str]:
     for kind, entry in _current(stored).items():
         (handed if sent.get(kind) == entry["id"] else ids).append(entry["id"])
     if queue is not None:
-        ids += [i for i, st in _statuses(queue, handed).items() if st in LIVE]
+        shard = queues.table_queue(queues.shards(queue), table_id)
+        ids += [i for i, st in _statuses(shard, handed).items() if st in LIVE]
     return sorted(set(ids))
 
 
@@ -666,9 +677,9 @@ def utcnow_iso(ts: float) -> str:
 
 
 __all__ = [
-    "FAILURES", "INLINE_DELAY", "LAZY_KINDS", "QUEUE_NAME", "LogTimes", "Timer", "TimersHook",
+    "FAILURES", "INLINE_DELAY", "LAZY_KINDS", "QUEUE_NAME", "HookFailed", "LogTimes", "Timer", "TimersHook",
     "after_change", "apply_timers", "due_timers", "job_alive", "log_times", "next_due",
-    "notify_key", "on_change_hook", "parse_at", "pending_jobs", "queue_for", "read_timers",
+    "notify_key", "on_change_hook", "parse_at", "pending_jobs", "queue_for", "read_timers", "refresh",
     "reschedule_early", "timer_due", "times_for", "timers_from_log", "timers_key", "unsent",
     "utcnow_iso",
 ]

@@ -21,15 +21,19 @@ Crash windows, each repaired without a transaction across the two stores:
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 import time
 
 from rq import Retry
-from rq.job import Job
+from rq.job import Job, JobStatus
 from rq.registry import ScheduledJobRegistry
+from rq.utils import now
 
-from . import index, scheduling
+from events.connection import store_down
+
+from . import index, jobloop, liveness, queues, scheduling
 
 log = logging.getLogger("escoba.workers")
 
@@ -37,33 +41,56 @@ TICK = 0.2  # seconds between ticks: how late a timer may fire at most (plus a j
 CLAIM_BATCH = 100  # tables claimed per bucket per tick
 JOB_TIMEOUT = 120
 FAILURE_TTL = 7 * 24 * 3600
-# A timer job is run again this often when it raises or its process dies mid-job (RQ's cleanup
-# of abandoned jobs retries them): it is idempotent, so a second run appends nothing.
-TIMER_RETRIES = 2
+RETRY_SOON = 1.0  # seconds before a table whose hand-off failed (its shard away) is looked at again
 
 
 def _retry(entry: dict) -> Retry:
+    """Notices: their own backoff. Timers: retried with a backoff while a store is away (a bug
+    only ``jobloop.BUG_RETRIES`` times); each is idempotent, so a second run appends nothing."""
     intervals = entry.get("retry")
     if intervals:
         return Retry(max=len(intervals), interval=list(intervals))
-    return Retry(max=TIMER_RETRIES)
+    return Retry(max=jobloop.STORE_RETRIES, interval=list(jobloop.STORE_BACKOFF))
 
 
 def enqueue_once(queue_redis, entry: dict) -> bool:
-    """Enqueue the timer ``entry`` under its id unless a live job holds that id already."""
+    """Enqueue the timer ``entry`` under its id unless a live job holds that id already.
+
+    RQ's own job hash (``Job.to_dict``), written as RQ's ``enqueue`` would minus what nothing
+    reads: no description (RQ renders the call as text for its dashboards), none of RQ's
+    empty fields, and no transaction (the status check before it is outside any
+    transaction anyway; two tickers handing one id at once leave a job that runs twice,
+    appending once). Three commands, four when a finished or failed copy is replaced.
+    """
     job_id = entry["id"]
     status = queue_redis.hget(Job.key_for(job_id), "status")
     if status is not None and scheduling._text(status) in scheduling.LIVE:
         return False
-    queue = scheduling.queue_for(queue_redis)
-    with queue_redis.pipeline() as pipe:
-        pipe.multi()
-        pipe.delete(Job.key_for(job_id))  # a finished or failed copy of the same id
-        queue.enqueue(entry["func"], *entry.get("args", ()), **(entry.get("kwargs") or {}),
-                      job_id=job_id, job_timeout=JOB_TIMEOUT, result_ttl=0,
-                      failure_ttl=FAILURE_TTL, retry=_retry(entry), pipeline=pipe)
+    queue = queues.queue_for(queue_redis)
+    job = queue.create_job(entry["func"], args=tuple(entry.get("args", ())), kwargs=entry.get("kwargs") or {},
+                           job_id=job_id, timeout=JOB_TIMEOUT, result_ttl=0, failure_ttl=FAILURE_TTL,
+                           retry=_retry(entry), status=JobStatus.QUEUED)
+    job.description, job.origin, job.enqueued_at = None, queue.name, now()
+    fields = {k: v for k, v in job.to_dict().items() if v != ""}
+    with queue_redis.pipeline(transaction=False) as pipe:
+        if status is not None:
+            pipe.delete(job.key)  # a finished or failed copy of the same id
+        _known_queue(queue_redis, queue, pipe)
+        pipe.hset(job.key, mapping=fields)
+        pipe.rpush(queue.key, job_id)
         pipe.execute()
     return True
+
+
+_queues_known: set = set()
+
+
+def _known_queue(queue_redis, queue, pipe) -> None:
+    """RQ lists its queues in ``rq:queues`` (``rq info``, Queue.all): once per client and process."""
+    mark = (id(queue_redis), queue.key)
+    if mark not in _queues_known:
+        _queues_known.add(mark)
+        pipe.sadd(queue.redis_queues_keys, queue.key)
 
 
 def hand_table(tables, queue_redis, table_id: str, now: float) -> tuple[list[str], float | None]:
@@ -85,23 +112,52 @@ def _note_sent(tables, table_id: str, marks: dict[str, str]) -> None:
     tables.hset(scheduling.timers_key(table_id), mapping=marks)
 
 
-def tick(tables, queue_redis, now: float | None = None, *, limit: int = CLAIM_BATCH,
-         lease: float = index.LEASE) -> list[str]:
-    """One tick over every bucket; the ids of the jobs handed to RQ."""
+def tick(tables, queue, now: float | None = None, *, limit: int = CLAIM_BATCH,
+         lease: float = index.LEASE, own=None) -> list[str]:
+    """One tick over every bucket; the ids of the jobs handed to RQ. ``queue``: the queue Redis,
+    or the queue shards (a sequence); ``own``: the shards whose scheduled retries this ticker
+    moves (default: all)."""
     now = time.time() if now is None else now
+    shards = queues.shards(queue)
+    failed: dict[int, BaseException] = {}
     handed: list[str] = []
     for bucket in range(index.BUCKETS):
         lease_end, claimed = index.claim(tables, bucket, now, limit, lease)
         for table_id in claimed:
+            shard = queues.shard_of(table_id, len(shards))
             try:
-                ids, next_due = hand_table(tables, queue_redis, table_id, now)
+                if shard in failed:
+                    raise failed[shard]
+                ids, next_due = hand_table(tables, shards[shard], table_id, now)
                 index.release(tables, table_id, lease_end, next_due)
-            except Exception:  # its claim lapses and the table is found again
-                log.exception("ticker: table %s", table_id)
+            except Exception as exc:  # looked at again in a moment (else its claim lapses)
+                if store_down(exc):
+                    failed.setdefault(shard, exc)
+                else:
+                    log.exception("ticker: table %s", table_id)
+                with contextlib.suppress(Exception):
+                    index.release(tables, table_id, lease_end, now + RETRY_SOON)
                 continue
             handed += ids
-    handed += enqueue_due(queue_redis, now)
+    for shard in range(len(shards)) if own is None else own:
+        if shard in failed:
+            continue
+        try:
+            handed += enqueue_due(shards[shard], now)
+        except Exception as exc:
+            failed.setdefault(shard, exc)
+    if failed:  # the ticker's caller logs it (throttled); the other shards had their tick
+        shard, exc = next(iter(failed.items()))
+        raise ShardAway(shard, handed) from exc
     return handed
+
+
+class ShardAway(Exception):
+    """A queue shard failed during a tick (the others were served); ``handed``: what went out."""
+
+    def __init__(self, shard: int, handed: list[str]):
+        super().__init__(f"queue shard {shard} is away")
+        self.shard, self.handed = shard, handed
 
 
 def enqueue_due(queue_redis, now: float | None = None) -> list[str]:
@@ -122,13 +178,18 @@ def enqueue_due(queue_redis, now: float | None = None) -> list[str]:
 
 
 class Ticker:
-    """A thread that ticks every ``every`` seconds until ``stop()``; ``also`` runs after each tick
-    (the periodic reconcile's trigger)."""
+    """A thread that ticks every ``every`` seconds until ``stop()``; then, on each shard it
+    owns, sweeps for dead workers' jobs (at most once a second over all tickers) and runs
+    ``also(queue_redis)`` (the periodic reconcile's trigger). A store that is away is logged
+    once, then every 10 s, and never ends the ticker."""
 
-    def __init__(self, tables, queue_redis, *, every: float = TICK, clock=time.time, also=None):
-        self.tables, self.queue_redis = tables, queue_redis
+    def __init__(self, tables, queue, *, every: float = TICK, clock=time.time, also=None, own=None):
+        self.tables, self.queues = tables, queues.shards(queue)
+        self.queue_redis = self.queues[0]
+        self.own = tuple(range(len(self.queues))) if own is None else tuple(own)
         self.every, self.clock, self.also = every, clock, also
         self._stop = threading.Event()
+        self._trouble = liveness.Throttled("the ticker")
         self._thread = threading.Thread(target=self._run, name="escoba-ticker", daemon=True)
 
     def start(self) -> Ticker:
@@ -141,14 +202,30 @@ class Ticker:
             self._stop.wait(self.every)
 
     def run_once(self) -> list[str]:
+        handed: list[str] = []
+        ok = True
         try:
-            handed = tick(self.tables, self.queue_redis, self.clock())
-            if self.also is not None:
-                self.also()
-            return handed
-        except Exception:  # a store that is down for a moment must not end the ticker
-            log.exception("ticker")
-            return []
+            handed = tick(self.tables, self.queues, self.clock(), own=self.own)
+        except ShardAway as exc:
+            handed, ok = exc.handed, False
+            self._trouble.failed(exc.__cause__ or exc)
+        except Exception as exc:  # a store that is down for a moment must not end the ticker
+            ok = False
+            if store_down(exc):
+                self._trouble.failed(exc)
+            else:
+                log.exception("ticker")
+        for shard in self.own:
+            try:
+                liveness.sweep(self.queues[shard], self.clock())
+                if self.also is not None:
+                    self.also(self.queues[shard])
+            except Exception as exc:
+                ok = False
+                self._trouble.failed(exc)
+        if ok:
+            self._trouble.ok()
+        return handed
 
     def stop(self, timeout: float = 5.0) -> None:
         self._stop.set()
@@ -156,4 +233,5 @@ class Ticker:
             self._thread.join(timeout)
 
 
-__all__ = ["CLAIM_BATCH", "TICK", "Ticker", "enqueue_due", "enqueue_once", "hand_table", "tick"]
+__all__ = ["CLAIM_BATCH", "RETRY_SOON", "TICK", "ShardAway", "Ticker", "enqueue_due", "enqueue_once", "hand_table",
+           "tick"]

@@ -18,6 +18,7 @@ from engine import RuleError
 from events import analysis as stored
 from events.review import OVER
 from workers import analysis as job
+from workers.queues import table_queue
 
 bp = Blueprint("analysis", __name__)
 
@@ -54,7 +55,7 @@ def _answer(found: stored.Stored):
 def ask(table_id: str):
     state = _allowed(table_id)
     ctx = _ctx()
-    found = job.request(ctx.redis, ctx.backends.queue, table_id, state.version)
+    found = job.request(ctx.redis, table_queue(ctx.backends.queues, table_id), table_id, state.version)
     return _answer(found)
 
 

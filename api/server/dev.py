@@ -83,7 +83,7 @@ def run_dev(host: str, port: int, redis_url: str | None = None, *,
     app = create_app(backends, config)
     from workers.runner import start_background_worker
 
-    stop_worker = start_background_worker(backends.tables, config, queue=backends.queue)
+    stop_worker = start_background_worker(backends.tables, config, queue=backends.queues)
     server = make_server(host, port, app, threaded=True)
     print(f"Escoba dev server on http://{host}:{server.server_port}/  (store: {store})", flush=True)
     print(f"Turn notices: {push}", flush=True)

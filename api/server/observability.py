@@ -281,13 +281,13 @@ class _Durability:
 class _RedisCollector:
     """Counts that live in Redis, so every process reports the same numbers.
 
-    Table counts and timers come from the tables' store, RQ's from the queue Redis.
+    Table counts and timers come from the tables' store, RQ's from each queue shard (label ``shard``).
     """
 
     def __init__(self, backends, cache_for: float = TABLE_COUNTS_EVERY, clock=time.monotonic, now=time.time):
         self.store = EventStore(backends.tables)
         self.tables = backends.tables
-        self.queue = backends.queue
+        self.queues = backends.queues  # the queue shards: RQ's counts, labelled by shard
         self.cache_for = cache_for
         self.clock = clock
         self.now = now
@@ -340,43 +340,52 @@ class _RedisCollector:
                                 f"Tables with a timer due over {TIMER_LATE_AFTER:g} s ago, not yet handed to RQ",
                                 value=late)
         from rq import Worker
-        from rq.job import Job
 
-        from workers.scheduling import QUEUE_NAME
+        from workers.queues import QUEUE_NAMES
 
-        run = failed = 0
-        workers = Worker.all(connection=self.queue)
-        for worker in workers:
-            run += worker.successful_job_count or 0
-            failed += worker.failed_job_count or 0
-        counts_by_worker = GaugeMetricFamily("escoba_jobs_total", "Jobs run by the live workers, by outcome",
-                                             labels=["outcome"])
-        counts_by_worker.add_metric(["ok"], run)
-        counts_by_worker.add_metric(["failed"], failed)
-        yield counts_by_worker
-        yield GaugeMetricFamily("escoba_workers", "RQ workers registered on the queue Redis", value=len(workers))
-        jobs = GaugeMetricFamily("escoba_jobs", "RQ jobs by registry, by queue", labels=["queue", "state"])
-        for state in ("failed", "scheduled", "started"):
-            jobs.add_metric([QUEUE_NAME, state], self.queue.zcard(f"rq:{state}:{QUEUE_NAME}"))
-        queue_key = f"rq:queue:{QUEUE_NAME}"
-        jobs.add_metric([QUEUE_NAME, "queued"], self.queue.llen(queue_key))
-        yield jobs
+        counts_by_worker = GaugeMetricFamily("escoba_jobs_total", "Jobs run by the live workers, by outcome and "
+                                             "queue shard", labels=["outcome", "shard"])
+        workers = GaugeMetricFamily("escoba_workers", "RQ workers registered, by queue shard", labels=["shard"])
+        jobs = GaugeMetricFamily("escoba_jobs", "RQ jobs by registry, by queue and queue shard",
+                                 labels=["queue", "state", "shard"])
         # RQ pushes at the tail and pops at the head: the head is the job that has waited longest
         oldest = GaugeMetricFamily("escoba_queue_oldest_job_seconds",
                                    "Seconds the oldest job still queued has waited (0: none queued)",
-                                   labels=["queue"])
-        age = 0.0
-        head = self.queue.lindex(queue_key, 0)
-        if head is not None:
-            enqueued = self.queue.hget(Job.key_for(head.decode() if isinstance(head, bytes) else head),
-                                       "enqueued_at")
-            if enqueued:
-                from rq.utils import utcparse
-
-                stamp = utcparse(enqueued.decode() if isinstance(enqueued, bytes) else enqueued)
-                age = max(0.0, self.now() - stamp.replace(tzinfo=UTC).timestamp())
-        oldest.add_metric([QUEUE_NAME], age)
+                                   labels=["queue", "shard"])
+        for number, queue in enumerate(self.queues):
+            shard = str(number)
+            run = failed = 0
+            registered = Worker.all(connection=queue)
+            for worker in registered:
+                run += worker.successful_job_count or 0
+                failed += worker.failed_job_count or 0
+            counts_by_worker.add_metric(["ok", shard], run)
+            counts_by_worker.add_metric(["failed", shard], failed)
+            workers.add_metric([shard], len(registered))
+            for name in QUEUE_NAMES:
+                for state in ("failed", "scheduled", "started"):
+                    jobs.add_metric([name, state, shard], queue.zcard(f"rq:{state}:{name}"))
+                jobs.add_metric([name, "queued", shard], queue.llen(f"rq:queue:{name}"))
+                oldest.add_metric([name, shard], self._oldest(queue, name))
+        yield counts_by_worker
+        yield workers
+        yield jobs
         yield oldest
+
+    def _oldest(self, queue, name: str) -> float:
+        """Seconds the job at the head of queue ``name`` (the longest waiting) has waited; 0: none."""
+        from rq.job import Job
+
+        head = queue.lindex(f"rq:queue:{name}", 0)
+        if head is None:
+            return 0.0
+        enqueued = queue.hget(Job.key_for(head.decode() if isinstance(head, bytes) else head), "enqueued_at")
+        if not enqueued:
+            return 0.0
+        from rq.utils import utcparse
+
+        stamp = utcparse(enqueued.decode() if isinstance(enqueued, bytes) else enqueued)
+        return max(0.0, self.now() - stamp.replace(tzinfo=UTC).timestamp())
 
 
 def install(app, metrics: Metrics) -> None:

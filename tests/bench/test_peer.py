@@ -22,8 +22,10 @@ def test_games_compares_with_the_quoted_peer_when_none_ran(tmp_path, monkeypatch
 
 
 def test_rounds_pool_the_peer_by_moves_and_a_quoted_figure_stays_quoted():
-    measured = [{"cpu_ms": 1.0, "moves": 3000, "source": "measured in this run"},
-                {"cpu_ms": 2.0, "moves": 1000, "source": "measured in this run"}]
-    assert games._pooled(measured)["cpu_ms"] == 1.25  # (3000 x 1.0 + 1000 x 2.0) / 4000, not the mean 1.5
+    measured = [{"cpu_ms": 1.0, "moves": 3000, "p99_ms": 40.0, "source": "measured in this run"},
+                {"cpu_ms": 2.0, "moves": 1000, "p99_ms": 60.0, "source": "measured in this run"}]
+    pooled = games._pooled(measured)
+    assert pooled["cpu_ms"] == 1.25  # (3000 x 1.0 + 1000 x 2.0) / 4000, not the mean 1.5
+    assert pooled["p99_ms"] == 50.0  # the rounds' p99s averaged (a p99 cannot be pooled from p99s)
     quoted = {**games.PEER, "source": "quoted"}
     assert games._pooled([quoted, quoted]) == quoted

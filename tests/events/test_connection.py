@@ -175,3 +175,64 @@ def test_one_redis_among_seeds_is_the_first_that_answers(redis_server):
         assert b.tables.ping()
     finally:
         b.close()
+
+
+# --- queue shards ------------------------------------------------------------------------
+
+def test_queue_urls_are_the_comma_separated_shards():
+    assert Config().queue_urls == ()
+    assert Config(queue_url="redis://q:6379/0").queue_urls == ("redis://q:6379/0",)
+    assert Config(queue_url=" redis://a:1/0, redis://b:2/0 ,").queue_urls == ("redis://a:1/0", "redis://b:2/0")
+
+
+def test_a_table_keeps_its_shard_and_one_shard_is_shard_zero():
+    from redis.crc import key_slot
+
+    from events.connection import queue_shard
+
+    for tid in ("abcdEFGH", "_-x0y1z2", "AAAAAAAA"):
+        assert queue_shard(tid, 1) == 0
+        assert queue_shard(tid, 4) == key_slot(f"table:{{{tid}}}:timers".encode()) % 4 == queue_shard(tid, 4)
+
+
+def test_from_clients_takes_the_shards(fake_redis):
+    import fakeredis
+
+    shards = [fakeredis.FakeRedis(server=fakeredis.FakeServer()) for _ in range(2)]
+    b = from_clients(fake_redis, shards)
+    assert b.queues == tuple(shards) and b.queue is shards[0]
+    from events.connection import queue_shard
+
+    assert b.queue_of("abcdEFGH") is shards[queue_shard("abcdEFGH", 2)]
+    assert from_clients(fake_redis).queues == (fake_redis,)
+
+
+def test_store_down_tells_a_store_away_from_a_bug():
+    from events.connection import store_down
+
+    assert store_down(redis.ConnectionError("refused")) and store_down(redis.TimeoutError())
+    assert store_down(redis.BusyLoadingError("loading")) and store_down(redis.ReadOnlyError("READONLY"))
+    assert store_down(redis.ResponseError("Error running script: CLUSTERDOWN The cluster is down"))
+    assert not store_down(redis.ResponseError("WRONGTYPE")) and not store_down(ValueError("a bug"))
+
+
+@pytest.mark.integration
+def test_connect_gives_every_queue_shard(topology, tmp_path):
+    from ..redis_servers import start_plain
+
+    extra = start_plain(tmp_path / "shard1")
+    try:
+        first = topology.queue_url
+        b = connect(topology.config(queue_url=f"{first},{extra.url}"), wait=5)
+        try:
+            assert len(b.queues) == 2 and b.queue is b.queues[0]
+            assert b.queues[1].connection_pool.connection_kwargs["port"] == extra.port
+            if not topology.is_cluster:
+                assert b.queues[0] is b.tables  # REDIS_URL as a shard: the same client
+            assert all(q.ping() for q in b.queues)
+        finally:
+            b.close()
+        with pytest.raises(TopologyError, match="twice"):
+            connect(topology.config(queue_url=f"{extra.url},{extra.url}"), wait=5)
+    finally:
+        extra.stop()

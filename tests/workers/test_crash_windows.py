@@ -68,22 +68,26 @@ def test_ticker_crashes_after_its_claim(env):
 
 
 def test_ticker_crashes_after_enqueueing_before_noting_it(env, monkeypatch):
-    """Enqueued, not noted as sent, claim not released: found again after the lease; the job
-    still waiting under the same id is not enqueued twice, and the bot plays once."""
+    """Enqueued, not noted as sent: an error there puts the table back due in RETRY_SOON
+    (a ticker that died there: its lease runs out); the job still waiting under the same id
+    is not enqueued twice, and the bot plays once."""
     tid, state = _bot_turn_table(env)
     job_id = f"{tid}_bot_{state.version}"
 
     def crash(*args):
-        raise RuntimeError("the ticker died here")
+        raise RuntimeError("the ticker failed here")
 
     monkeypatch.setattr(ticker, "_note_sent", crash)
     assert ticker.tick(env.redis, env.queue, env.clock.now) == []  # logged, not noted
     monkeypatch.undo()
     rq_queue = scheduling.queue_for(env.queue)
     assert rq_queue.job_ids == [job_id]
-    lease_end = index.claimed_until(env.redis, tid)
-    assert lease_end is not None
-    # the lease runs out before any worker ran the job: the table is claimed again
+    assert index.claimed_until(env.redis, tid) is None
+    lease_end = index.due_at(env.redis, tid)
+    assert lease_end == env.clock.now + ticker.RETRY_SOON
+    assert ticker.tick(env.redis, env.queue, lease_end - 0.1) == []  # not before
+    assert index.due_at(env.redis, tid) == lease_end
+    # a moment later, before any worker ran the job: the table is claimed again
     assert ticker.tick(env.redis, env.queue, lease_end + 0.1) == []  # found live: not again
     assert rq_queue.job_ids == [job_id]
     assert env.redis.hget(scheduling.timers_key(tid), "sent:bot").decode() == job_id
@@ -220,3 +224,54 @@ def test_each_reconcile_pass_takes_a_bounded_batch_and_the_cursor_goes_round(env
     finally:
         runner.reconcile_table = real
     assert set(tids) <= set(seen)  # every live table is reached, a batch at a time
+
+
+def test_the_store_goes_away_between_a_bots_move_and_its_timers(env, monkeypatch):
+    """A bots-only game: a bot's move is appended, then writing its timers fails (the store went
+    away between the two). The job fails on it (not quietly: nothing else would write them but
+    the reconciler's slow walk), RQ retries it a moment later; the retry finds the table moved
+    on and writes its timers; the bots play on."""
+    from redis.exceptions import ConnectionError as StoreAway
+
+    tid = env.bots_only()
+    ticker.tick(env.redis, env.queue, env.clock.now)  # the first bot's job is handed
+    original = scheduling.apply_timers
+    failures = scheduling.FAILURES.value
+
+    def away_once(*args, **kwargs):
+        monkeypatch.setattr(scheduling, "apply_timers", original)
+        raise StoreAway("the store went away")
+
+    monkeypatch.setattr(scheduling, "apply_timers", away_once)
+    before = env.state(tid).version
+    worker = runner.ThreadWorker([scheduling.queue_for(env.queue)], connection=env.queue)
+    worker.work(burst=True)
+    after = env.state(tid).version
+    assert after > before  # the move stands
+    assert scheduling.FAILURES.value == failures + 1
+    assert f"{tid}_bot_{after}" not in env.pending(tid)  # the next bot's timer: the chain would stop
+    assert env.queue.zcard("rq:scheduled:escoba") == 1  # the job's retry, a moment later
+    env.clock.advance(2)
+    env.drain()  # the retry: stale, it writes the timers; then the bots play on
+    assert env.state(tid).status == "finished"
+
+
+def test_a_worker_dies_between_a_bots_timers_and_their_index_entry(env, monkeypatch):
+    """The bot's move and its next timer are written, the due index entry is not (the worker died
+    there); its job, put back by the sweep, runs again, finds the table moved on and puts the
+    entry back: the bots play on without the reconciler."""
+    tid = env.bots_only()
+    ticker.tick(env.redis, env.queue, env.clock.now)
+    monkeypatch.setattr(scheduling, "_mark_due", lambda *a: None)  # the worker died here...
+    job_id = scheduling.queue_for(env.queue).job_ids[0]
+    worker = runner.ThreadWorker([scheduling.queue_for(env.queue)], connection=env.queue)
+    worker.work(burst=True)
+    monkeypatch.undo()
+    assert index.due_at(env.redis, tid) > env.clock.now + 60  # only the expiry: the bot's timer is lost to it
+    from workers import ticker as t
+
+    t.enqueue_once(env.queue, {"id": job_id, "func": "workers.jobs.bot_turn",  # ...and its job runs again
+                               "args": [tid, int(job_id.rsplit("_", 1)[1])], "kwargs": {}, "retry": None})
+    worker.work(burst=True)
+    env.drain()
+    assert env.state(tid).status == "finished"

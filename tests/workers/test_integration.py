@@ -246,14 +246,17 @@ def test_a_job_process_killed_mid_job_loses_no_job(rdb, qdb, start_worker):
     Queue("escoba", connection=qdb).enqueue("tests.workers.slow.slow_job", "slow", 3.0,
                                             job_id="slow_1", result_ttl=0)
     _wait(lambda: qdb.llen("slow:started") == 1, 30, "the slow job to start", worker)
-    running = [w for w in Worker.all(connection=qdb) if w.get_current_job_id() == "slow_1"]
+    from rq.job import Job
+
+    runner_name = Job.fetch("slow_1", connection=qdb).worker_name  # the job says who runs it
+    running = [w for w in Worker.all(connection=qdb) if w.name == runner_name]
     assert len(running) == 1
     os.kill(running[0].pid, signal.SIGKILL)
     _wait(lambda: qdb.get("slow:done") == b"1", 30, "the job to run again to its end", worker)
     started = [x.decode() for x in qdb.lrange("slow:started", 0, -1)]
     assert len(started) == 2 and started[0] == running[0].name != started[1]
     _wait(lambda: len(Worker.all(connection=qdb)) == 2, 30, "a new job process", worker)
-    assert "put back on the queue" in worker.log.read_text()
+    assert "put back on its queue" in worker.log.read_text()
 
 
 def test_turn_notice_reaches_a_receiver_after_two_failures(rdb, qdb, start_worker):

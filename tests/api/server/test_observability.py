@@ -99,7 +99,9 @@ def test_metrics_count_moves_by_outcome_and_tables_by_status(client):
     assert 'escoba_tables{status="playing"} 1.0' in text
     assert 'escoba_command_seconds_bucket{command="start",le="0.002",transport="http"}' in text
     assert "escoba_open_sockets" in text
-    assert 'escoba_jobs{queue="escoba",state="scheduled"}' in text and "escoba_jobs_total" in text
+    assert 'escoba_jobs{queue="escoba",shard="0",state="scheduled"}' in text
+    assert 'escoba_jobs{queue="analysis",shard="0",state="queued"}' in text
+    assert 'escoba_jobs_total{outcome="ok",shard="0"}' in text
     # by route: the hot path's and Flask's answers alike
     assert 'escoba_http_requests_total{method="POST",route="/tables/<table_id>/moves",status="200"} 1.0' in text
     assert 'escoba_http_requests_total{method="POST",route="/tables/<table_id>/moves",status="403"} 1.0' in text
@@ -128,9 +130,10 @@ def test_metrics_see_timers_due_and_late_and_the_oldest_queued_job(fake_redis):
     now[0] = time.time() + 42
     samples = {(m.name, tuple(sorted(s.labels.items()))): s.value
                for m in collector.collect() for s in m.samples}
-    assert samples[("escoba_jobs", (("queue", "escoba"), ("state", "queued")))] == 1
-    assert 41 < samples[("escoba_queue_oldest_job_seconds", (("queue", "escoba"),))] < 60
-    assert samples[("escoba_workers", ())] == 0
+    assert samples[("escoba_jobs", (("queue", "escoba"), ("shard", "0"), ("state", "queued")))] == 1
+    assert 41 < samples[("escoba_queue_oldest_job_seconds", (("queue", "escoba"), ("shard", "0")))] < 60
+    assert samples[("escoba_queue_oldest_job_seconds", (("queue", "analysis"), ("shard", "0")))] == 0
+    assert samples[("escoba_workers", (("shard", "0"),))] == 0
 
 
 def test_gunicorn_socket_error_lines_are_written_as_json(tmp_path, capsys):

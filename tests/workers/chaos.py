@@ -1,0 +1,249 @@
+"""Faults on the suite's own servers while bots play and timers run, and how long until every
+table moves again. Shared by tests/workers/test_survival.py and bench/chaos.py.
+
+A ``Scene`` is a deployment the caller started (its servers, ``escoba worker`` processes
+started here with ``python -m workers.cli worker``): bots-only games, a table where a human
+(this module, through TableService, retrying a move with its idempotency key while the store
+is away, as a client does) plays a bot, and a table whose PLAYER AWAY timer falls due while
+a store is down. ``resume`` measures, from a moment (a store back, a worker killed), how long
+until every bot table has moved again and the away timer has fired.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import random
+import signal
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import engine
+from events.config import Config
+from events.connection import store_down
+from events.service import TableService
+from workers import scheduling
+
+from .conftest import start_bots_only
+
+ROOT = Path(__file__).resolve().parents[2]
+# bots move every 0.05 s; PLAYER AWAY opens 3 s into a human's turn (falls due inside the outage)
+FAST = {"ESCOBA_BOT_DELAY": "0.05", "ESCOBA_AWAY_AFTER": "3", "ESCOBA_EXPIRE_AFTER": "3600"}
+RESUME_LIMIT = 10.0  # seconds: the issue's goal, from the store being back
+
+
+class Worker:
+    """``python -m workers.cli worker [args]`` in its own session (its job processes go with it)."""
+
+    def __init__(self, log: Path, env: dict, args: tuple = ()):
+        self.log = log
+        self.proc = subprocess.Popen([sys.executable, "-m", "workers.cli", "worker", *args], cwd=ROOT,
+                                     env={**os.environ, "PYTHONPATH": str(ROOT), **env},
+                                     stdout=log.open("w"), stderr=subprocess.STDOUT, start_new_session=True)
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def stop(self, sig=signal.SIGTERM) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.proc.pid, sig)
+        try:
+            self.proc.wait(15)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait(5)
+
+    def kill(self) -> None:
+        self.stop(signal.SIGKILL)
+
+
+def wait(predicate, timeout: float, what: str, logs=()) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with contextlib.suppress(Exception):  # a store still coming back
+            if predicate():
+                return
+        time.sleep(0.05)
+    tail = "\n".join(p.read_text()[-3000:] for p in logs if p.exists())
+    raise AssertionError(f"timed out waiting for {what}\n{tail}")
+
+
+def _retrying(call, limit: float = 60.0):
+    """``call()`` again while the store is away (a client's retry), at most ``limit`` s."""
+    deadline = time.monotonic() + limit
+    while True:
+        try:
+            return call()
+        except Exception as exc:
+            if not store_down(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.1)
+
+
+@dataclass
+class Human:
+    """Plays seat 0 of a table against a bot in a thread, each move keyed by its turn and retried
+    with the same key while the store is away; ``acknowledged``: the moves the store answered."""
+
+    svc: TableService
+    table_id: str
+    acknowledged: list = field(default_factory=list)  # (round, card)
+    errors: list = field(default_factory=list)
+
+    def __post_init__(self):
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def start(self) -> Human:
+        self._thread.start()
+        return self
+
+    def _run(self) -> None:
+        try:
+            while not self._stop.is_set():
+                try:
+                    state = self.svc.load(self.table_id)
+                except Exception as exc:
+                    if not store_down(exc):
+                        raise
+                    time.sleep(0.1)
+                    continue
+                if state.status == "finished":
+                    return
+                if state.status == "round_over":  # no bot deals the next round at a human's table
+                    _retrying(lambda r=state.round: self.svc.execute(
+                        self.table_id, {"type": "next_round", "by": 0}, actor="seat:0", idempotency_key=f"next:{r}"))
+                    continue
+                if state.status != "playing" or state.turn != 0:
+                    time.sleep(0.03)
+                    continue
+                option = engine.view(state, 0)["options"][0]
+                command = {"type": "play", "by": 0, "card": option["card"],
+                           "capture": list(option["captures"][0]) if option.get("captures") else []}
+                key = f"human:{state.turn_seq}"
+                _retrying(lambda c=command, k=key: self.svc.execute(self.table_id, c, actor="seat:0",
+                                                                    idempotency_key=k))
+                self.acknowledged.append((state.round, command["card"]))
+                time.sleep(0.05)
+        except Exception as exc:  # reported by the test, never swallowed
+            self.errors.append(exc)
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(10)
+
+    def check(self) -> None:
+        """Every acknowledged move is in the log exactly once (and no other move of seat 0)."""
+        assert not self.errors, self.errors
+        rounds = _rounds(self.svc, self.table_id)
+        plays = [(rounds[r["version"]], r["data"]["card"]) for r in self.svc.records(self.table_id)
+                 if r["type"] == "CardPlayed" and r["data"]["seat"] == 0]
+        assert sorted(plays) == sorted(self.acknowledged), (plays, self.acknowledged)
+
+
+def _rounds(svc, table_id) -> dict[int, int]:
+    """version -> the round in play then, from the RoundDealt records."""
+    out, current = {}, 0
+    for r in svc.records(table_id):
+        if r["type"] == "RoundDealt":
+            current = r["data"]["round"]
+        out[r["version"]] = current
+    return out
+
+
+@dataclass
+class Scene:
+    """Tables in play on a deployment: ``svc`` on its tables' store."""
+
+    svc: TableService
+    config: Config
+    bots: list = field(default_factory=list)
+    away: list = field(default_factory=list)
+    humans: list = field(default_factory=list)
+
+    @classmethod
+    def on(cls, tables, settings: dict = FAST) -> Scene:
+        config = Config.from_env(settings)
+        return cls(TableService(tables, on_change=scheduling.on_change_hook(tables, config), cache_size=0), config)
+
+    def open_bots(self, n: int) -> None:
+        # Luna thinks some 100 ms a move: a worker killed while bots play is caught mid-job
+        self.bots += [start_bots_only(self.svc, ("luna", "tito"), target=21) for _ in range(n)]
+
+    def open_human(self) -> Human:
+        tid = self._human_vs_bot()
+        human = Human(self.svc, tid).start()
+        self.humans.append(human)
+        return human
+
+    def open_away(self) -> str:
+        """A human's turn opens now: PLAYER AWAY falls due ``ESCOBA_AWAY_AFTER`` s on."""
+        tid = self._human_vs_bot()
+        wait(lambda: self.svc.load(tid).turn == 0, 30, "the human's turn")
+        self.away.append(tid)
+        return tid
+
+    def _human_vs_bot(self) -> str:
+        tid, _ = self.svc.create({"type": "open", "name": "chaos", "preset": "del15", "settings": {"target": 21},
+                                  "player": f"p{random.randrange(10**9)}", "host_name": "Ana"})
+        self.svc.execute(tid, {"type": "add_bot", "by": 0, "bot": "tito"}, actor="seat:0")
+        self.svc.execute(tid, {"type": "start", "by": 0}, actor="seat:0")
+        return tid
+
+    def versions(self) -> dict[str, int]:
+        return {tid: _retrying(lambda t=tid: self.svc.load(t).version) for tid in self.bots}
+
+    def resume(self, since: float, before: dict[str, int], limit: float = 60.0, logs=()) -> dict[str, float]:
+        """Seconds from ``since`` (time.monotonic) until each bot table moved past ``before`` (or
+        finished) and each away table's PLAYER AWAY opened; raises after ``limit`` s."""
+        moved: dict[str, float] = {}
+        deadline = since + limit
+        while time.monotonic() < deadline:
+            for tid in self.bots:
+                if tid not in moved:
+                    with contextlib.suppress(Exception):
+                        state = self.svc.load(tid)
+                        if state.version > before.get(tid, 0) or state.status == "finished":
+                            moved[tid] = time.monotonic() - since
+            for tid in self.away:
+                if tid not in moved:
+                    with contextlib.suppress(Exception):
+                        if self.svc.load(tid).away_open is not None:
+                            moved[tid] = time.monotonic() - since
+            if len(moved) == len(self.bots) + len(self.away):
+                return moved
+            time.sleep(0.05)
+        tail = "\n".join(p.read_text()[-4000:] for p in logs if p.exists())
+        stuck = sorted(set(self.bots + self.away) - set(moved))
+        raise AssertionError(f"tables {stuck} did not move within {limit} s\n{tail}")
+
+    def stop(self) -> None:
+        for human in self.humans:
+            human.stop()
+
+
+def running_worker(queue, workers: list[Worker]) -> tuple[Worker, str] | None:
+    """The worker process whose job loop is running a job now, and that job's id."""
+    from rq import Worker as RQWorker
+    from rq.job import Job
+
+    members = queue.zrange("rq:wip:escoba", 0, -1)
+    for member in members:
+        job_id = (member.decode() if isinstance(member, bytes) else member).split(":", 1)[0]
+        with contextlib.suppress(Exception):
+            name = Job.fetch(job_id, connection=queue).worker_name
+            found = RQWorker.find_by_key(RQWorker.redis_worker_namespace_prefix + name, connection=queue)
+            if found is None:
+                continue
+            for w in workers:
+                if found.pid == w.proc.pid:
+                    return w, job_id
+    return None
+
+
+__all__ = ["FAST", "RESUME_LIMIT", "Human", "Scene", "Worker", "running_worker", "wait"]

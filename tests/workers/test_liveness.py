@@ -1,0 +1,122 @@
+"""The job loop outlives its store: a store away is retried with a backoff and a bug only twice;
+a job whose worker stopped beating (or that was taken and never started) goes back on its queue;
+a job without a result leaves nothing behind (workers/jobloop.py, workers/liveness.py)."""
+
+from __future__ import annotations
+
+import time
+
+from rq.job import Job
+
+from workers import jobloop, liveness, queues, ticker
+
+
+def _hand(queue, func: str, job_id: str) -> None:
+    assert ticker.enqueue_once(queue, {"id": job_id, "func": f"tests.workers.flaky.{func}", "args": [job_id],
+                                       "kwargs": {}, "retry": None})
+
+
+def _worker(queue):
+    return jobloop.ThreadWorker(queues.worker_queues(queue), connection=queue)
+
+
+def test_a_job_failing_on_a_store_away_is_retried_later_with_a_backoff(fake_queue):
+    _hand(fake_queue, "store_away", "t1_bot_1")
+    started = time.time()
+    _worker(fake_queue).work(burst=True)
+    job = Job.fetch("t1_bot_1", connection=fake_queue)
+    assert job.get_status() == "scheduled"  # not three times in one second: later
+    assert job.retries_left == jobloop.STORE_RETRIES - 1
+    due = fake_queue.zscore("rq:scheduled:escoba", "t1_bot_1")
+    assert started <= due <= started + jobloop.STORE_BACKOFF[0] + 1  # RQ keeps whole seconds
+
+
+def test_a_bug_is_retried_only_twice(fake_queue):
+    _hand(fake_queue, "bug", "t2_bot_1")
+    worker = _worker(fake_queue)
+    for _ in range(jobloop.BUG_RETRIES + 2):
+        worker.work(burst=True)
+        ticker.enqueue_due(fake_queue, time.time() + 60)  # its retries, due at once
+    job = Job.fetch("t2_bot_1", connection=fake_queue)
+    assert job.get_status() == "failed" and worker.jobs_run == jobloop.BUG_RETRIES + 1
+
+
+def test_a_job_without_a_result_leaves_nothing_behind(fake_queue):
+    _hand(fake_queue, "fine", "t3_bot_1")
+    worker = _worker(fake_queue)
+    worker.work(burst=True)
+    assert worker.jobs_run == 1
+    assert not fake_queue.exists(Job.key_for("t3_bot_1"))
+    assert fake_queue.zcard("rq:wip:escoba") == 0 and fake_queue.llen("rq:queue:escoba:intermediate") == 0
+    assert not fake_queue.keys("rq:execution*")
+    assert not fake_queue.hget(Job.key_for("t3_bot_1"), "description")
+
+
+def test_the_hand_off_writes_no_description(fake_queue):
+    _hand(fake_queue, "fine", "t4_bot_1")
+    fields = {k.decode() for k in fake_queue.hgetall(Job.key_for("t4_bot_1"))}
+    assert "description" not in fields and {"data", "status", "origin", "retries_left"} <= fields
+    assert not ticker.enqueue_once(fake_queue, {"id": "t4_bot_1", "func": "tests.workers.flaky.fine",
+                                                "args": ["x"], "kwargs": {}, "retry": None})  # live: not twice
+
+
+def _started_by(queue, job_id: str, worker: str) -> None:
+    """As a worker that took ``job_id`` and started it, then died (no more beats)."""
+    queue.lmove("rq:queue:escoba", "rq:queue:escoba:intermediate")
+    queue.zadd("rq:wip:escoba", {f"{job_id}:exec1": time.time() + 180})
+    queue.hset(Job.key_for(job_id), mapping={"status": "started", "worker_name": worker})
+    queue.lrem("rq:queue:escoba:intermediate", 1, job_id)
+
+
+def test_a_dead_workers_job_goes_back_on_its_queue_and_a_live_ones_stays(fake_queue):
+    _hand(fake_queue, "fine", "t5_bot_1")
+    _started_by(fake_queue, "t5_bot_1", "alive-one")
+    liveness.Heartbeat(fake_queue, "alive-one").beat()
+    assert liveness.sweep(fake_queue, force=True) == []
+    fake_queue.delete(liveness.alive_key("alive-one"))  # its beats lapsed: dead
+    assert liveness.sweep(fake_queue, force=True) == ["t5_bot_1"]
+    assert queues.queue_for(fake_queue).job_ids == ["t5_bot_1"] and fake_queue.zcard("rq:wip:escoba") == 0
+    worker = _worker(fake_queue)
+    worker.work(burst=True)
+    assert worker.jobs_run == 1
+
+
+def test_a_job_taken_and_never_started_goes_back_after_a_while(fake_queue):
+    _hand(fake_queue, "fine", "t6_bot_1")
+    fake_queue.lmove("rq:queue:escoba", "rq:queue:escoba:intermediate")  # and the worker died
+    now = time.time()
+    assert liveness.sweep(fake_queue, now, force=True) == []  # first seen: may be starting
+    assert liveness.sweep(fake_queue, now + 1, force=True) == []
+    assert liveness.sweep(fake_queue, now + liveness.STUCK_AFTER + 0.1, force=True) == ["t6_bot_1"]
+    assert queues.queue_for(fake_queue).job_ids == ["t6_bot_1"]
+
+
+def test_sweeps_are_once_a_second_over_every_ticker(fake_queue):
+    now = 1000.0
+    assert liveness.sweep(fake_queue, now) == [] and fake_queue.exists("escoba:sweep:1000")
+    fake_queue.zadd("rq:wip:escoba", {"t7_bot_1:e": now})  # would be looked at, were it its turn
+    fake_queue.hset(Job.key_for("t7_bot_1"), mapping={"status": "started", "worker_name": "gone"})
+    assert liveness.sweep(fake_queue, now + 0.5) == []  # another ticker, the same second: skipped
+    assert fake_queue.zcard("rq:wip:escoba") == 1
+
+
+def test_the_job_loop_starts_again_when_rq_quits_on_its_store(fake_queue, monkeypatch):
+    """RQ's loop ends by itself (its failure handling needed the store); run_jobs waits for the
+    store, puts back what the dead loop held and runs a new loop, which runs the job."""
+    _hand(fake_queue, "fine", "t8_bot_1")
+    loops = []
+
+    class Dies(jobloop.ThreadWorker):
+        def work(self, *args, **kwargs):
+            loops.append(self.name)
+            if len(loops) == 1:  # the first loop quits holding the job, as RQ does
+                self.register_birth()
+                _started_by(self.connection, "t8_bot_1", self.name)
+                self.died_of = ConnectionError("the store went away")  # what RQ's loop quit on
+                return False
+            return super().work(*args, **kwargs)
+
+    monkeypatch.setattr(jobloop, "EscobaWorker", Dies)
+    assert jobloop.run_jobs(fake_queue, burst=True, name="loop", logging_level="WARNING") == 2
+    assert loops == ["loop", "loop.2"]
+    assert not fake_queue.exists(Job.key_for("t8_bot_1"))  # run to its end by the second loop

@@ -1,0 +1,131 @@
+"""Workers survive their store: kill -9 the one Redis, the queue Redis or a worker while bots
+play, a human plays a bot and a PLAYER AWAY timer falls due; every bot table and the timer
+move again within 10 s of the store being back (or of the worker's death), with no one
+restarting anything, and every move the store acknowledged is in the log exactly once.
+
+On the suite's own servers (``tests/redis_servers.py``): the Redis killed is one this test
+started (AOF, fsync always, as in production) and restarts on its port from its AOF;
+``cluster`` keeps the tables on the session's cluster and kills its own queue Redis. The
+resume times are what ``bench/chaos.py`` prints; here they are only bounded by the goal.
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from ..conftest import _need_binaries
+from ..redis_servers import start_plain
+from .chaos import RESUME_LIMIT, Scene, Worker, wait
+
+pytestmark = pytest.mark.integration
+
+OUTAGE = 3.0  # seconds the store stays down: the away timer falls due meanwhile
+
+
+@pytest.fixture(params=["plain", "cluster"])
+def deployment(request, tmp_path):
+    """(tables client, queue client, settings, the server a Redis fault kills, name). ``plain``:
+    one Redis of this test's own for both; ``cluster``: the session's cluster for the tables and a
+    queue Redis of this test's own."""
+    _need_binaries(cluster=request.param == "cluster")
+    if request.param == "plain":
+        server = start_plain(tmp_path / "redis", durable=True)
+        tables = queue = server.client()
+        env = {"REDIS_URL": server.url}
+        cleanup = []
+    else:
+        cluster = request.getfixturevalue("redis_cluster")
+        cluster.flush()
+        server = start_plain(tmp_path / "queue", durable=True)
+        from events.connection import cluster_client
+
+        tables, queue = cluster_client(cluster.url, 5), server.client()
+        env = {"REDIS_URL": cluster.url, "ESCOBA_QUEUE_URL": server.url}
+        cleanup = [cluster.flush]
+    yield tables, queue, env, server, request.param
+    server.stop()
+    for step in cleanup:
+        step()
+
+
+def _start_workers(tmp_path, env, queue, n: int, settings) -> list[Worker]:
+    from rq import Worker as RQWorker
+
+    workers = [Worker(tmp_path / f"worker{i}.log", {**env, **settings}) for i in range(n)]
+    wait(lambda: len(RQWorker.all(connection=queue)) >= n, 60, "the workers to start",
+         [w.log for w in workers])
+    return workers
+
+
+def _scene(tables, tmp_path, env, queue, workers: int):
+    scene = Scene.on(tables)
+    procs = _start_workers(tmp_path, env, queue, workers, {})
+    scene.open_bots(4)
+    human = scene.open_human()
+    wait(lambda: min(scene.versions().values()) >= 12, 60, "the bots to get going", [w.log for w in procs])
+    return scene, procs, human
+
+
+def test_bots_and_timers_resume_after_the_store_is_killed(deployment, tmp_path):
+    """plain: the one Redis (tables and queue) is killed; cluster: the queue Redis is."""
+    tables, queue, env, server, _ = deployment
+    scene, procs, human = _scene(tables, tmp_path, {**env, **_fast()}, queue, workers=1)
+    try:
+        scene.open_away()  # its PLAYER AWAY falls due while the store is down
+        before = scene.versions()
+        server.kill()
+        time.sleep(OUTAGE)
+        server.start()  # the same port, from its AOF
+        back = time.monotonic()
+        moved = scene.resume(back, before, logs=[w.log for w in procs])
+        assert max(moved.values()) <= RESUME_LIMIT, moved
+        assert all(w.alive() for w in procs), "a worker exited with its store"
+        # the human's game goes on too: a few more moves through the store that came back
+        count = len(human.acknowledged)
+        wait(lambda: len(human.acknowledged) >= count + 3 or scene.svc.load(human.table_id).status == "finished",
+             60, "the human's game to go on", [w.log for w in procs])
+    finally:
+        scene.stop()
+        for w in procs:
+            w.stop()
+    human.check()
+
+
+def test_a_worker_killed_mid_job_strands_no_table(deployment, tmp_path):
+    """Two workers; the one running a job (a slow one, so the kill is surely mid-job) is killed
+    -9: the other puts its job back within seconds (its heartbeat lapses) and runs it to its end,
+    and every bot table moves on."""
+    from rq import Queue
+    from rq import Worker as RQWorker
+
+    tables, queue, env, _, _ = deployment
+    scene, procs, human = _scene(tables, tmp_path, {**env, **_fast()}, queue, workers=2)
+    try:
+        Queue("escoba", connection=queue).enqueue("tests.workers.slow.slow_job", "slow", 2.0, job_id="slow_1",
+                                                  result_ttl=0)
+        wait(lambda: queue.llen("slow:started") == 1, 30, "the slow job to start", [w.log for w in procs])
+        name = queue.lindex("slow:started", 0).decode()
+        pid = RQWorker.find_by_key(RQWorker.redis_worker_namespace_prefix + name, connection=queue).pid
+        victim = next(w for w in procs if w.proc.pid == pid)
+        before = scene.versions()
+        victim.kill()
+        killed = time.monotonic()
+        assert queue.hget("rq:job:slow_1", "status") == b"started"  # only the sweep can free it
+        moved = scene.resume(killed, before, logs=[w.log for w in procs])
+        assert max(moved.values()) <= RESUME_LIMIT, moved
+        wait(lambda: queue.get("slow:done") == b"1", killed + RESUME_LIMIT + 2.0 - time.monotonic(),
+             "the slow job to run again to its end", [w.log for w in procs])
+        assert queue.llen("slow:started") == 2
+    finally:
+        scene.stop()
+        for w in procs:
+            w.stop()
+    human.check()
+
+
+def _fast() -> dict:
+    from .chaos import FAST
+
+    return FAST
