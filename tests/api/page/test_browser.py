@@ -42,15 +42,6 @@ LOOK = """[document.body.dataset.status || '', window.escobaShowing(), !!documen
   (document.querySelector('#strip li.latest') || {}).textContent || '']"""
 
 
-@pytest.fixture(scope="module")
-def server():
-    s = serve()
-    try:
-        yield s
-    finally:
-        s.stop()
-
-
 
 def _round_over_checks(p, base, table_id, tag, rounds, preset):
     page = p.page

@@ -37,15 +37,6 @@ pytestmark = [pytest.mark.browser, needs_chromium]
 sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright package is not installed")
 
 
-@pytest.fixture(scope="module")
-def server():
-    s = serve()
-    try:
-        yield s
-    finally:
-        s.stop()
-
-
 
 def _settle(page):
     until(page, "!window.escobaShowing()", what="the plays shown")

@@ -16,22 +16,12 @@ from ..browser import (
     open_table,
     play_turn,
     seat_token,
-    serve,
     start,
     until,
 )
 
 pytestmark = [pytest.mark.browser, needs_chromium]
 sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright package is not installed")
-
-
-@pytest.fixture(scope="module")
-def server():
-    s = serve()
-    try:
-        yield s
-    finally:
-        s.stop()
 
 
 def _moves_posted(page) -> list:

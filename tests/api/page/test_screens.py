@@ -148,15 +148,6 @@ BANNER = r"""() => {
 }"""
 
 
-@pytest.fixture(scope="module")
-def server():
-    s = serve()
-    try:
-        yield s
-    finally:
-        s.stop()
-
-
 def _open(browser, size, lang="en"):
     w, h, touch = size
     extra = {"viewport": {"width": w, "height": h}, "locale": lang}

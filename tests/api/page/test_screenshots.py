@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from ..browser import Page, full_deck, http, needs_chromium, seat_token, serve, start, until
+from ..browser import Page, full_deck, http, needs_chromium, seat_token, start, until
 from .test_screens import PROBLEMS
 
 pytestmark = [pytest.mark.browser, needs_chromium]
@@ -41,15 +41,6 @@ SHOTS = {
     },
 }
 CHAT = {"phone": ["¡Buenas!", "Vamos, compañero"], "desktop": ["Boa noite!", "Bora, parceiro"]}
-
-
-@pytest.fixture(scope="module")
-def server():
-    s = serve()
-    try:
-        yield s
-    finally:
-        s.stop()
 
 
 def _others_play(base, table_id, tokens, until_seat=0):
