@@ -28,8 +28,8 @@ def main(argv: list[str] | None = None) -> int:
     worker.add_argument("--fork", action="store_true",
                         help="fork a process per job, RQ's Worker (default: jobs run in process)")
     worker.add_argument("--shard", type=int, default=None, metavar="N",
-                        help="only queue shard N's jobs (the N-th URL of ESCOBA_QUEUE_URL, from 0; "
-                             "default: every shard)")
+                        help="only queue shard N's jobs (the N-th URL of ESCOBA_QUEUE_URL, from 0) "
+                             "(default: every shard)")
     worker.add_argument("--metrics-port", type=int, default=None, metavar="PORT",
                         help="serve this process's job metrics for Prometheus on PORT (GET /metrics; with "
                              "several job processes, the k-th on PORT+k) (default: not served)")
