@@ -17,11 +17,12 @@ import time
 from pathlib import Path
 
 import pytest
+from rq.job import Job
 
 from events import compaction
 from events.config import Config
 from events.service import TableService
-from workers import scheduling, ticker
+from workers import index, scheduling, ticker
 
 from .conftest import start_bots_only
 from .receiver import Receiver
@@ -184,7 +185,7 @@ def test_worker_drives_bots_opens_away_and_expires(rdb, qdb, start_worker, proce
 
 # the bots' game must outlast the pause between the kill and the next worker (two processes
 # starting on a loaded machine): a longer expiry than FAST's
-SLOWER_EXPIRY = {**FAST, "ESCOBA_EXPIRE_AFTER": "8"}
+SLOWER_EXPIRY = {**FAST, "ESCOBA_EXPIRE_AFTER": "16"}
 
 
 def test_reconciler_recovers_every_timer_after_the_worker_is_killed(rdb, qdb, topology,
@@ -199,9 +200,15 @@ def test_reconciler_recovers_every_timer_after_the_worker_is_killed(rdb, qdb, to
     human = _open(svc)
     svc.execute(human, {"type": "start", "by": 0}, actor="seat:0")
     time.sleep(0.3)
-    # whatever is due is handed to RQ (as the dead worker's ticker would have)...
-    ticker.tick(rdb, qdb, time.time() + 0.1)
     bot_job = f"{bots}_bot_{mid.version}"
+
+    def handed():
+        ticker.tick(rdb, qdb, time.time() + 0.1)
+        return qdb.exists(Job.key_for(bot_job)) or bot_job not in scheduling.pending_jobs(rdb, bots, qdb)
+
+    # whatever is due is handed to RQ (as the dead worker's ticker would have): once the claim the
+    # dead worker's ticker may have held on the table has run out (index.LEASE)...
+    _wait(handed, index.LEASE + 3, "the bot job handed to RQ")
     # (either handed now, or the kill came between the append and its hook's write: the
     # hash then still names the previous bot job, and the reconciler must add this one)
     # ...and the queue Redis loses every RQ key: the queue, job hashes, registries

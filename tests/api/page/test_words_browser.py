@@ -137,6 +137,8 @@ def test_each_language_plays_a_round_on_the_table_page(server, browser):
         no_overflow(page)
         assert page.locator("#capture").text_content() == cat["play.capture"]
         assert page.locator("#leave").text_content() == cat["play.leave"]
+        # the ESCOBA! banner pops in with a scale and fade: axe would judge its contrast mid-animation
+        until(page, "document.getElementById('banner').hidden", what="the banner gone", timeout=15)
         axe_check(page, f"table page, {lang}")
         _play_round(page)
         page.wait_for_selector("#round-box:not([hidden])")
