@@ -68,13 +68,14 @@ class Review:
             evolve(state, from_record(record))
         return state
 
-    def step(self, version: int) -> dict:
-        """The record at ``version`` and the full view after it."""
+    def step(self, version: int, *, deck: str | None = None) -> dict:
+        """The record at ``version`` and the full view after it, labelled in ``deck``'s design
+        (the reader's own, as for a table's view; None: the table's)."""
         record = self.records[version - 1]
         shown = _shown(record, from_record(record), self.operator)
         shown["actor"] = self._actors[version - 1]
         shown["summary"] = self.steps[version - 1]["summary"]
-        return {"record": shown, "table": engine.view(self.state_at(version), None, full=True)}
+        return {"record": shown, "table": engine.view(self.state_at(version), None, deck=deck, full=True)}
 
 
 __all__ = ["OVER", "Review"]

@@ -206,6 +206,7 @@ def build_spec() -> dict:
          "schema": {"type": "integer", "minimum": 0, "maximum": AFTER_MAX}}],
         operations={"get": {
             "summary": "The event at a version and the full view after it (every hand)", "security": [{"seat": []}],
+            "parameters": [deck],
             "responses": {"200": ok("table_id, version, last, operator, record, table"), **review_errors}}})
     spec.components.schema("Analysis", ANALYSIS_SCHEMA)
     analysis = {"application/json": {"schema": {"$ref": "#/components/schemas/Analysis"}}}

@@ -16,7 +16,7 @@ import hmac
 from flask import Blueprint, current_app, jsonify, request, send_from_directory
 
 from api import auth
-from api.http.tables import _bounded_int
+from api.http.tables import _bounded_int, checked_deck
 from engine import RuleError
 from events.review import Review
 
@@ -60,6 +60,7 @@ def steps(table_id: str):
 @bp.get("/tables/<table_id>/review/<version>")
 def step(table_id: str, version: str):
     review = _review(table_id)
+    deck = checked_deck(request.args.get("deck"))  # the reader's deck design, as GET /tables/{id} takes it
     try:
         # a whole number within what JSON carries exactly: 2^64 and more had answered 500 (its echo
         # in the 404's details could not be encoded)
@@ -75,7 +76,7 @@ def step(table_id: str, version: str):
                             f"the review goes up to {review.last}.", {"version": n, "last": review.last})
         raise RuleError("not_found", f"No version {n}: the review has 1 to {review.last}.",
                         {"version": n, "last": review.last})
-    out = review.step(n)
+    out = review.step(n, deck=deck)
     return jsonify({"table_id": table_id, "version": n, "last": review.last, "operator": review.operator,
                     "record": out["record"], "table": {"table_id": table_id, **out["table"]}})
 

@@ -11,13 +11,15 @@ import { cardFigure } from "./cards.js";
 import { startGamepad } from "./gamepad.js";
 import { languageSelect, lang, t, withLang } from "./i18n.js";
 import { fillScoreTable } from "./scorebox.js";
-import { errorText, seatName } from "./state.js";
+import { app, errorText, seatName } from "./state.js";
 import { cardName, cardsText, moveText, namesText, playText } from "./words.js";
 
 const $ = (sel) => document.querySelector(sel);
 const tableId = decodeURIComponent(location.pathname.split("/")[2] || "");
 const ADMIN_KEY = "escoba.admin";
 const POLL_MS = 1500;
+// the reader's deck design, as the table page keeps it (a ?deck= in the address wins): labels only
+const DECK = new URLSearchParams(location.search).get("deck") || app.deck;
 
 const state = {
   token: null, operator: false, seated: false, steps: [], last: 0, version: 1, loading: 0, step: null,
@@ -354,7 +356,8 @@ async function go(version) {
   const n = Math.max(1, Math.min(state.last, version));
   const ticket = ++state.loading;
   try {
-    const { body: step } = await api(`/tables/${encodeURIComponent(tableId)}/review/${n}`);
+    const deck = DECK ? `?deck=${encodeURIComponent(DECK)}` : "";
+    const { body: step } = await api(`/tables/${encodeURIComponent(tableId)}/review/${n}${deck}`);
     if (ticket !== state.loading) return; // a later step was asked for meanwhile
     state.version = n;
     render(step);

@@ -104,3 +104,18 @@ def test_a_version_beyond_what_json_carries_is_a_clear_400_not_a_500(client):
         assert r.status_code == 400, (version, r.get_json())
         assert r.get_json()["error"]["code"] == "bad_request" and "version" in r.get_json()["error"]["details"]
     assert _get(client, f"/tables/{tid}/review/{2**53 - 1}", ADMIN).status_code == 404
+
+
+def test_a_review_step_is_labelled_in_the_readers_deck_design(client):
+    tid, host, guest = two_player_table(client, preset="cardgames")
+    client.ok(tid, host, type="start")
+    client.ok(tid, host, type="resign")
+    version = _get(client, f"/tables/{tid}/review", host).get_json()["last"]
+    table = _get(client, f"/tables/{tid}/review/{version}", host).get_json()["table"]
+    spanish = _get(client, f"/tables/{tid}/review/{version}?deck=spanish", host).get_json()["table"]
+    assert spanish["deck"] == "spanish" != table["deck"]
+    assert spanish["labels"].keys() == table["labels"].keys() and spanish["labels"] != table["labels"]
+    assert any(" de " in name for name in spanish["labels"].values())  # "Sota de oros", not "J♦"
+    assert spanish["hands"] == table["hands"]  # labels only: the same cards
+    r = _get(client, f"/tables/{tid}/review/{version}?deck=tarot", host)
+    assert r.status_code == 400 and r.get_json()["error"]["code"] == "bad_request"

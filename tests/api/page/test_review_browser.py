@@ -191,3 +191,32 @@ def test_the_operators_review_needs_the_admin_token(server, browser):
                for r in review_calls)
     assert [p for p in problems if "401" not in p] == []  # the refused try logs a 401, nothing else
     page.context.close()
+
+
+@pytest.mark.parametrize("how", ["address", "menu's pick"])
+def test_the_review_is_labelled_in_the_readers_deck_design(server, browser, how):
+    """A reader who plays a French table with the Spanish baraja (the menu's pick, kept in
+    localStorage, or ?deck= in the address) reviews it in the baraja too."""
+    base, client = server
+    host = client.create(preset="cardgames")
+    tid = host["table_id"]
+    client.sit(tid)
+    client.ok(tid, host["token"], type="start")
+    dealt = client.view(tid, host["token"])["version"]  # the hands are dealt
+    client.ok(tid, host["token"], type="resign")
+
+    page, problems, requests = _page(browser, base, tid, host["token"])
+    if how == "address":
+        page.goto(f"{base}/t/{tid}/review?deck=spanish&v={dealt}")
+    else:
+        page.context.add_init_script("localStorage.setItem('escoba.deck', 'spanish')")
+        page.goto(f"{base}/t/{tid}/review?v={dealt}")
+    page.wait_for_selector(f"body[data-version='{dealt}']")
+    steps = [r.url for r in requests if "/review/" in r.url]
+    assert steps and all(url.endswith("?deck=spanish") for url in steps), steps
+    names = page.evaluate("() => [...document.querySelectorAll('#review-seats ul.hand li')]"
+                          ".map(li => li.getAttribute('aria-label') || li.textContent)")
+    assert names and all(" de " in n or " of " in n for n in names), names
+    assert not any(s in "".join(names) for s in "♠♥♦♣"), names  # no French pips left in a name
+    assert problems == [], problems
+    page.context.close()
