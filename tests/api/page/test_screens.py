@@ -77,6 +77,13 @@ PROBLEMS = r"""() => {
   for (const sel of needed) {
     for (const [el, r] of all(sel)) if (!inside(r)) out.push(`${sel} ${what(el)} is off the screen`);
   }
+  // the latest play in the strip is read whole or ends in an ellipsis, never scrolled in from mid-word
+  const strip = box(document.getElementById('strip'));
+  const latest = document.querySelector('#strip li.latest');
+  const rl = latest && box(latest);
+  if (strip && rl && (rl.left < strip.left - 1 || rl.right > strip.right + 1)) {
+    out.push(`the latest play is cut by the strip's edge: ${what(latest)}`);
+  }
   const felt = box(document.getElementById('felt'));
   const table = all('#table-cards .card:not(.gone)');
   table.forEach(([a, ra], i) => {
