@@ -1,7 +1,8 @@
 """The ticker: hands RQ only what is due now.
 
 Every worker runs one (a thread, or the supervisor of ``--processes N``). Each
-tick, for each bucket of the due index (``workers.index``), it claims the
+tick, for each bucket of the due index (``workers.index``) of each queue shard its
+worker serves (``escoba worker --shard N``: shard N's only), it claims the
 tables due by now (a lease of ``index.LEASE`` seconds), reads each one's
 timers hash, enqueues on the queue Redis every timer that is due and not yet
 handed (under its deterministic job id), notes ``sent:<kind>`` in the hash,
@@ -114,32 +115,39 @@ def _note_sent(tables, table_id: str, marks: dict[str, str]) -> None:
 
 def tick(tables, queue, now: float | None = None, *, limit: int = CLAIM_BATCH,
          lease: float = index.LEASE, own=None) -> list[str]:
-    """One tick over every bucket; the ids of the jobs handed to RQ. ``queue``: the queue Redis,
-    or the queue shards (a sequence); ``own``: the shards whose scheduled retries this ticker
-    moves (default: all)."""
+    """One tick over every bucket of the shards this ticker owns; the ids of the jobs handed to
+    RQ. ``queue``: the queue Redis, or the queue shards (a sequence); ``own``: the shards whose
+    due timers and scheduled retries this ticker hands (default: all). A table found in an owned
+    shard's sets that belongs to another shard (written under another shard count) is moved to
+    its own shard's sets, never handed from here."""
     now = time.time() if now is None else now
     shards = queues.shards(queue)
+    count = len(shards)
+    owned = tuple(range(count)) if own is None else tuple(own)
     failed: dict[int, BaseException] = {}
     handed: list[str] = []
-    for bucket in range(index.BUCKETS):
-        lease_end, claimed = index.claim(tables, bucket, now, limit, lease)
-        for table_id in claimed:
-            shard = queues.shard_of(table_id, len(shards))
-            try:
-                if shard in failed:
-                    raise failed[shard]
-                ids, next_due = hand_table(tables, shards[shard], table_id, now)
-                index.release(tables, table_id, lease_end, next_due)
-            except Exception as exc:  # looked at again in a moment (else its claim lapses)
-                if store_down(exc):
-                    failed.setdefault(shard, exc)
-                else:
-                    log.exception("ticker: table %s", table_id)
-                with contextlib.suppress(Exception):
-                    index.release(tables, table_id, lease_end, now + RETRY_SOON)
-                continue
-            handed += ids
-    for shard in range(len(shards)) if own is None else own:
+    for shard in owned:
+        for bucket in range(index.BUCKETS):
+            lease_end, claimed = index.claim(tables, bucket, now, limit, lease, shard=shard)
+            for table_id in claimed:
+                if queues.shard_of(table_id, count) != shard:
+                    index.hand_over(tables, table_id, lease_end, shard, count, now)
+                    continue
+                try:
+                    if shard in failed:
+                        raise failed[shard]
+                    ids, next_due = hand_table(tables, shards[shard], table_id, now)
+                    index.release(tables, table_id, lease_end, next_due, count)
+                except Exception as exc:  # looked at again in a moment (else its claim lapses)
+                    if store_down(exc):
+                        failed.setdefault(shard, exc)
+                    else:
+                        log.exception("ticker: table %s", table_id)
+                    with contextlib.suppress(Exception):
+                        index.release(tables, table_id, lease_end, now + RETRY_SOON, count)
+                    continue
+                handed += ids
+    for shard in owned:
         if shard in failed:
             continue
         try:
