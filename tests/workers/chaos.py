@@ -282,9 +282,10 @@ def master_failover(workdir: Path, *, acks: int = 0, workers: int = 1, bots: int
     moment the tables could move again: the promotion, or with acks the new replica in sync),
     ``moved`` (table -> s from ``back`` until it moved again: each bot table and PLAYER AWAY of
     a table whose timer fell due meanwhile), ``on_master`` (the bot tables whose slots the killed
-    master held), ``alive`` (every worker still running). Checks as it ends that every bot
-    table's log runs 1..n with no gap or repeat and every move the person was answered is in
-    its log exactly once.
+    master held), ``others`` (the rest whose due-index bucket is on another master too) and
+    ``went_on`` (those of them that moved between the kill and the promotion), ``alive`` (every
+    worker still running). Checks as it ends that every bot table's log runs 1..n with no gap or
+    repeat and every move the person was answered is in its log exactly once.
     """
     from events.connection import cluster_client
     from events.store import events_key
@@ -312,15 +313,36 @@ def master_failover(workdir: Path, *, acks: int = 0, workers: int = 1, bots: int
         def master_port(tid: str) -> int:
             return tables.nodes_manager.get_node_from_slot(tables.keyslot(events_key(tid))).port
 
-        port = master_port(scene.bots[0])
-        on_master = [t for t in scene.bots if master_port(t) == port]
+        from workers import index
+
+        def bucket_port(tid: str) -> int:
+            return tables.nodes_manager.get_node_from_slot(tables.keyslot(index.due_key(index.bucket_of(tid)))).port
+
+        def split(port: int) -> tuple[list, list]:
+            """(the bot tables on ``port``, the others whose due-index bucket is not on it either)"""
+            return ([t for t in scene.bots if master_port(t) == port],
+                    [t for t in scene.bots if master_port(t) != port and bucket_port(t) != port])
+
+        # the master of a bot table, preferring one that leaves another table fully elsewhere
+        port = max(dict.fromkeys(map(master_port, scene.bots)), key=lambda p: bool(split(p)[1]))
+        on_master, others = split(port)
         victim = next(n for n in cluster.nodes if n.port == port)
         replica = _replica_of(cluster, port)
         scene.open_away()  # on whichever master: its PLAYER AWAY falls due after the failover
         before = scene.versions()
         victim.kill()
         killed = time.monotonic()
-        wait(lambda: _role(replica) == "master", 30, "the replica's promotion", logs)
+        went_on: set = set()  # the other masters' tables that moved while this one was away
+
+        def promoted_yet() -> bool:
+            for tid in others:
+                if tid not in went_on:
+                    with contextlib.suppress(Exception):
+                        if scene.svc.load(tid).version > before[tid]:
+                            went_on.add(tid)
+            return _role(replica) == "master"
+
+        wait(promoted_yet, 30, "the replica's promotion", logs)
         promoted = time.monotonic()
         if acks:
             victim.start()  # the same port and nodes.conf: it rejoins as the new master's replica
@@ -342,7 +364,7 @@ def master_failover(workdir: Path, *, acks: int = 0, workers: int = 1, bots: int
             versions = [r["version"] for r in scene.svc.records(tid)]
             assert versions == list(range(1, len(versions) + 1)), (tid, versions)
         return {"promoted": promoted - killed, "back": back - killed, "moved": moved, "on_master": on_master,
-                "alive": alive}
+                "alive": alive, "others": others, "went_on": sorted(went_on)}
     finally:
         if scene is not None:
             scene.stop()

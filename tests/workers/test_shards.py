@@ -235,3 +235,40 @@ def test_one_shard_keeps_the_due_index_names_it_always_had():
 
     assert index.due_key(3) == index.due_key(3, 0) == "timers:{tb3}:due"
     assert index.claims_key(3, 0) == "timers:{tb3}:claims" and index.due_key(3, 2) == "timers:{tb3}:due:2"
+
+
+def test_a_master_away_holds_up_only_its_own_buckets_and_tables(senv, shards, monkeypatch):
+    """The tables' store failing for one table (its master away) or one bucket (the bucket's slot's
+    master) does not stop the tick: every other table of the same shard is handed, and the
+    failed table is due again a moment later."""
+    from redis.exceptions import ConnectionError
+
+    from workers import index
+
+    tids = [senv.bots_only() for _ in range(6)]
+    down_table = tids[0]
+    down_bucket = next(index.bucket_of(t) for t in tids[1:] if index.bucket_of(t) != index.bucket_of(down_table))
+    in_down_bucket = {t for t in tids if index.bucket_of(t) == down_bucket}
+    real_read, real_claim = scheduling.read_timers, index.claim
+
+    def read(tables, table_id):
+        if table_id == down_table:
+            raise ConnectionError("its master is away")
+        return real_read(tables, table_id)
+
+    def claim(redis, bucket, *args, **kwargs):
+        if bucket == down_bucket:
+            raise ConnectionError("the bucket's master is away")
+        return real_claim(redis, bucket, *args, **kwargs)
+
+    monkeypatch.setattr(scheduling, "read_timers", read)
+    monkeypatch.setattr(index, "claim", claim)
+    with pytest.raises(ticker.StoreAway) as raised:
+        ticker.tick(senv.redis, shards, senv.clock.now)
+    handed = {_table(j) for j in raised.value.handed}
+    assert handed >= set(tids) - {down_table} - in_down_bucket and down_table not in handed
+    assert set(tids) - {down_table} - in_down_bucket, "every table was on the failed master"
+    assert index.due_at(senv.redis, down_table, 2) == senv.clock.now + ticker.RETRY_SOON
+    monkeypatch.undo()
+    later = {_table(j) for j in ticker.tick(senv.redis, shards, senv.clock.now + ticker.RETRY_SOON)}
+    assert {down_table} | in_down_bucket <= later
