@@ -32,7 +32,7 @@ from rq.job import Job, JobStatus
 from rq.registry import ScheduledJobRegistry
 from rq.utils import now
 
-from events.connection import store_down
+from events.connection import is_cluster, store_down
 
 from . import index, jobloop, liveness, queues, scheduling
 
@@ -139,6 +139,8 @@ def tick(tables, queue, now: float | None = None, *, limit: int = CLAIM_BATCH,
             except Exception as exc:  # the bucket's master is away: the other buckets are served
                 if not store_down(exc):
                     raise
+                if not is_cluster(tables):  # one Redis: every other bucket is on it too
+                    raise StoreAway(handed) from exc
                 store_away = store_away or exc
                 continue
             for table_id in claimed:

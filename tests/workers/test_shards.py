@@ -263,6 +263,7 @@ def test_a_master_away_holds_up_only_its_own_buckets_and_tables(senv, shards, mo
 
     monkeypatch.setattr(scheduling, "read_timers", read)
     monkeypatch.setattr(index, "claim", claim)
+    monkeypatch.setattr(ticker, "is_cluster", lambda _: True)  # the store stands for a cluster's masters
     with pytest.raises(ticker.StoreAway) as raised:
         ticker.tick(senv.redis, shards, senv.clock.now)
     handed = {_table(j) for j in raised.value.handed}
@@ -272,3 +273,22 @@ def test_a_master_away_holds_up_only_its_own_buckets_and_tables(senv, shards, mo
     monkeypatch.undo()
     later = {_table(j) for j in ticker.tick(senv.redis, shards, senv.clock.now + ticker.RETRY_SOON)}
     assert {down_table} | in_down_bucket <= later
+
+
+def test_on_one_redis_a_failed_claim_ends_the_tick(senv, shards, monkeypatch):
+    """One Redis holds every bucket: after one claim fails the ticker does not try the other 31
+    (each could wait out a connect timeout)."""
+    from redis.exceptions import ConnectionError
+
+    from workers import index
+
+    tried = []
+
+    def claim(redis, bucket, *args, **kwargs):
+        tried.append(bucket)
+        raise ConnectionError("away")
+
+    monkeypatch.setattr(index, "claim", claim)
+    with pytest.raises(ticker.StoreAway):
+        ticker.tick(senv.redis, shards, senv.clock.now)
+    assert tried == [0]
