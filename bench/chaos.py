@@ -15,7 +15,8 @@ fault:
   its replica; times from the promotion;
 * ``failover-acks``: the same with ``ESCOBA_REPLICA_ACKS=1``: the promoted master has no replica
   to acknowledge a move until the killed node is restarted (at once, as the runbook says) and
-  is its replica; times from then.
+  is its replica; times from then. Also how many of the bot tables with nothing on the killed
+  master (neither their slot nor their due-index bucket) moved while it was away.
 
 Prints, per fault and run, the seconds from the store being back (or the worker's death)
 until each bot table moved again and a PLAYER AWAY timer that fell due during the outage
@@ -56,7 +57,7 @@ def failover(acks: int) -> dict:
     return {"promoted": found["promoted"], "back": found["back"], "slowest": max(moved.values()),
             "median": statistics.median(moved.values()), "tables": len(moved),
             "on_master": max(moved[t] for t in found["on_master"]), "count": len(found["on_master"]),
-            "alive": found["alive"]}
+            "alive": found["alive"], "went_on": len(found["went_on"]), "others": len(found["others"])}
 
 
 def one(fault: str, outage: float) -> dict:
@@ -153,6 +154,7 @@ def main(argv=None) -> int:
                 print(f"  {fault:>6} run {run + 1}: replica promoted {r['promoted']:.1f} s after the kill{restarted}"
                       + f"; from then {r['tables']} tables moved again, slowest {r['slowest']:.2f} s, median "
                       f"{r['median']:.2f} s, the {r['count']} on the killed master slowest {r['on_master']:.2f} s; "
+                      f"while it was away {r['went_on']} of the {r['others']} tables with nothing on it moved; "
                       f"workers {'all alive' if r['alive'] else 'one EXITED'}; no acknowledged move lost or doubled")
                 continue
             r = one(fault, args.outage)
