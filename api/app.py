@@ -63,7 +63,7 @@ def change_hook(backends: Backends, config: Config):
     """What follows every append, from any process: the workers' timers."""
     from workers.scheduling import TimersHook
 
-    return TimersHook(backends.tables, config)
+    return TimersHook(backends.tables, config, len(backends.queues))
 
 
 def _presets() -> dict:

@@ -63,6 +63,13 @@ def queues() -> tuple:
     return _settings["queues"]
 
 
+def shard_count() -> int:
+    """How many queue shards this process serves or hands jobs to (the due index is split by them)."""
+    if _settings["queues"] is not None:
+        return len(_settings["queues"])
+    return scheduling.shard_count(get_config())
+
+
 def current_connection():
     """The running job's own connection: its shard's queue Redis."""
     from rq import get_current_job
@@ -77,11 +84,11 @@ def service(redis=None, config: Config | None = None) -> TableService:
     """A TableService for a job: the tables' store, the scheduler hook, the configured clock."""
     redis = redis if redis is not None else tables()
     config = config or get_config()
-    kwargs = {"on_change": scheduling.on_change_hook(redis, config), "cache_size": 0,
+    kwargs = {"on_change": scheduling.on_change_hook(redis, config, shard_count()), "cache_size": 0,
               "replica_acks": replica_acks(getattr(config, "replica_acks", None), redis)}
     if _settings["clock"] is not None:
         kwargs["clock"] = _settings["clock"]
     return TableService(redis, **kwargs)
 
 
-__all__ = ["clock", "configure", "current_connection", "get_config", "queues", "service", "tables"]
+__all__ = ["clock", "configure", "current_connection", "get_config", "queues", "service", "shard_count", "tables"]

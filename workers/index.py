@@ -17,6 +17,16 @@ bucket ``n`` is a shard of its own:
 - ``timers:{tb<n>}:repair``  set: tables whose change hook failed; the reconciler
   takes them first.
 
+**Per queue shard.** With several queue shards (``ESCOBA_QUEUE_URL``) each bucket's
+``due`` and ``claims`` are split by the table's shard (``events.connection.queue_shard``):
+shard 0 keeps the names above (so one shard is exactly as before), shard ``k`` > 0 has
+``timers:{tb<n>}:due:<k>`` and ``timers:{tb<n>}:claims:<k>`` (the same hash tag: the same
+slot). The ticker of shard ``k`` claims only its shard's sets, so it never hands a table of
+another shard. Writers compute the shard from the shard count they were given; an entry
+written under another count (settings rolled out one process at a time, a shard added) is
+found by the ticker of the set it is in and moved, in one step, to its table's own shard
+(``hand_over``). ``live`` and ``repair`` are not split (the reconciler walks every table).
+
 Every script here touches one bucket's keys only (one slot). Nothing here
 touches a table's own keys or RQ's: that is what lets the tables live on a
 Redis Cluster and RQ on a plain Redis of its own.
@@ -25,6 +35,8 @@ Redis Cluster and RQ on a plain Redis of its own.
 from __future__ import annotations
 
 import zlib
+
+from events.connection import queue_shard
 
 BUCKETS = 32  # fixed: a table's bucket is crc32(id) % BUCKETS, so changing it needs a migration
 # seconds a ticker holds a claimed table before another may take it: a ticker that died
@@ -37,16 +49,17 @@ def bucket_of(table_id: str) -> int:
     return zlib.crc32(table_id.encode()) % BUCKETS
 
 
-def _key(bucket: int, name: str) -> str:
-    return f"timers:{{tb{bucket}}}:{name}"
+def _key(bucket: int, name: str, shard: int = 0) -> str:
+    return f"timers:{{tb{bucket}}}:{name}" + (f":{shard}" if shard else "")
 
 
-def due_key(bucket: int) -> str:
-    return _key(bucket, "due")
+def due_key(bucket: int, shard: int = 0) -> str:
+    """Bucket ``bucket``'s due set of queue shard ``shard`` (shard 0: the one-shard name)."""
+    return _key(bucket, "due", shard)
 
 
-def claims_key(bucket: int) -> str:
-    return _key(bucket, "claims")
+def claims_key(bucket: int, shard: int = 0) -> str:
+    return _key(bucket, "claims", shard)
 
 
 def live_key(bucket: int) -> str:
@@ -84,6 +97,16 @@ if ARGV[3] ~= '' then redis.call('ZADD', KEYS[1], 'LT', ARGV[3], ARGV[1]) end
 return 1
 """
 
+# KEYS: claims (of the shard it was claimed from), due (of its own shard). ARGV: table, lease
+# end of this claim, due. A table found in another shard's sets: its claim ends and it is due
+# on its own shard no later than ``due``.
+_HAND_OVER = """
+local held = redis.call('ZSCORE', KEYS[1], ARGV[1])
+if held and tonumber(held) == tonumber(ARGV[2]) then redis.call('ZREM', KEYS[1], ARGV[1]) end
+redis.call('ZADD', KEYS[2], 'LT', ARGV[3], ARGV[1])
+return 1
+"""
+
 # KEYS: due, live. ARGV: table, due. The hook's write: the table is live and due no later.
 _MARK = """
 redis.call('SADD', KEYS[2], ARGV[1])
@@ -99,6 +122,7 @@ class _Scripts:
         self.claim = redis.register_script(_CLAIM)
         self.release = redis.register_script(_RELEASE)
         self.mark = redis.register_script(_MARK)
+        self.hand_over = redis.register_script(_HAND_OVER)
 
 
 _registered: dict[int, _Scripts] = {}
@@ -111,10 +135,12 @@ def _scripts(redis) -> _Scripts:
     return found
 
 
-def mark_due(redis, table_id: str, due: float) -> None:
-    """The table is live and has a timer due at ``due`` (lowers its entry, never raises it)."""
+def mark_due(redis, table_id: str, due: float, shards: int = 1) -> None:
+    """The table is live and has a timer due at ``due`` (lowers its entry, never raises it), in
+    its shard's set (``shards``: how many queue shards there are)."""
     b = bucket_of(table_id)
-    _scripts(redis).mark(keys=[due_key(b), live_key(b)], args=[table_id, repr(float(due))])
+    _scripts(redis).mark(keys=[due_key(b, queue_shard(table_id, shards)), live_key(b)],
+                         args=[table_id, repr(float(due))])
 
 
 def add_live(redis, table_id: str) -> None:
@@ -134,28 +160,39 @@ def take_repairs(redis, bucket: int, count: int) -> list[str]:
     return [_text(x) for x in redis.spop(repair_key(bucket), count) or []]
 
 
-def claim(redis, bucket: int, now: float, limit: int, lease: float = LEASE) -> tuple[float, list[str]]:
-    """Claim up to ``limit`` tables of ``bucket`` due by ``now``: (the lease end, their ids)."""
+def claim(redis, bucket: int, now: float, limit: int, lease: float = LEASE,
+          shard: int = 0) -> tuple[float, list[str]]:
+    """Claim up to ``limit`` tables of ``bucket`` due by ``now`` in queue shard ``shard``'s sets:
+    (the lease end, their ids)."""
     until = now + lease
-    found = _scripts(redis).claim(keys=[due_key(bucket), claims_key(bucket)],
+    found = _scripts(redis).claim(keys=[due_key(bucket, shard), claims_key(bucket, shard)],
                                   args=[repr(float(now)), repr(until), limit])
     return until, [_text(x) for x in found]
 
 
-def release(redis, table_id: str, lease_end: float, next_due: float | None) -> None:
-    b = bucket_of(table_id)
-    _scripts(redis).release(keys=[due_key(b), claims_key(b)],
+def release(redis, table_id: str, lease_end: float, next_due: float | None, shards: int = 1) -> None:
+    b, shard = bucket_of(table_id), queue_shard(table_id, shards)
+    _scripts(redis).release(keys=[due_key(b, shard), claims_key(b, shard)],
                             args=[table_id, repr(lease_end), "" if next_due is None else repr(float(next_due))])
 
 
-def due_at(redis, table_id: str) -> float | None:
+def hand_over(redis, table_id: str, lease_end: float, claimed_in: int, shards: int, due: float) -> int:
+    """A table claimed from shard ``claimed_in``'s sets that belongs to another shard: its claim
+    ends there and it is due on its own shard by ``due``. Its own shard's number."""
+    b, shard = bucket_of(table_id), queue_shard(table_id, shards)
+    _scripts(redis).hand_over(keys=[claims_key(b, claimed_in), due_key(b, shard)],
+                              args=[table_id, repr(lease_end), repr(float(due))])
+    return shard
+
+
+def due_at(redis, table_id: str, shards: int = 1) -> float | None:
     """The table's entry in the due index (None: none)."""
-    score = redis.zscore(due_key(bucket_of(table_id)), table_id)
+    score = redis.zscore(due_key(bucket_of(table_id), queue_shard(table_id, shards)), table_id)
     return None if score is None else float(score)
 
 
-def claimed_until(redis, table_id: str) -> float | None:
-    score = redis.zscore(claims_key(bucket_of(table_id)), table_id)
+def claimed_until(redis, table_id: str, shards: int = 1) -> float | None:
+    score = redis.zscore(claims_key(bucket_of(table_id), queue_shard(table_id, shards)), table_id)
     return None if score is None else float(score)
 
 
@@ -170,6 +207,6 @@ def _text(x):
 
 __all__ = [
     "BUCKETS", "LEASE", "add_live", "bucket_of", "claim", "claimed_until", "claims_key", "drop_live",
-    "due_at", "due_key", "live_key", "mark_due", "note_repair", "release", "repair_key",
+    "due_at", "due_key", "hand_over", "live_key", "mark_due", "note_repair", "release", "repair_key",
     "scan_live", "take_repairs",
 ]

@@ -73,7 +73,7 @@ def _stale(svc, table_id: str, state) -> str:
     """The job's table moved on: its timers are made what the log calls for (the move that moved
     it may have had its hook fail with the store away, and this job be its retry)."""
     if state is not None and state.version > 0:
-        scheduling.refresh(svc.redis, table_id, state, get_config())
+        scheduling.refresh(svc.redis, table_id, state, get_config(), context.shard_count())
     return "stale"
 
 
@@ -155,7 +155,7 @@ def _lazy_timer(kind: str, table_id: str, act) -> str:
             continue
         # early, or not wanted now: the wanted timers replace this job (none of its kind: it goes)
         result = scheduling.reschedule_early(redis, table_id, state.version, wanted, kind, own_id,
-                                             now)
+                                             now, context.shard_count())
         if not result["skipped"]:
             return "stale" if timer is None else f"early: due at {timer.due}"
         # a hook for a newer version got there first: load that version and look again

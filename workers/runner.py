@@ -202,7 +202,7 @@ def start_background_worker(tables, config, *, queue=None, clock=time.time, poll
                 if clock() >= next_reconcile:
                     reconcile(tables, shards, config, clock=clock)
                     next_reconcile = clock() + RECONCILE_EVERY
-                with contextlib.suppress(ticker.ShardAway):  # the other shards' jobs still run
+                with contextlib.suppress(ticker.Away):  # the other shards' (and masters') jobs still run
                     ticker.tick(tables, shards, clock())
                 for worker in workers:
                     if any(q.count for q in worker.queues):

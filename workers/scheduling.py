@@ -403,7 +403,7 @@ def _after(stored: dict[str, str], delete: list[str], put: dict[str, str]) -> di
 def apply_timers(tables, table_id: str, version: int, wanted: dict[str, Timer], *, now: float,
                  verify: bool = False, keep: frozenset = frozenset(),
                  extra: list[Timer] | None = None, replacing: dict[str, str] | None = None,
-                 queue=None, stored: dict[str, str] | None = None) -> dict:
+                 queue=None, stored: dict[str, str] | None = None, shards: int | None = None) -> dict:
     """Make the table's timers (``table:{ID}:timers`` and its due index entry) match ``wanted``.
 
     Does nothing when the hash already belongs to a newer version. A pending lazy timer
@@ -413,11 +413,14 @@ def apply_timers(tables, table_id: str, version: int, wanted: dict[str, Timer], 
     queue Redis or the queue shards; the table's own shard is asked). ``extra`` are
     one-off timers (notices). ``replacing`` (kind -> job id): a lazy job that fired early
     and asks to be replaced by the wanted timer (only while the hash still names it).
-    ``stored``: the hash as just read (the append read it back). ``now`` is unused by the
+    ``stored``: the hash as just read (the append read it back). ``shards``: how many queue
+    shards there are (the due index is split by shard; default: ``queue``'s, else one). ``now`` is unused by the
     write itself (due times are absolute) and kept for the callers' clarity.
     Returns ``{"scheduled": [ids], "removed": [ids], "skipped": bool}``.
     """
     replacing = replacing or {}
+    if shards is None:
+        shards = len(queues.shards(queue)) if queue is not None else 1
     for _ in range(CAS_ATTEMPTS):
         if stored is None:
             stored = read_timers(tables, table_id)
@@ -435,7 +438,7 @@ def apply_timers(tables, table_id: str, version: int, wanted: dict[str, Timer], 
             if verify:  # the index entry may be what a crash lost
                 due = next_due(stored)
                 if due is not None:
-                    index.mark_due(tables, table_id, due)
+                    index.mark_due(tables, table_id, due, shards)
             return {"scheduled": [], "removed": [], "skipped": False}
         delete = list(plan.drop) + [SENT + k for k in plan.drop]
         delete += [SENT + t.kind for t in plan.schedule]  # written again: not handed yet
@@ -450,15 +453,15 @@ def apply_timers(tables, table_id: str, version: int, wanted: dict[str, Timer], 
             continue
         due = next_due(_after(stored, delete, put))
         if due is not None:
-            _mark_due(tables, table_id, due)
+            _mark_due(tables, table_id, due, shards)
         return {"scheduled": [t.job_id for t in plan.schedule], "removed": plan.remove,
                 "skipped": False}
     raise RuntimeError(f"table {table_id}: the timers hash kept changing under {CAS_ATTEMPTS} plans")
 
 
-def _mark_due(tables, table_id: str, due: float) -> None:
+def _mark_due(tables, table_id: str, due: float, shards: int = 1) -> None:
     """The index write after the hash (a seam for the crash-window tests)."""
-    index.mark_due(tables, table_id, due)
+    index.mark_due(tables, table_id, due, shards)
 
 
 # One round trip for the hook's steady state when called without the append's read-back:
@@ -485,7 +488,7 @@ def _read_and_stamp(redis, table_id: str, version: int, urls: bool):
 
 
 def reschedule_early(tables, table_id: str, version: int, wanted: dict[str, Timer], kind: str,
-                     own_id: str | None, now: float) -> dict:
+                     own_id: str | None, now: float, shards: int = 1) -> dict:
     """A lazy job (``own_id``) fired before its timer is due: the wanted timers replace it.
 
     Its own entry in ``table:{ID}:timers`` goes only while it still names this job. Should
@@ -497,7 +500,7 @@ def reschedule_early(tables, table_id: str, version: int, wanted: dict[str, Time
     if timer is not None and own_id is not None and timer.job_id == own_id:
         wanted = {**wanted, kind: dataclasses.replace(timer, job_id=f"{own_id}_r")}
     replacing = {kind: own_id} if own_id is not None else {}
-    return apply_timers(tables, table_id, version, wanted, now=now, replacing=replacing)
+    return apply_timers(tables, table_id, version, wanted, now=now, replacing=replacing, shards=shards)
 
 
 # --- notices -----------------------------------------------------------------
@@ -563,14 +566,15 @@ def _failed(tables, table_id: str, version) -> None:
 # --- the hook ------------------------------------------------------------------
 
 def after_change(tables, table_id: str, state, records: list[dict], config,
-                 appended=None) -> dict | None:
+                 appended=None, shards: int | None = None) -> dict | None:
     """Reschedule ``table_id``'s timers after an append (``records``: the new records).
 
     ``appended`` (events.store.Appended): the timers and notice URLs as the append itself
     read them back, the version already stamped (``TimersHook``); without it, one Lua
     call here stamps and reads them. A failure here must not fail the move (it is in the
     log already): it is logged with the table id, counted (``FAILURES``, in /metrics)
-    and the table goes to the reconciler's repair set.
+    and the table goes to the reconciler's repair set. ``shards``: how many queue shards
+    there are (default: ``config``'s).
     """
     try:
         if not records:
@@ -592,7 +596,8 @@ def after_change(tables, table_id: str, state, records: list[dict], config,
         if not _plan(current, wanted, extra, {}, keep=keep):
             return {"scheduled": [], "removed": [], "skipped": False}  # nothing to change
         return apply_timers(tables, table_id, state.version, wanted, now=times.last_at,
-                            extra=extra, keep=keep, stored=stored)
+                            extra=extra, keep=keep, stored=stored,
+                            shards=shard_count(config) if shards is None else shards)
     except Exception:
         _failed(tables, table_id, getattr(state, "version", "?"))
         return None
@@ -606,15 +611,17 @@ class TimersHook:
     round trip of its own. Only the tables' store is written, never the queue Redis.
     """
 
-    def __init__(self, tables, config):
+    def __init__(self, tables, config, shards: int | None = None):
         self.redis = tables
         self.config = config
+        # the queue shards (the due index is split by them): the process's own, else the settings'
+        self.shards = shard_count(config) if shards is None else shards
 
     def read_back(self, table_id: str) -> tuple[tuple[str, str], bool]:
         return (timers_key(table_id), notify_key(table_id)), True
 
     def __call__(self, table_id: str, state, records: list[dict], appended=None) -> None:
-        after_change(self.redis, table_id, state, records, self.config, appended)
+        after_change(self.redis, table_id, state, records, self.config, appended, self.shards)
 
     def unacknowledged(self, table_id: str) -> None:
         """An append its replicas did not acknowledge in time (events/replication.py): no timers
@@ -626,9 +633,14 @@ class TimersHook:
             log.warning("could not note table %s for repair", table_id)
 
 
-def on_change_hook(tables, config) -> TimersHook:
+def on_change_hook(tables, config, shards: int | None = None) -> TimersHook:
     """``TableService(on_change=...)`` for a process that only needs the timers."""
-    return TimersHook(tables, config)
+    return TimersHook(tables, config, shards)
+
+
+def shard_count(config) -> int:
+    """How many queue shards ``config`` names (``ESCOBA_QUEUE_URL``; none: one)."""
+    return max(1, len(getattr(config, "queue_urls", ()) or ()))
 
 
 class HookFailed(Exception):
@@ -638,15 +650,17 @@ class HookFailed(Exception):
     transient = True  # retried on the store's backoff (workers.jobloop), not cut short as a bug
 
 
-def refresh(tables, table_id: str, state, config) -> dict:
+def refresh(tables, table_id: str, state, config, shards: int | None = None) -> dict:
     """Make the table's timers what its log calls for now (a job that found its table moved on:
     the hook of the move that moved it may have failed with the store away)."""
+    shards = shard_count(config) if shards is None else shards
     wanted = timers_from_log(tables, table_id, state, config)
-    result = apply_timers(tables, table_id, state.version, wanted, now=0.0, keep=keep_lazy(state))
+    result = apply_timers(tables, table_id, state.version, wanted, now=0.0, keep=keep_lazy(state),
+                          shards=shards)
     # the hash may have been right and its due-index entry what the failure lost
     due = next_due(read_timers(tables, table_id))
     if due is not None:
-        index.mark_due(tables, table_id, due)
+        index.mark_due(tables, table_id, due, shards)
     return result
 
 
@@ -680,6 +694,6 @@ __all__ = [
     "FAILURES", "INLINE_DELAY", "LAZY_KINDS", "QUEUE_NAME", "HookFailed", "LogTimes", "Timer", "TimersHook",
     "after_change", "apply_timers", "due_timers", "job_alive", "log_times", "next_due",
     "notify_key", "on_change_hook", "parse_at", "pending_jobs", "queue_for", "read_timers", "refresh",
-    "reschedule_early", "timer_due", "times_for", "timers_from_log", "timers_key", "unsent",
+    "reschedule_early", "shard_count", "timer_due", "times_for", "timers_from_log", "timers_key", "unsent",
     "utcnow_iso",
 ]

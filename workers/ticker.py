@@ -1,7 +1,8 @@
 """The ticker: hands RQ only what is due now.
 
 Every worker runs one (a thread, or the supervisor of ``--processes N``). Each
-tick, for each bucket of the due index (``workers.index``), it claims the
+tick, for each bucket of the due index (``workers.index``) of each queue shard its
+worker serves (``escoba worker --shard N``: shard N's only), it claims the
 tables due by now (a lease of ``index.LEASE`` seconds), reads each one's
 timers hash, enqueues on the queue Redis every timer that is due and not yet
 handed (under its deterministic job id), notes ``sent:<kind>`` in the hash,
@@ -31,7 +32,7 @@ from rq.job import Job, JobStatus
 from rq.registry import ScheduledJobRegistry
 from rq.utils import now
 
-from events.connection import store_down
+from events.connection import is_cluster, store_down
 
 from . import index, jobloop, liveness, queues, scheduling
 
@@ -99,7 +100,12 @@ def hand_table(tables, queue_redis, table_id: str, now: float) -> tuple[list[str
     pending = scheduling.unsent(stored)
     due = {k: e for k, e in sorted(pending.items(), key=lambda item: float(item[1]["due"]))
            if float(e["due"]) <= now}  # the earliest first: RQ runs them in that order
-    handed = [e["id"] for e in due.values() if enqueue_once(queue_redis, e)]
+    try:
+        handed = [e["id"] for e in due.values() if enqueue_once(queue_redis, e)]
+    except Exception as exc:  # the queue shard, not the table's store: the caller skips the shard
+        if store_down(exc):
+            raise QueueAway(str(exc)) from exc
+        raise
     if due:
         _note_sent(tables, table_id, {scheduling.SENT + k: e["id"] for k, e in due.items()})
     rest = [float(e["due"]) for k, e in pending.items() if k not in due]
@@ -114,32 +120,50 @@ def _note_sent(tables, table_id: str, marks: dict[str, str]) -> None:
 
 def tick(tables, queue, now: float | None = None, *, limit: int = CLAIM_BATCH,
          lease: float = index.LEASE, own=None) -> list[str]:
-    """One tick over every bucket; the ids of the jobs handed to RQ. ``queue``: the queue Redis,
-    or the queue shards (a sequence); ``own``: the shards whose scheduled retries this ticker
-    moves (default: all)."""
+    """One tick over every bucket of the shards this ticker owns; the ids of the jobs handed to
+    RQ. ``queue``: the queue Redis, or the queue shards (a sequence); ``own``: the shards whose
+    due timers and scheduled retries this ticker hands (default: all). A table found in an owned
+    shard's sets that belongs to another shard (written under another shard count) is moved to
+    its own shard's sets, never handed from here."""
     now = time.time() if now is None else now
     shards = queues.shards(queue)
+    count = len(shards)
+    owned = tuple(range(count)) if own is None else tuple(own)
     failed: dict[int, BaseException] = {}
+    store_away: BaseException | None = None  # a master of the tables' store (its buckets, its tables)
     handed: list[str] = []
-    for bucket in range(index.BUCKETS):
-        lease_end, claimed = index.claim(tables, bucket, now, limit, lease)
-        for table_id in claimed:
-            shard = queues.shard_of(table_id, len(shards))
+    for shard in owned:
+        for bucket in range(index.BUCKETS):
             try:
-                if shard in failed:
-                    raise failed[shard]
-                ids, next_due = hand_table(tables, shards[shard], table_id, now)
-                index.release(tables, table_id, lease_end, next_due)
-            except Exception as exc:  # looked at again in a moment (else its claim lapses)
-                if store_down(exc):
-                    failed.setdefault(shard, exc)
-                else:
-                    log.exception("ticker: table %s", table_id)
-                with contextlib.suppress(Exception):
-                    index.release(tables, table_id, lease_end, now + RETRY_SOON)
+                lease_end, claimed = index.claim(tables, bucket, now, limit, lease, shard=shard)
+            except Exception as exc:  # the bucket's master is away: the other buckets are served
+                if not store_down(exc):
+                    raise
+                if not is_cluster(tables):  # one Redis: every other bucket is on it too
+                    raise StoreAway(handed) from exc
+                store_away = store_away or exc
                 continue
-            handed += ids
-    for shard in range(len(shards)) if own is None else own:
+            for table_id in claimed:
+                try:
+                    if queues.shard_of(table_id, count) != shard:
+                        index.hand_over(tables, table_id, lease_end, shard, count, now)
+                        continue
+                    if shard in failed:
+                        raise failed[shard]
+                    ids, next_due = hand_table(tables, shards[shard], table_id, now)
+                    index.release(tables, table_id, lease_end, next_due, count)
+                except Exception as exc:  # looked at again in a moment (else its claim lapses)
+                    if isinstance(exc, QueueAway):
+                        failed.setdefault(shard, exc.__cause__ or exc)
+                    elif store_down(exc):  # the table's master (its timers): the others go on
+                        store_away = store_away or exc
+                    else:
+                        log.exception("ticker: table %s", table_id)
+                    with contextlib.suppress(Exception):
+                        index.release(tables, table_id, lease_end, now + RETRY_SOON, count)
+                    continue
+                handed += ids
+    for shard in owned:
         if shard in failed:
             continue
         try:
@@ -149,15 +173,37 @@ def tick(tables, queue, now: float | None = None, *, limit: int = CLAIM_BATCH,
     if failed:  # the ticker's caller logs it (throttled); the other shards had their tick
         shard, exc = next(iter(failed.items()))
         raise ShardAway(shard, handed) from exc
+    if store_away is not None:
+        raise StoreAway(handed) from store_away
     return handed
 
 
-class ShardAway(Exception):
+class QueueAway(Exception):
+    """A queue shard refused a hand-off (``hand_table``): its tables wait, the others go on."""
+
+
+class Away(Exception):
+    """A store failed during a tick; what could be served was (``handed``: what went out)."""
+
+    def __init__(self, message: str, handed: list[str]):
+        super().__init__(message)
+        self.handed = handed
+
+
+class StoreAway(Away):
+    """A master of the tables' store failed during a tick: the buckets and tables on the others
+    were served, its own are looked at again in a moment."""
+
+    def __init__(self, handed: list[str]):
+        super().__init__("the tables' store is away (a master)", handed)
+
+
+class ShardAway(Away):
     """A queue shard failed during a tick (the others were served); ``handed``: what went out."""
 
     def __init__(self, shard: int, handed: list[str]):
-        super().__init__(f"queue shard {shard} is away")
-        self.shard, self.handed = shard, handed
+        super().__init__(f"queue shard {shard} is away", handed)
+        self.shard = shard
 
 
 def enqueue_due(queue_redis, now: float | None = None) -> list[str]:
@@ -206,7 +252,7 @@ class Ticker:
         ok = True
         try:
             handed = tick(self.tables, self.queues, self.clock(), own=self.own)
-        except ShardAway as exc:
+        except Away as exc:
             handed, ok = exc.handed, False
             self._trouble.failed(exc.__cause__ or exc)
         except Exception as exc:  # a store that is down for a moment must not end the ticker
@@ -233,5 +279,5 @@ class Ticker:
             self._thread.join(timeout)
 
 
-__all__ = ["CLAIM_BATCH", "RETRY_SOON", "TICK", "ShardAway", "Ticker", "enqueue_due", "enqueue_once", "hand_table",
-           "tick"]
+__all__ = ["CLAIM_BATCH", "RETRY_SOON", "TICK", "Away", "QueueAway", "ShardAway", "StoreAway", "Ticker",
+           "enqueue_due", "enqueue_once", "hand_table", "tick"]

@@ -312,7 +312,7 @@ class _RedisCollector:
 
     def timer_counts(self) -> tuple[int, int]:
         """(tables with a timer due now not yet handed to RQ, those due over ``TIMER_LATE_AFTER`` s ago):
-        two ZCOUNTs per bucket of the due index, at most once every ``cache_for`` seconds."""
+        two ZCOUNTs per bucket and queue shard of the due index, at most once every ``cache_for`` seconds."""
         with self._lock:
             self._refresh()
             return self._timers
@@ -322,9 +322,10 @@ class _RedisCollector:
 
         now = self.now()
         pipe = self.tables.pipeline(transaction=False)
-        for bucket in range(index.BUCKETS):
-            pipe.zcount(index.due_key(bucket), "-inf", now)
-            pipe.zcount(index.due_key(bucket), "-inf", now - TIMER_LATE_AFTER)
+        for shard in range(len(self.queues)):  # the due index is split by queue shard
+            for bucket in range(index.BUCKETS):
+                pipe.zcount(index.due_key(bucket, shard), "-inf", now)
+                pipe.zcount(index.due_key(bucket, shard), "-inf", now - TIMER_LATE_AFTER)
         counts = pipe.execute()
         return sum(counts[0::2]), sum(counts[1::2])
 

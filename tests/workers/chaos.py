@@ -167,9 +167,10 @@ class Scene:
     humans: list = field(default_factory=list)
 
     @classmethod
-    def on(cls, tables, settings: dict = FAST) -> Scene:
+    def on(cls, tables, settings: dict = FAST, replica_acks: int = 0) -> Scene:
         config = Config.from_env(settings)
-        return cls(TableService(tables, on_change=scheduling.on_change_hook(tables, config), cache_size=0), config)
+        return cls(TableService(tables, on_change=scheduling.on_change_hook(tables, config), cache_size=0,
+                                replica_acks=replica_acks), config)
 
     def open_bots(self, n: int) -> None:
         # Luna thinks some 100 ms a move: a worker killed while bots play is caught mid-job
@@ -246,4 +247,134 @@ def running_worker(queue, workers: list[Worker]) -> tuple[Worker, str] | None:
     return None
 
 
-__all__ = ["FAST", "RESUME_LIMIT", "Human", "Scene", "Worker", "running_worker", "wait"]
+def _role(node) -> str:
+    with node.client(socket_timeout=2) as c:
+        role = c.execute_command("ROLE")
+    return role[0].decode() if isinstance(role[0], bytes) else role[0]
+
+
+def _replica_of(cluster, master_port: int):
+    for node in cluster.nodes:
+        with node.client(socket_timeout=2) as c:
+            role = c.execute_command("ROLE")
+        if role[0] in (b"slave", "slave") and int(role[2]) == master_port:
+            return node
+    raise AssertionError(f"no replica of :{master_port}")
+
+
+def _has_replica(node) -> bool:
+    with node.client(socket_timeout=2) as c:
+        info = c.info("replication")
+    return info.get("role") == "master" and int(info.get("connected_slaves", 0)) >= 1 and all(
+        v.get("state") == "online" for k, v in info.items() if k.startswith("slave") and isinstance(v, dict))
+
+
+def master_failover(workdir: Path, *, acks: int = 0, workers: int = 1, bots: int = 6) -> dict:
+    """kill -9 a master of a 3-master cluster with a replica each, the master of a bot table's slot,
+    while bots play, a person plays a bot (keyed retries) and ``escoba worker`` runs; its replica
+    is promoted by the cluster itself (``cluster-node-timeout`` 3 s).
+
+    ``acks`` = ``ESCOBA_REPLICA_ACKS``. With 0 the promoted master's tables play on at once; with
+    1 it has no replica to acknowledge a move until the killed node is restarted (the runbook:
+    docs/operations.md) and rejoins as its replica, which is done as soon as the promotion is seen.
+
+    Returns ``promoted`` (s from the kill to the promotion), ``back`` (s from the kill to the
+    moment the tables could move again: the promotion, or with acks the new replica in sync),
+    ``moved`` (table -> s from ``back`` until it moved again: each bot table and PLAYER AWAY of
+    a table whose timer fell due meanwhile), ``on_master`` (the bot tables whose slots the killed
+    master held), ``others`` (the rest whose due-index bucket is on another master too) and
+    ``went_on`` (those of them that moved between the kill and the promotion), ``alive`` (every
+    worker still running). Checks as it ends that every bot table's log runs 1..n with no gap or
+    repeat and every move the person was answered is in its log exactly once.
+    """
+    from events.connection import cluster_client
+    from events.store import events_key
+
+    from ..redis_servers import start_cluster, start_plain
+
+    cluster = start_cluster(workdir / "cluster", 3, durable=True, replicas=1)
+    queue = start_plain(workdir / "queue", durable=True)
+    procs: list[Worker] = []
+    scene = tables = None
+    try:
+        env = {"REDIS_URL": cluster.seeds_url, "ESCOBA_QUEUE_URL": queue.url, "ESCOBA_REPLICA_ACKS": str(acks),
+               **FAST}
+        tables = cluster_client(cluster.seeds_url, 10)
+        scene = Scene.on(tables, replica_acks=acks)
+        procs = [Worker(workdir / f"worker{i}.log", env) for i in range(workers)]
+        logs = [w.log for w in procs]
+        from rq import Worker as RQWorker
+
+        wait(lambda: len(RQWorker.all(connection=queue.client())) >= workers, 60, "the workers", logs)
+        scene.open_bots(bots)
+        human = scene.open_human()
+        wait(lambda: min(scene.versions().values()) >= 12, 60, "the bots to get going", logs)
+
+        def master_port(tid: str) -> int:
+            return tables.nodes_manager.get_node_from_slot(tables.keyslot(events_key(tid))).port
+
+        from workers import index
+
+        def bucket_port(tid: str) -> int:
+            return tables.nodes_manager.get_node_from_slot(tables.keyslot(index.due_key(index.bucket_of(tid)))).port
+
+        def split(port: int) -> tuple[list, list]:
+            """(the bot tables on ``port``, the others whose due-index bucket is not on it either)"""
+            return ([t for t in scene.bots if master_port(t) == port],
+                    [t for t in scene.bots if master_port(t) != port and bucket_port(t) != port])
+
+        # the master of a bot table, preferring one that leaves another table fully elsewhere
+        port = max(dict.fromkeys(map(master_port, scene.bots)), key=lambda p: bool(split(p)[1]))
+        on_master, others = split(port)
+        victim = next(n for n in cluster.nodes if n.port == port)
+        replica = _replica_of(cluster, port)
+        scene.open_away()  # on whichever master: its PLAYER AWAY falls due after the failover
+        before = scene.versions()
+        victim.kill()
+        killed = time.monotonic()
+        went_on: set = set()  # the other masters' tables that moved while this one was away
+
+        def promoted_yet() -> bool:
+            for tid in others:
+                if tid not in went_on:
+                    with contextlib.suppress(Exception):
+                        if scene.svc.load(tid).version > before[tid]:
+                            went_on.add(tid)
+            return _role(replica) == "master"
+
+        wait(promoted_yet, 30, "the replica's promotion", logs)
+        promoted = time.monotonic()
+        if acks:
+            victim.start()  # the same port and nodes.conf: it rejoins as the new master's replica
+            wait(lambda: _has_replica(replica), 60, "the restarted node to be the new master's replica", logs)
+        back = time.monotonic()
+        # the tables of the other masters may have moved meanwhile: from here they must move again
+        for tid in scene.bots:
+            if tid not in on_master:
+                with contextlib.suppress(Exception):
+                    before[tid] = scene.svc.load(tid).version
+        moved = scene.resume(back, before, logs=logs)
+        alive = all(w.alive() for w in procs)
+        count = len(human.acknowledged)
+        wait(lambda: len(human.acknowledged) > count or scene.svc.load(human.table_id).status == "finished", 60,
+             "the person's next move", logs)
+        scene.stop()
+        human.check()
+        for tid in scene.bots:
+            versions = [r["version"] for r in scene.svc.records(tid)]
+            assert versions == list(range(1, len(versions) + 1)), (tid, versions)
+        return {"promoted": promoted - killed, "back": back - killed, "moved": moved, "on_master": on_master,
+                "alive": alive, "others": others, "went_on": sorted(went_on)}
+    finally:
+        if scene is not None:
+            scene.stop()
+        for w in procs:
+            w.stop()
+        if tables is not None:
+            with contextlib.suppress(Exception):
+                tables.close()
+        queue.stop()
+        cluster.stop()
+
+
+__all__ = ["FAST", "RESUME_LIMIT", "Human", "Scene", "Worker", "master_failover", "running_worker", "wait"]

@@ -13,7 +13,7 @@ import pytest
 
 from events.config import Config
 from events.service import TableService
-from workers import jobs, runner, scheduling
+from workers import jobs, queues, runner, scheduling
 
 
 class Clock:
@@ -36,8 +36,9 @@ class Env:
         self.queue = queue if queue is not None else redis  # RQ's
         self.clock = clock
         self.config = config
+        # the hook splits the due index by the queue shards it is told of (as the API and workers do)
         self.svc = TableService(redis, clock=clock,
-                                on_change=scheduling.on_change_hook(redis, config))
+                                on_change=scheduling.on_change_hook(redis, config, len(queues.shards(self.queue))))
 
     # --- tables ----------------------------------------------------------------
     def open(self, bots=("tito",), humans: int = 1, preset: str = "del15", target: int = 10) -> str:

@@ -129,3 +129,25 @@ def _fast() -> dict:
     from .chaos import FAST
 
     return FAST
+
+
+@pytest.mark.parametrize("acks", [0, 1])
+def test_bot_turns_resume_within_10_s_of_a_cluster_masters_failover(acks, tmp_path):
+    """kill -9 the master of a bot table's slots on a cluster with a replica per master: once its
+    replica is promoted (and, with ESCOBA_REPLICA_ACKS=1, once the restarted node is its replica)
+    every bot table moves again and PLAYER AWAY fires within 10 s; no acknowledged move is lost or
+    doubled (master_failover checks every log)."""
+    _need_binaries(cluster=True)
+    from .chaos import master_failover
+
+    found = master_failover(tmp_path, acks=acks)
+    moved = found["moved"]
+    assert found["on_master"] and set(found["on_master"]) <= set(moved)
+    assert max(moved.values()) <= RESUME_LIMIT, found
+    assert found["alive"], "a worker exited"
+    # the tables of the other masters (whose due-index bucket is not on the killed one either) went on
+    # while it was away, until the cluster marked it failed
+    assert found["went_on"] == sorted(found["others"]), found
+    print(f"\nacks {acks}: {len(found['went_on'])} of {len(found['others'])} other tables moved while it was away; "
+          f"promoted {found['promoted']:.1f} s after the kill; back {found['back']:.1f} s; "
+          f"slowest table {max(moved.values()):.2f} s after that ({len(found['on_master'])} on the master)")
