@@ -34,10 +34,12 @@ import logging
 from dataclasses import dataclass
 
 import orjson
+from redis.exceptions import NoScriptError
 
 from . import replication
 from .buckets import SlotDirectory, bucket_key, read_buckets
 from .connection import is_cluster
+from .direct import Direct
 from .records import dumps, loads
 
 # index kinds (events/buckets.py): tables by creation time, status by table, tables by status
@@ -219,6 +221,7 @@ class EventStore:
         self.ack_timeout = ack_timeout
         self._append = redis.register_script(_APPEND)
         self._touch = redis.register_script(_TOUCH)
+        self._direct = Direct.for_client(redis)  # the append's EVALSHA without redis-py's per-command work
         self.slots = SlotDirectory(redis)
         # sharded pub/sub on a cluster: a notice goes only to the shard that owns the table
         self.publish = "SPUBLISH" if is_cluster(redis) else "PUBLISH"
@@ -295,7 +298,7 @@ class EventStore:
                 self.redis, stream, ("EVALSHA", self._append.sha, len(keys), *keys, *args),
                 self.replica_acks, self.ack_timeout, script=_APPEND)
         else:
-            reply = self._append(keys=keys, args=args)
+            reply = self._run(self._append, keys, args)
         status, version = int(reply[0]), int(reply[1])
         if status == 0:
             raise VersionConflict(version)
@@ -307,6 +310,17 @@ class EventStore:
             if channel:
                 self._publish(node, table_id, channel, message)
         return Appended(version, int(reply[2]), tuple(flat_hash(flat) for flat in reply[3:]))
+
+    def _run(self, script, keys: list, args: list):
+        """``script(keys=keys, args=args)``, on a direct connection when there is one (events/direct.py);
+        a server that lacks the script (restarted, SCRIPT FLUSH) is given it, as redis-py's Script does."""
+        if self._direct is None:
+            return script(keys=keys, args=args)
+        try:
+            return self._direct.execute("EVALSHA", script.sha, len(keys), *keys, *args)
+        except NoScriptError:
+            script.sha = self.redis.script_load(script.script)
+            return self._direct.execute("EVALSHA", script.sha, len(keys), *keys, *args)
 
     def confirm(self, table_id: str, actor: str, key: str) -> int | None:
         """The version a request with this idempotency key made (None: no such request), once
