@@ -266,7 +266,7 @@ def _moved(ctx, ask: Ask, log: dict, outcome: Outcome, player: str, deck, starte
         log.update(command=body.get("type") if body.get("type") in schemas.MOVES else "repeat")
     seat = outcome.state.seat_of(player)
     log.update(version=outcome.version, seat=seat, repeated=outcome.repeated)
-    ctx.metrics.command_latency.labels(log["command"], ask.transport).observe(time.perf_counter() - started)
+    ctx.metrics.command_seconds(log["command"], ask.transport, time.perf_counter() - started)
     return Moved(outcome, player, seat, deck)
 
 
