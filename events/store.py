@@ -242,7 +242,7 @@ class EventStore:
                        idempotency: tuple | None = None, notice: bool = True,
                        read_back: tuple[str, ...] = (), stamp: bool = False,
                        created_at: float | None = None, status: str | None = None,
-                       grant: tuple[str, str] | None = None) -> Appended:
+                       grant: tuple[str, str] | None = None, encoded: list[str] | None = None) -> Appended:
         """``append``, also reading back hashes of the same table in the same step.
 
         ``read_back``: keys of the table's own (``table_key``), so a hook that follows
@@ -252,7 +252,8 @@ class EventStore:
 
         In the same step: ``created_at`` puts the table in the index (its creation),
         ``status`` records the table's status after the batch (and its bucket's
-        counts), ``grant`` = ``(token_hash, player)`` issues a seat token.
+        counts), ``grant`` = ``(token_hash, player)`` issues a seat token. ``encoded``: the records
+        as ``records.dumps`` writes them, when the caller has them already.
         """
         if not records:
             raise ValueError("append needs at least one record")
@@ -281,7 +282,8 @@ class EventStore:
                 bucket_key(COUNTS, table_id), tokens_key(table_id)]
         channel = changes_channel(table_id) if notice else ""
         waits = self.replica_acks > 0
-        encoded = [dumps(r) for r in records]
+        if encoded is None:
+            encoded = [dumps(r) for r in records]
         message = change_notice(table_id, expected_version, new_version, encoded) if notice else ""
         token_hash, player = grant if grant is not None else ("", "")
         # waiting for replicas: the step publishes nothing, the notice follows their acknowledgement
