@@ -87,25 +87,38 @@ def table_view(state: State, *, deck: str | None = None) -> TableView:
 def for_reader(base: TableView, state: State, reader: int | None = SPECTATOR, *, full: bool = False) -> dict:
     """``base`` (``table_view`` of ``state``) completed for ``reader``: their seat, hand and options,
     and the labels of only the cards this reader is shown, so no field names a card they may not see."""
-    s = state
-    you = reader if reader is not None and reader in range(4) and s.seats[reader] else None
-    in_round = s.status == "playing"
-    result = dict(base.fields)
-    result["you"] = you
-    shown = base.shown
-    if you is not None and in_round:
-        result["hand"] = list(s.hands.get(you, ()))
-        shown = shown.union(result["hand"])
-        if you == s.turn:
-            result["options"] = options(s, you)
     if full:
+        s = state
+        result = {**base.fields, **reader_part(base, state, reader)}
+        del result["labels"]  # worked out again below, last, from every card the operator is shown
         result["hands"] = {str(seat): list(h) for seat, h in s.hands.items()}
         result["stock"] = list(s.stock)
         result["piles"] = [list(p) for p in s.piles]
-        shown = frozenset(_shown_cards(result))
-    names = label_map(result["deck"])
-    result["labels"] = {c: names[c] for c in shown}
-    return result
+        names = label_map(result["deck"])
+        result["labels"] = {c: names[c] for c in frozenset(_shown_cards(result))}
+        return result
+    return {**base.fields, **reader_part(base, state, reader)}
+
+
+# The fields ``reader_part`` fills in a view, in the view's order; everything else is ``base.fields``.
+READER_FIELDS = ("you", "hand", "options", "labels")
+
+
+def reader_part(base: TableView, state: State, reader: int | None = SPECTATOR) -> dict:
+    """What a (non-operator) reader's view holds beyond ``base``: their seat, their hand and, on their
+    turn, their options, and the labels of the cards this reader is shown (``READER_FIELDS``).
+    ``for_reader`` is ``base.fields`` with these in place; a server may encode ``base`` once and
+    these per reader (api/sockets/frames.py)."""
+    s = state
+    you = reader if reader is not None and reader in range(4) and s.seats[reader] else None
+    hand, opts, shown = [], None, base.shown
+    if you is not None and s.status == "playing":
+        hand = list(s.hands.get(you, ()))
+        shown = shown.union(hand)
+        if you == s.turn:
+            opts = options(s, you)
+    names = label_map(base.fields["deck"])
+    return {"you": you, "hand": hand, "options": opts, "labels": {c: names[c] for c in shown}}
 
 
 def _shown_cards(v: dict) -> set[str]:

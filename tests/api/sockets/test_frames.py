@@ -5,10 +5,12 @@ from __future__ import annotations
 import struct
 
 import orjson
+import pytest
 
 import engine
 from api.sockets.frames import ViewFrames, message, text_frame
 from api.sockets.hub import CHAT_BACKLOG, Mailbox
+from tests.events.conftest import engine_game
 
 
 def unframe(data: bytes) -> list[dict]:
@@ -127,7 +129,7 @@ def test_each_table_keeps_its_latest_shared_part_only_so_many_tables_still_share
     before = states["A"]
     after = _next(before)
     frames.view_json("A", after, 0, False, None)
-    late = frames._table_view("A", before, None)  # a late reader of the older version: built, not kept
+    late, _ = frames._table_view("A", before, None)  # a late reader of the older version: built, not kept
     assert late.fields["version"] == before.version and frames._bases[("A", None)][0] == after.version
 
 
@@ -150,3 +152,23 @@ def test_the_view_json_is_the_table_message_s_view():
     view = orjson.loads(frames.view_json("T", state, 1, False, None))
     assert unframe(frames.frames("T", state, 1, False, None))[0]["table"] == view
     assert view["table_id"] == "T" and view["you"] == 1 and frames.built == 1
+
+
+@pytest.mark.parametrize("players", [2, 4])
+def test_a_view_s_bytes_are_the_reader_s_whole_view_encoded(players):
+    """Each view is spliced from its version's shared runs, encoded once, and the reader's own fields:
+    the very bytes of the whole view, ``engine.for_reader`` for that reader, encoded in one go, for
+    every reader (seats, a spectator, a seat out of range), host or not, deck or not, all game long."""
+    decks = [None, *list(engine.cards.DECKS)[:1]]
+    for _, state in engine_game(11, players=players, max_events=300):
+        frames = ViewFrames()
+        for deck in decks:
+            base = engine.table_view(state, deck=deck)
+            for reader in (None, 0, 1, 2, 3, 7):
+                for host in (False, True):
+                    whole = orjson.dumps({"table_id": "T", **engine.for_reader(base, state, reader),
+                                          "you_are_host": host})
+                    spliced = frames.view_json("T", state, reader, host, deck)
+                    assert orjson.loads(spliced) == orjson.loads(whole)
+                    assert spliced == orjson.dumps({"table_id": "T", **engine.for_reader(
+                        frames._bases[("T", deck)][1], state, reader), "you_are_host": host})
