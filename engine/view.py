@@ -45,9 +45,14 @@ class TableView:
 
     fields: dict
     shown: frozenset
+    plays: list | None = None  # the state's history its "history" was built from (see table_view's previous)
 
 
-def table_view(state: State, *, deck: str | None = None) -> TableView:
+def table_view(state: State, *, deck: str | None = None, previous: TableView | None = None) -> TableView:
+    """The view every reader of ``state`` shares. ``previous``: the one built for an earlier version of
+    the same table; its history entries are taken again for the plays it shares with this one (the same
+    entries: a fold copies the list, never a play), so a move builds its own play's entry, not the
+    round's every one."""
     s = state
     design = design_for(s.settings.deck, deck)
     fields = {
@@ -73,15 +78,28 @@ def table_view(state: State, *, deck: str | None = None) -> TableView:
         "fifteen_to_take": _fifteen(s),
         "options": None,  # the reader's, on their turn
         "last_deal": bool(s.status == "playing" and s.last_deal),
-        "history": [{"kind": kind, "seat": seat, "card": card, "captured": list(captured)}
-                    for kind, seat, card, captured in s.history],
+        "history": _history(s.history, previous),
         "winners": list(s.winners) if s.winners is not None else None,
         "ended_by": s.ended_by,
         "away": {"seat": s.away_open} if s.away_open is not None else None,
         "rematch": _rematch(s),
         "deck": design,
     }
-    return TableView(fields, frozenset(_shown_cards(fields)))
+    return TableView(fields, frozenset(_shown_cards(fields)), s.history)
+
+
+def _history(plays: list, previous: TableView | None) -> list[dict]:
+    known, built = (previous.plays, previous.fields["history"]) if previous is not None else ((), ())
+    if known is None:
+        known = ()
+    out = []
+    for i, play in enumerate(plays):
+        if i < len(known) and known[i] is play:
+            out.append(built[i])  # never changed in place: views are only read (and encoded)
+        else:
+            kind, seat, card, captured = play
+            out.append({"kind": kind, "seat": seat, "card": card, "captured": list(captured)})
+    return out
 
 
 def for_reader(base: TableView, state: State, reader: int | None = SPECTATOR, *, full: bool = False) -> dict:

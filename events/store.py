@@ -380,9 +380,15 @@ class EventStore:
             count = READ_CHUNK if limit is None else min(READ_CHUNK, limit - len(out))
             if count <= 0:
                 return out
-            entries = self.redis.xrange(key, min=start, max=end, count=count)
-            for entry_id, fields in entries:
-                out.append((_entry_version(entry_id), fields.get(b"e", fields.get("e"))))
+            if self._direct is not None:  # every load reads its tail (a GET, a socket's first view): no redis-py work
+                entries = self._direct.execute("XRANGE", key, start, end, "COUNT", count)
+                for entry_id, flat in entries:
+                    fields = dict(zip(flat[::2], flat[1::2], strict=True))
+                    out.append((_entry_version(entry_id), fields.get(b"e", fields.get("e"))))
+            else:
+                entries = self.redis.xrange(key, min=start, max=end, count=count)
+                for entry_id, fields in entries:
+                    out.append((_entry_version(entry_id), fields.get(b"e", fields.get("e"))))
             if len(entries) < count:
                 return out
             start = f"{out[-1][0] + 1}-0"

@@ -89,7 +89,8 @@ class ViewFrames:
             if kept is not None and kept[0] == state.version:
                 self._bases.move_to_end(key)
                 return kept[1], kept[2]
-        base = engine.table_view(state, deck=deck)
+        # the table's last part: its history's entries are taken again (engine.view.table_view)
+        base = engine.table_view(state, deck=deck, previous=kept[1] if kept is not None else None)
         encoded = _encoded(table_id, base)
         with self._lock:
             kept = self._bases.get(key)

@@ -113,3 +113,15 @@ def test_past_the_kept_connections_the_clients_pool_serves(client, monkeypatch):
     direct = Direct.for_client(client)
     monkeypatch.setattr("events.direct.IDLE_MAX", 0)
     assert direct.execute("SET", "direct:p", "1") in (True, b"OK") and direct._open == 0
+
+
+def test_reads_answer_as_redis_py_does(client, redis_server, monkeypatch):
+    """read_raw's XRANGE on a direct connection: the same entries as redis-py's own, in chunks too."""
+    direct, plain = EventStore(client), EventStore(redis_server.client())
+    assert direct._direct is not None and plain._direct is None
+    t = tid()
+    direct.append(t, 0, [rec(v) for v in range(1, 8)])
+    monkeypatch.setattr("events.store.READ_CHUNK", 3)
+    for after, until, limit in [(0, None, None), (3, None, None), (0, 5, None), (2, 6, 3), (7, None, None)]:
+        assert direct.read_raw(t, after, until, limit) == plain.read_raw(t, after, until, limit)
+    assert [v for v, _ in direct.read_raw(t)] == list(range(1, 8))

@@ -111,7 +111,8 @@ def test_each_table_keeps_its_latest_shared_part_only_so_many_tables_still_share
     finds it (one kept per table: a part per version made them push each other out)."""
     parts = []
     table_view = engine.table_view
-    monkeypatch.setattr(engine, "table_view", lambda state, deck=None: parts.append(1) or table_view(state, deck=deck))
+    monkeypatch.setattr(engine, "table_view", lambda state, deck=None, previous=None: parts.append(1) or table_view(
+        state, deck=deck, previous=previous))
     states = {table: playing_state() for table in "ABCDEF"}
     frames = ViewFrames(shared_parts=len(states))
     for table, state in states.items():  # a first round: nothing kept yet
@@ -172,3 +173,22 @@ def test_a_view_s_bytes_are_the_reader_s_whole_view_encoded(players):
                     assert orjson.loads(spliced) == orjson.loads(whole)
                     assert spliced == orjson.dumps({"table_id": "T", **engine.for_reader(
                         frames._bases[("T", deck)][1], state, reader), "you_are_host": host})
+
+
+def test_a_table_s_next_views_take_its_earlier_plays_again_and_are_the_same_views():
+    """A version's shared part takes the history entries of the table's previous part for the plays they
+    share (engine.view.table_view's ``previous``): a move builds its own play's entry only, and every
+    view is still the whole view built afresh."""
+    frames, reused = ViewFrames(), 0
+    for _, state in engine_game(5, players=2, max_events=200):
+        before = frames._bases.get(("T", None))
+        for reader in (None, 0, 1):
+            fresh = {"table_id": "T", **engine.view(state, reader), "you_are_host": False}
+            assert orjson.loads(frames.view_json("T", state, reader, False, None)) == orjson.loads(orjson.dumps(fresh))
+        after = frames._bases[("T", None)][1]
+        if before is not None and state.history and before[1].plays:
+            shared = [i for i, play in enumerate(state.history)
+                      if i < len(before[1].plays) and before[1].plays[i] is play]
+            reused += sum(after.fields["history"][i] is before[1].fields["history"][i] for i in shared)
+            assert all(after.fields["history"][i] is before[1].fields["history"][i] for i in shared)
+    assert reused > 50
