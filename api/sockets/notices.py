@@ -119,7 +119,8 @@ class ChannelListener:
                     if lean:  # a notice straight from the reply (redis-py's get_message around it cost
                         # as much as the notice's dispatch); anything else goes through redis-py's handling
                         response = connection.read_response(disconnect_on_error=False, push_request=True, timeout=None)
-                        if type(response) is list and len(response) == 3 and response[0] in _MESSAGE:
+                        # (hiredis gives a list, or its PushNotification, a list of its own)
+                        if isinstance(response, list) and len(response) == 3 and response[0] in _MESSAGE:
                             self.on_notice(response[2])
                             continue
                         message = pubsub.handle_message(response)

@@ -335,3 +335,32 @@ def test_a_change_this_process_made_is_posted_at_once_and_its_notice_then_does_n
         assert tid not in hub._posted  # forgotten with the table's last socket
     finally:
         hub.stop()
+
+
+def test_on_one_redis_a_notice_is_taken_straight_from_the_reply(redis_server):
+    """ChannelListener's lean read (one Redis; the sharded listener reads through redis-py): a
+    published notice reaches the hub without redis-py's message handling (which subscription
+    replies still go through)."""
+    from events.config import Config
+    from events.connection import connect
+
+    backends = connect(Config(redis_url=redis_server.url), wait=5)
+    service = TableService(backends.tables, rng=random.Random(5))
+    hub = Hub(backends.tables, TableService(backends.tables, cache_size=0))
+    try:
+        tid = autoplay.new_table(service, players=1)
+        q = hub.watch(tid)
+        next_state(q, 1)
+        handled = []
+        real = redis_lib.client.PubSub.handle_message
+        redis_lib.client.PubSub.handle_message = lambda self, *a, **k: handled.append(a) or real(self, *a, **k)
+        try:
+            done = sit(service, tid, 1)
+            assert next_state(q, done).version == done
+        finally:
+            redis_lib.client.PubSub.handle_message = real
+        assert handled == []
+        hub.unwatch(tid, q)
+    finally:
+        hub.stop()
+        backends.close()
