@@ -4,6 +4,7 @@ resubscribes and its sockets catch up from the log, a lost node's tables move on
 from __future__ import annotations
 
 import random
+import threading
 import time
 
 import orjson
@@ -311,11 +312,19 @@ def test_a_change_this_process_made_is_posted_at_once_and_its_notice_then_does_n
         mover.take(), other.take()
         heard, loads = [], []
         deliver = hub.listener.on_notice
-        hub.listener.on_notice = lambda raw: heard.append(orjson.loads(raw).get("version")) or deliver(raw)
+        posted = threading.Event()
+
+        def hear(raw):  # the notice waits for the post here (it may come first: see load_noticed's test)
+            posted.wait(10)
+            heard.append(orjson.loads(raw).get("version"))
+            deliver(raw)
+
+        hub.listener.on_notice = hear
         real = service.load_noticed
         service.load_noticed = lambda *a, **k: loads.append(a) or real(*a, **k)
         outcome = service.execute(tid, {"type": "sit", "player": "x1", "name": "X1"}, actor="guest")
         hub.post_local(tid, outcome.state, skip=mover)
+        posted.set()
         assert other.take()[0] is outcome.state  # posted at once, before any notice
         assert mover.take() == (None, [])
         deadline = time.monotonic() + 10
