@@ -48,11 +48,15 @@ class Direct:
 
     @classmethod
     def for_client(cls, client) -> Direct | None:
-        """A ``Direct`` for ``client`` when it is a plain TCP Redis of ours, else None."""
+        """The ``Direct`` of ``client`` when it is a plain TCP Redis of ours, else None: one a client,
+        kept on it, so a store made for one read (the timers' tail, the compactor) reuses its connections."""
         pool = getattr(client, "connection_pool", None)
         if type(client) is not redis_lib.Redis or pool is None or pool.connection_class is not Connection:
             return None
-        return cls(client)
+        direct = getattr(client, "_escoba_direct", None)
+        if direct is None:
+            direct = client._escoba_direct = cls(client)
+        return direct
 
     def execute(self, *args):
         """The reply to one command (as the connection parses it), or its error."""

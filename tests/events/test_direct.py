@@ -39,6 +39,14 @@ def test_only_a_plain_client_of_ours_goes_direct(client, redis_server, fake_redi
     assert EventStore(fake_redis)._direct is None
 
 
+def test_the_stores_of_one_client_share_its_connections(client):
+    first, second = EventStore(client), EventStore(client)
+    assert first._direct is second._direct is Direct.for_client(client)
+    t = tid()
+    first.append(t, 0, [rec(1)])
+    assert [v for v, _ in second.read_raw(t)] == [1] and first._direct._open == 1
+
+
 def test_appends_answer_as_redis_py_does(client):
     store, t = EventStore(client), tid()
     assert store.append(t, 0, [rec(1), rec(2)], idempotency=(f"table:{{{t}}}:idem:a:k", "{\"version\": 2}")) == 2
