@@ -33,14 +33,16 @@ a run and the clients then idled: 0.70 to 0.72 of the baseline became 0.76 to
 0.78 with the window closed at the first end (same code, same machine). 120
 tables keep a window whole on this machine; a run that is cut says by how much.
 Prints each run,
-then the pooled moves/s and their ratio (target >= 0.75), p99 of a move
+then the pooled moves/s and their ratio (target >= 0.85, issue 26), p99 of a move
 (GET + POST) and CPU per move of each server (its gunicorn processes), of
 Redis and of the load client.
 
 What it leaves out: bots and the RQ worker (the timers the API schedules on
 every move are in, the jobs that would fire are not run), chat and the event
 feed, If-None-Match (each GET follows a change, so a 304 would never apply),
-TLS and a proxy in front, more than one Redis or a network between them.
+TLS and a proxy in front, more than one Redis or a network between them, and the
+rate limits (off on both servers: the moves' per-token window is one more Redis round
+trip a move in production).
 """
 
 from __future__ import annotations
@@ -324,8 +326,8 @@ def main(argv=None) -> int:
         print(f"{name + ':':9s} {rate:.1f} moves/s, p50 {percentile(lat, 50) * 1e3:.2f} ms, "
               f"p99 {percentile(lat, 99) * 1e3:.2f} ms, server CPU per move {cpu:.3f} ms, redis {rcpu:.3f} ms")
     t_ratio, p_ratio = e_rate / b_rate, percentile(e_lat, 99) / percentile(b_lat, 99)
-    print(f"throughput ratio escoba/baseline = {t_ratio:.2f} (target >= 0.75: "
-          f"{'met' if t_ratio >= 0.75 else 'MISSED'})")
+    print(f"throughput ratio escoba/baseline = {t_ratio:.2f} (target >= 0.85: "
+          f"{'met' if t_ratio >= 0.85 else 'MISSED'})")
     print(f"p99 latency ratio escoba/baseline = {p_ratio:.2f}; server CPU per move escoba/baseline = "
           f"{e_cpu / b_cpu:.2f}")
     return 0

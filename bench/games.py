@@ -22,7 +22,11 @@ API + Redis (<= 1.2x), and the opponent's p99 (<= 1.0x).
 What it leaves out: the client's own CPU (it shares the 2 cores); TLS and any proxy;
 more than one API process or a Redis Cluster (bench/cluster.py); bots and the workers'
 jobs (the timers a move schedules are written, but no worker runs them); a real
-network's latency (everything is on 127.0.0.1); the page's work in a browser.
+network's latency (everything is on 127.0.0.1); the page's work in a browser; the rate
+limits (``ESCOBA_RATE_LIMITS=off``, as in every bench here: it opens 100 tables from one
+address), so the moves' per-token window, one more Redis round trip a move in production
+(api/http/limits.py), is not counted; replica acknowledgements (one Redis, no replica:
+bench/cluster.py measures ``ESCOBA_REPLICA_ACKS``).
 
 The peer: boardgame.io (Node, in-memory store), the same closed loop of two-player
 games with a socket per player, run here after escoba in the same run (bench/peer.py;

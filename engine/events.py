@@ -178,7 +178,14 @@ def event_type(event) -> str:
 
 def event_data(event) -> dict:
     """The event's fields as plain JSON-ready data."""
-    return {f.name: _thaw(getattr(event, f.name)) for f in fields(event)}
+    cls = type(event)
+    names = _FIELD_NAMES.get(cls)
+    if names is None:  # dataclasses.fields() works them out again on every call: once a type here
+        names = _FIELD_NAMES[cls] = tuple(f.name for f in fields(cls))
+    return {name: _thaw(getattr(event, name)) for name in names}
+
+
+_FIELD_NAMES: dict[type, tuple[str, ...]] = {}
 
 
 def event_from(type_name: str, data: dict):
@@ -188,11 +195,16 @@ def event_from(type_name: str, data: dict):
 
 
 def _thaw(v):
+    if type(v) in _PLAIN:  # most fields: a card, a seat, a name
+        return v
     if isinstance(v, tuple | list):
         return [_thaw(x) for x in v]
     if isinstance(v, dict):
         return {k: _thaw(x) for k, x in v.items()}
     return v
+
+
+_PLAIN = frozenset((str, int, bool, float, type(None)))
 
 
 def _freeze(v):

@@ -64,8 +64,7 @@ class State:
         ``__init__`` over every field: a move copies a state, so this is hot.
         """
         new = object.__new__(State)
-        for name in _SHARED_FIELDS:
-            setattr(new, name, getattr(self, name))
+        _copy_shared(self, new)
         new.seats = list(self.seats)
         new.side_of = dict(self.side_of)
         new.hands = {s: list(h) for s, h in self.hands.items()}
@@ -113,6 +112,19 @@ class State:
 # the fields a copy may share with its original: values that are never changed in place
 _OWN_FIELDS = ("seats", "side_of", "hands", "table", "stock", "piles", "escobas", "scores", "rematch", "history")
 _SHARED_FIELDS = tuple(f.name for f in fields(State) if f.name not in _OWN_FIELDS)
+
+
+def _shared_copier():
+    """``copy(source, target)`` setting every shared field of ``target`` from ``source``, written out
+    one field a line (as dataclasses writes ``__init__``): a getattr/setattr by name per field was
+    half of a move's copy of its state."""
+    body = "".join(f"    target.{name} = source.{name}\n" for name in _SHARED_FIELDS)
+    scope: dict = {}
+    exec(f"def copy(source, target):\n{body or '    pass'}\n", scope)  # noqa: S102 (our own field names)
+    return scope["copy"]
+
+
+_copy_shared = _shared_copier()
 
 
 def fold(state: State, events) -> State:

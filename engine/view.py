@@ -45,9 +45,14 @@ class TableView:
 
     fields: dict
     shown: frozenset
+    plays: list | None = None  # the state's history its "history" was built from (see table_view's previous)
 
 
-def table_view(state: State, *, deck: str | None = None) -> TableView:
+def table_view(state: State, *, deck: str | None = None, previous: TableView | None = None) -> TableView:
+    """The view every reader of ``state`` shares. ``previous``: the one built for an earlier version of
+    the same table; its history entries are taken again for the plays it shares with this one (the same
+    entries: a fold copies the list, never a play), so a move builds its own play's entry, not the
+    round's every one."""
     s = state
     design = design_for(s.settings.deck, deck)
     fields = {
@@ -73,39 +78,65 @@ def table_view(state: State, *, deck: str | None = None) -> TableView:
         "fifteen_to_take": _fifteen(s),
         "options": None,  # the reader's, on their turn
         "last_deal": bool(s.status == "playing" and s.last_deal),
-        "history": [{"kind": kind, "seat": seat, "card": card, "captured": list(captured)}
-                    for kind, seat, card, captured in s.history],
+        "history": _history(s.history, previous),
         "winners": list(s.winners) if s.winners is not None else None,
         "ended_by": s.ended_by,
         "away": {"seat": s.away_open} if s.away_open is not None else None,
         "rematch": _rematch(s),
         "deck": design,
     }
-    return TableView(fields, frozenset(_shown_cards(fields)))
+    return TableView(fields, frozenset(_shown_cards(fields)), s.history)
+
+
+def _history(plays: list, previous: TableView | None) -> list[dict]:
+    known, built = (previous.plays, previous.fields["history"]) if previous is not None else ((), ())
+    if known is None:
+        known = ()
+    out = []
+    for i, play in enumerate(plays):
+        if i < len(known) and known[i] is play:
+            out.append(built[i])  # never changed in place: views are only read (and encoded)
+        else:
+            kind, seat, card, captured = play
+            out.append({"kind": kind, "seat": seat, "card": card, "captured": list(captured)})
+    return out
 
 
 def for_reader(base: TableView, state: State, reader: int | None = SPECTATOR, *, full: bool = False) -> dict:
     """``base`` (``table_view`` of ``state``) completed for ``reader``: their seat, hand and options,
     and the labels of only the cards this reader is shown, so no field names a card they may not see."""
-    s = state
-    you = reader if reader is not None and reader in range(4) and s.seats[reader] else None
-    in_round = s.status == "playing"
-    result = dict(base.fields)
-    result["you"] = you
-    shown = base.shown
-    if you is not None and in_round:
-        result["hand"] = list(s.hands.get(you, ()))
-        shown = shown.union(result["hand"])
-        if you == s.turn:
-            result["options"] = options(s, you)
     if full:
+        s = state
+        result = {**base.fields, **reader_part(base, state, reader)}
+        del result["labels"]  # worked out again below, last, from every card the operator is shown
         result["hands"] = {str(seat): list(h) for seat, h in s.hands.items()}
         result["stock"] = list(s.stock)
         result["piles"] = [list(p) for p in s.piles]
-        shown = frozenset(_shown_cards(result))
-    names = label_map(result["deck"])
-    result["labels"] = {c: names[c] for c in shown}
-    return result
+        names = label_map(result["deck"])
+        result["labels"] = {c: names[c] for c in frozenset(_shown_cards(result))}
+        return result
+    return {**base.fields, **reader_part(base, state, reader)}
+
+
+# The fields ``reader_part`` fills in a view, in the view's order; everything else is ``base.fields``.
+READER_FIELDS = ("you", "hand", "options", "labels")
+
+
+def reader_part(base: TableView, state: State, reader: int | None = SPECTATOR) -> dict:
+    """What a (non-operator) reader's view holds beyond ``base``: their seat, their hand and, on their
+    turn, their options, and the labels of the cards this reader is shown (``READER_FIELDS``).
+    ``for_reader`` is ``base.fields`` with these in place; a server may encode ``base`` once and
+    these per reader (api/sockets/frames.py)."""
+    s = state
+    you = reader if reader is not None and reader in range(4) and s.seats[reader] else None
+    hand, opts, shown = [], None, base.shown
+    if you is not None and s.status == "playing":
+        hand = list(s.hands.get(you, ()))
+        shown = shown.union(hand)
+        if you == s.turn:
+            opts = options(s, you)
+    names = label_map(base.fields["deck"])
+    return {"you": you, "hand": hand, "options": opts, "labels": {c: names[c] for c in shown}}
 
 
 def _shown_cards(v: dict) -> set[str]:

@@ -30,7 +30,7 @@ from engine.cards import FULL_DECK
 from engine.state import State
 
 from . import compaction, decoding, replication, snapshots
-from .records import LogError, from_record, loads, to_record
+from .records import LogError, dumps, from_record, loads, to_record
 from .seconds import PerSecond
 from .store import (
     IDEMPOTENCY_TTL,
@@ -160,6 +160,9 @@ class TableService:
         self._cache: OrderedDict[str, State] = OrderedDict()
         self._archives: OrderedDict[str, compaction.Archive] = OrderedDict()
         self._lock = threading.Lock()
+        # table -> (version before, stored records, state after) of an append this process has in
+        # flight: its change notice may come back before the append's answer (load_noticed)
+        self._in_flight: dict[str, tuple[int, list[str], State]] = {}
 
     # --- reading -----------------------------------------------------------
     def load(self, table_id: str, until: int | None = None) -> State:
@@ -246,6 +249,12 @@ class TableService:
         state = self._cached(table_id)
         if state is not None and state.version >= version:
             return state
+        flying = self._in_flight.get(table_id)
+        if flying is not None and encoded and flying[0] == after and flying[1] == encoded:
+            # this process's own append, whose answer has not come back yet: the same records after
+            # the same version fold to the state it worked out (the fold is deterministic)
+            self._remember(table_id, flying[2])
+            return flying[2]
         if state is not None and encoded and state.version == after and after + len(encoded) == version:
             state = fold_entries(state, list(enumerate(encoded, after + 1)))  # str or bytes: both decode
             self._remember(table_id, state)
@@ -451,9 +460,15 @@ class TableService:
             )
         read_back, stamp = self._hook_reads(table_id)
         status = new_state.status if any(r["type"] in STATUS_CHANGES for r in records) else None
-        appended = self.store.append_reading(table_id, state.version, records, idempotency=idempotency,
-                                             read_back=read_back, stamp=stamp, created_at=created_at,
-                                             status=status, grant=grant)
+        encoded = [dumps(r) for r in records]
+        self._in_flight[table_id] = (state.version, encoded, new_state)
+        try:
+            appended = self.store.append_reading(table_id, state.version, records, idempotency=idempotency,
+                                                 read_back=read_back, stamp=stamp, created_at=created_at,
+                                                 status=status, grant=grant, encoded=encoded)
+        finally:
+            if self._in_flight.get(table_id, (None, None))[1] is encoded:
+                del self._in_flight[table_id]
         version = appended.version
         if self.snapshot_every and snapshots.due(state.version, version, self.snapshot_every):
             snapshots.save_snapshot(self.redis, table_id, new_state, self.snapshot_every)

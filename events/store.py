@@ -34,10 +34,12 @@ import logging
 from dataclasses import dataclass
 
 import orjson
+from redis.exceptions import NoScriptError
 
 from . import replication
 from .buckets import SlotDirectory, bucket_key, read_buckets
 from .connection import is_cluster
+from .direct import Direct
 from .records import dumps, loads
 
 # index kinds (events/buckets.py): tables by creation time, status by table, tables by status
@@ -219,6 +221,7 @@ class EventStore:
         self.ack_timeout = ack_timeout
         self._append = redis.register_script(_APPEND)
         self._touch = redis.register_script(_TOUCH)
+        self._direct = Direct.for_client(redis)  # the append's EVALSHA without redis-py's per-command work
         self.slots = SlotDirectory(redis)
         # sharded pub/sub on a cluster: a notice goes only to the shard that owns the table
         self.publish = "SPUBLISH" if is_cluster(redis) else "PUBLISH"
@@ -239,7 +242,7 @@ class EventStore:
                        idempotency: tuple | None = None, notice: bool = True,
                        read_back: tuple[str, ...] = (), stamp: bool = False,
                        created_at: float | None = None, status: str | None = None,
-                       grant: tuple[str, str] | None = None) -> Appended:
+                       grant: tuple[str, str] | None = None, encoded: list[str] | None = None) -> Appended:
         """``append``, also reading back hashes of the same table in the same step.
 
         ``read_back``: keys of the table's own (``table_key``), so a hook that follows
@@ -249,7 +252,8 @@ class EventStore:
 
         In the same step: ``created_at`` puts the table in the index (its creation),
         ``status`` records the table's status after the batch (and its bucket's
-        counts), ``grant`` = ``(token_hash, player)`` issues a seat token.
+        counts), ``grant`` = ``(token_hash, player)`` issues a seat token. ``encoded``: the records
+        as ``records.dumps`` writes them, when the caller has them already.
         """
         if not records:
             raise ValueError("append needs at least one record")
@@ -278,7 +282,8 @@ class EventStore:
                 bucket_key(COUNTS, table_id), tokens_key(table_id)]
         channel = changes_channel(table_id) if notice else ""
         waits = self.replica_acks > 0
-        encoded = [dumps(r) for r in records]
+        if encoded is None:
+            encoded = [dumps(r) for r in records]
         message = change_notice(table_id, expected_version, new_version, encoded) if notice else ""
         token_hash, player = grant if grant is not None else ("", "")
         # waiting for replicas: the step publishes nothing, the notice follows their acknowledgement
@@ -295,7 +300,7 @@ class EventStore:
                 self.redis, stream, ("EVALSHA", self._append.sha, len(keys), *keys, *args),
                 self.replica_acks, self.ack_timeout, script=_APPEND)
         else:
-            reply = self._append(keys=keys, args=args)
+            reply = self._run(self._append, keys, args)
         status, version = int(reply[0]), int(reply[1])
         if status == 0:
             raise VersionConflict(version)
@@ -307,6 +312,17 @@ class EventStore:
             if channel:
                 self._publish(node, table_id, channel, message)
         return Appended(version, int(reply[2]), tuple(flat_hash(flat) for flat in reply[3:]))
+
+    def _run(self, script, keys: list, args: list):
+        """``script(keys=keys, args=args)``, on a direct connection when there is one (events/direct.py);
+        a server that lacks the script (restarted, SCRIPT FLUSH) is given it, as redis-py's Script does."""
+        if self._direct is None:
+            return script(keys=keys, args=args)
+        try:
+            return self._direct.execute("EVALSHA", script.sha, len(keys), *keys, *args)
+        except NoScriptError:
+            script.sha = self.redis.script_load(script.script)
+            return self._direct.execute("EVALSHA", script.sha, len(keys), *keys, *args)
 
     def confirm(self, table_id: str, actor: str, key: str) -> int | None:
         """The version a request with this idempotency key made (None: no such request), once
@@ -364,9 +380,15 @@ class EventStore:
             count = READ_CHUNK if limit is None else min(READ_CHUNK, limit - len(out))
             if count <= 0:
                 return out
-            entries = self.redis.xrange(key, min=start, max=end, count=count)
-            for entry_id, fields in entries:
-                out.append((_entry_version(entry_id), fields.get(b"e", fields.get("e"))))
+            if self._direct is not None:  # every load reads its tail (a GET, a socket's first view): no redis-py work
+                entries = self._direct.execute("XRANGE", key, start, end, "COUNT", count)
+                for entry_id, flat in entries:
+                    fields = dict(zip(flat[::2], flat[1::2], strict=True))
+                    out.append((_entry_version(entry_id), fields.get(b"e", fields.get("e"))))
+            else:
+                entries = self.redis.xrange(key, min=start, max=end, count=count)
+                for entry_id, fields in entries:
+                    out.append((_entry_version(entry_id), fields.get(b"e", fields.get("e"))))
             if len(entries) < count:
                 return out
             start = f"{out[-1][0] + 1}-0"

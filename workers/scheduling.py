@@ -65,6 +65,7 @@ of that id and hand nothing, and the chain would stop.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import logging
 import math
@@ -136,6 +137,7 @@ class LogTimes:
 
 # --- reading the log's times -------------------------------------------------
 
+@functools.lru_cache(maxsize=4096)  # a move's hook reads its newest records' times two or three times each
 def parse_at(text: str) -> float:
     """An ISO-8601 record time (``...Z`` or an offset) as epoch seconds."""
     if text.endswith("Z"):

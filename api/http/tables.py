@@ -191,6 +191,8 @@ def move_answer(ctx, ask: Ask, log: dict) -> Answer:
     new view."""
     moved = decide_move(ctx, ask, log)
     state = moved.outcome.state
+    if not moved.outcome.repeated:  # the table's sockets here hear it now, not from its notice
+        ctx.hub.post_local(ask.table_id, state)
     view = ctx.frames.view_json(ask.table_id, state, moved.seat, moved.player == state.host, moved.deck)
     return Answer(b'{"version":%d,"table":%s}' % (moved.outcome.version, view))
 
@@ -264,7 +266,7 @@ def _moved(ctx, ask: Ask, log: dict, outcome: Outcome, player: str, deck, starte
         log.update(command=body.get("type") if body.get("type") in schemas.MOVES else "repeat")
     seat = outcome.state.seat_of(player)
     log.update(version=outcome.version, seat=seat, repeated=outcome.repeated)
-    ctx.metrics.command_latency.labels(log["command"], ask.transport).observe(time.perf_counter() - started)
+    ctx.metrics.command_seconds(log["command"], ask.transport, time.perf_counter() - started)
     return Moved(outcome, player, seat, deck)
 
 

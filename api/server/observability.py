@@ -223,10 +223,28 @@ class Metrics:
             self.requests.labels(MOVE_ROUTE, "POST", status)
         self.request_latency.labels(MOVE_ROUTE, "POST")
         self._request_children: dict = {}
+        self._move_children: dict = {}
+        self._latency_children: dict = {}
         r.register(_Durability())
 
     def add_redis_collectors(self, backends) -> None:
         self.registry.register(_RedisCollector(backends))
+
+    def move(self, command: str, outcome: str, transport: str) -> None:
+        """One move counted (``escoba_moves_total``); children cached as in ``request``."""
+        key = (command, outcome, transport)
+        child = self._move_children.get(key)
+        if child is None:
+            child = self._move_children[key] = self.moves.labels(command, outcome, transport)
+        child.inc()
+
+    def command_seconds(self, command: str, transport: str, seconds: float) -> None:
+        """A move's decision time (``escoba_command_seconds``); children cached as in ``request``."""
+        key = (command, transport)
+        child = self._latency_children.get(key)
+        if child is None:
+            child = self._latency_children[key] = self.command_latency.labels(command, transport)
+        child.observe(seconds)
 
     def request(self, route: str, method: str, status: int, seconds: float) -> None:
         """One answered request (children cached: labels() takes a lock and builds a key each call)."""
@@ -420,7 +438,7 @@ def request_done(metrics: Metrics, log: dict | None, method: str, path: str, sta
     if fields.get("command"):
         outcome = "ok" if status < 400 else (error_code or str(status))
         fields["outcome"] = outcome
-        metrics.moves.labels(fields["command"], outcome, fields.get("transport", TRANSPORT_HTTP)).inc()
+        metrics.move(fields["command"], outcome, fields.get("transport", TRANSPORT_HTTP))
     now = time.perf_counter()
     seconds = max(0.0, now - (started if started is not None else now))
     metrics.request(route, method, status, seconds)

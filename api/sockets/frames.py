@@ -21,6 +21,7 @@ from collections import OrderedDict
 import orjson
 
 import engine
+from engine.view import READER_FIELDS, reader_part
 
 
 def text_frame(payload: bytes) -> bytes:
@@ -58,7 +59,8 @@ class ViewFrames:
         self.size = size
         self.shared_parts = shared_parts
         self._built: OrderedDict[tuple, tuple[bytes, bytes]] = OrderedDict()
-        self._bases: OrderedDict[tuple, tuple[int, engine.TableView]] = OrderedDict()  # (table, deck) -> latest
+        # (table, deck) -> (its latest version, that version's shared part, the part encoded: _encoded)
+        self._bases: OrderedDict[tuple, tuple[int, engine.TableView, tuple]] = OrderedDict()
         self._lock = threading.Lock()
         self.built = 0  # views built (the rest were sent from here)
 
@@ -74,7 +76,7 @@ class ViewFrames:
         def build():
             with self._lock:  # called outside it
                 self.built += 1
-            return _build(table_id, state, seat, is_host, deck, self._table_view(table_id, state, deck))
+            return _build(table_id, state, seat, is_host, *self._table_view(table_id, state, deck))
 
         return self._remembered(self._built, (table_id, state.version, seat, is_host, deck), self.size, build)
 
@@ -86,16 +88,18 @@ class ViewFrames:
             kept = self._bases.get(key)
             if kept is not None and kept[0] == state.version:
                 self._bases.move_to_end(key)
-                return kept[1]
-        base = engine.table_view(state, deck=deck)
+                return kept[1], kept[2]
+        # the table's last part: its history's entries are taken again (engine.view.table_view)
+        base = engine.table_view(state, deck=deck, previous=kept[1] if kept is not None else None)
+        encoded = _encoded(table_id, base)
         with self._lock:
             kept = self._bases.get(key)
             if kept is None or kept[0] < state.version:  # a late reader of an older version keeps nothing
-                self._bases[key] = (state.version, base)
+                self._bases[key] = (state.version, base, encoded)
                 self._bases.move_to_end(key)
                 while len(self._bases) > self.shared_parts:
                     self._bases.popitem(last=False)
-        return base
+        return base, encoded
 
     def _remembered(self, cache: OrderedDict, key: tuple, limit: int, build):
         """``cache[key]``, built (outside the lock) when missing; the least recent go past ``limit``."""
@@ -112,8 +116,41 @@ class ViewFrames:
         return out
 
 
-def _build(table_id: str, state, seat, is_host, deck, base) -> tuple[bytes, bytes]:
-    view = orjson.dumps({"table_id": table_id, **engine.for_reader(base, state, seat), "you_are_host": is_host})
+def _encoded(table_id: str, base) -> tuple:
+    """The view's JSON, ``{"table_id", **engine.for_reader(base, ...), "you_are_host"}``, as its shared
+    runs of fields encoded once (bytes) and the names of the reader's own fields between them
+    (READER_FIELDS, filled per reader by ``_build``): every reader of a version shares
+    one encoding of what they all see."""
+    runs, run = [], {"table_id": table_id}
+    for name, value in base.fields.items():
+        if name in READER_FIELDS:
+            if run:
+                runs.append(orjson.dumps(run)[1:-1])
+                run = {}
+            runs.append(name)
+        else:
+            run[name] = value
+    if run:
+        runs.append(orjson.dumps(run)[1:-1])
+    return tuple(runs)
+
+
+_FIELD_HEADS = {name: b'"%s":' % name.encode() for name in READER_FIELDS}
+
+
+def _build(table_id: str, state, seat, is_host, base, encoded) -> tuple[bytes, bytes]:
+    """The reader's view (the bytes orjson gives for ``{"table_id": table_id, **engine.for_reader(base,
+    state, seat), "you_are_host": is_host}``: tests/api/sockets/test_frames.py) and its frames."""
+    part = reader_part(base, state, seat)
+    pieces = []
+    for run in encoded:
+        if type(run) is str:
+            pieces.append(_FIELD_HEADS[run] + orjson.dumps(part[run]))
+        else:
+            pieces.append(run)
+    pieces.append(_FIELD_HEADS["labels"] + orjson.dumps(part["labels"]))
+    pieces.append(b'"you_are_host":true' if is_host else b'"you_are_host":false')
+    view = b"{" + b",".join(pieces) + b"}"
     frames = text_frame(b'{"type":"table","version":%d,"table":%s}' % (state.version, view))
     if seat is not None and state.status == "playing" and state.turn == seat:
         # sent with the view, in the same write

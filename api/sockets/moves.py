@@ -60,9 +60,10 @@ class SocketMoves:
     """One socket's moves: who sends them (its token and address, its view's deck), and how many of
     its frames were refused as malformed or over the limit."""
 
-    __slots__ = ("ctx", "table_id", "token", "address", "deck", "logger", "path", "strikes")
+    __slots__ = ("ctx", "table_id", "token", "address", "deck", "logger", "path", "strikes", "mailbox")
 
-    def __init__(self, ctx, table_id: str, token: str | None, address: str | None, deck: str | None, logger):
+    def __init__(self, ctx, table_id: str, token: str | None, address: str | None, deck: str | None, logger,
+                 mailbox=None):
         self.ctx = ctx
         self.table_id = table_id
         self.token = token
@@ -71,6 +72,7 @@ class SocketMoves:
         self.logger = logger
         self.path = f"/tables/{table_id}/ws"
         self.strikes = 0
+        self.mailbox = mailbox  # this socket's (api/sockets/hub.py): it sends its own move with the ack
 
     @property
     def struck_out(self) -> bool:
@@ -114,6 +116,8 @@ class SocketMoves:
         self.strikes = 0
         version = moved.outcome.version
         state = None if moved.outcome.repeated else moved.outcome.state
+        if state is not None:  # the table's other sockets here hear it now, not from its notice
+            self.ctx.hub.post_local(self.table_id, state, skip=self.mailbox)
         return frames.text_frame(b'{"type":"ack","id":%s,"version":%d}' % (orjson.dumps(frame["id"]), version)), state
 
     def _bad(self, move_id, message: str, details) -> bytes:

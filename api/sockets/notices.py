@@ -32,11 +32,12 @@ from types import MethodType
 
 import orjson
 
-from events.connection import is_cluster
+from events.connection import Connection, is_cluster
 from events.store import changes_channel
 
 log = logging.getLogger("escoba.hub")
 
+_MESSAGE = (b"message", "message")  # a published message's reply, undecoded or decoded
 RETRY = 1.0  # seconds before a failed listener tries again
 POLL = 1.0  # a sharded listener's read timeout: how soon it notices ``stop``
 
@@ -110,10 +111,21 @@ class ChannelListener:
                 with self._lock:
                     pubsub = self._pubsub = self.redis.pubsub()
                     pubsub.subscribe(self._anchor, *(changes_channel(t) for t in self._tables))
+                connection = pubsub.connection
+                lean = isinstance(connection, Connection) and not connection.health_check_interval
                 while not self._stop.is_set():
                     # a blocking read: a read with a timeout first polls the socket, and under
                     # gevent that poll cost more than the notice it waited for (3.5% of a worker)
-                    message = pubsub.get_message(timeout=None)
+                    if lean:  # a notice straight from the reply (redis-py's get_message around it cost
+                        # as much as the notice's dispatch); anything else goes through redis-py's handling
+                        response = connection.read_response(disconnect_on_error=False, push_request=True, timeout=None)
+                        # (hiredis gives a list, or its PushNotification, a list of its own)
+                        if isinstance(response, list) and len(response) == 3 and response[0] in _MESSAGE:
+                            self.on_notice(response[2])
+                            continue
+                        message = pubsub.handle_message(response)
+                    else:
+                        message = pubsub.get_message(timeout=None)
                     if message:
                         self._handle(message)
             except Exception:  # Redis went away: wait, subscribe again, resync on confirmation

@@ -133,7 +133,7 @@ def _serve(ws, ctx, table_id: str) -> None:
             last = _send_state(ws, ctx, table_id, state, player, deck)
             collector.socket_ready()
             inbox: Inbox = ws.input_buffer
-            moves = SocketMoves(ctx, table_id, token, request.remote_addr, deck, current_app.logger)
+            moves = SocketMoves(ctx, table_id, token, request.remote_addr, deck, current_app.logger, mailbox)
             while True:
                 ws.event.wait()  # a change, a client frame, the reader ending, or the hub's periodic check
                 ws.event.clear()

@@ -302,3 +302,35 @@ def test_table_ids_never_look_like_a_command_line_flag(monkeypatch):
 def test_the_stamp_of_a_batch_reads_as_datetime_writes_it(ts):
     # iso_utc formats the second once and the milliseconds each time; any instant reads the same
     assert iso_utc(ts) == datetime.fromtimestamp(ts, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def test_a_notice_of_its_own_append_heard_before_the_answer_is_the_state_it_worked_out(any_redis):
+    """An append's change notice can reach this process's listener before the append's answer
+    (published in the same Lua step): load_noticed then takes the state the append worked out, with
+    neither a read nor a fold; a notice of other records after the same version is folded as before."""
+    from events import autoplay
+
+    service = TableService(any_redis, rng=random.Random(3))
+    tid = autoplay.new_table(service, players=1)
+    before = service.load(tid)
+    heard = {}
+    real_append = service.store.append_reading
+
+    def append_and_hear(table_id, expected, records, **kw):
+        heard["notice"] = kw["encoded"]
+        heard["during"] = service.load_noticed(table_id, expected + len(records), expected, list(kw["encoded"]))
+        return real_append(table_id, expected, records, **kw)
+
+    service.store.append_reading = append_and_hear
+    reads = []
+    real_read = service.store.read_raw
+    service.store.read_raw = lambda *a, **k: reads.append(a) or real_read(*a, **k)
+    outcome = service.execute(tid, {"type": "sit", "player": "x1", "name": "X1"}, actor="guest")
+    assert heard["during"] is outcome.state and reads == [] and not service._in_flight
+    assert outcome.state == TableService(any_redis, cache_size=0).load(tid)
+    # other records after the same version (another process's) are not taken for this append's
+    service._cache.clear()
+    service._remember(tid, before)
+    service._in_flight[tid] = (before.version, ["{}"], outcome.state)
+    folded = service.load_noticed(tid, outcome.version, before.version, list(heard["notice"]))
+    assert folded == outcome.state and folded is not outcome.state

@@ -38,3 +38,47 @@ def test_openapi_documents_the_same_rule_the_server_applies(name):
     pattern = build_spec()["components"]["schemas"]["TakeSeat"]["properties"]["name"]["pattern"]
     assert pattern == schemas.NAME_PATTERN
     assert (re.fullmatch(pattern, name) is not None) == (name in TAKEN)
+
+
+_PLAYS = [
+    {"type": "play", "card": "7o"},
+    {"type": "play", "card": "7o", "capture": []},
+    {"type": "play", "card": "7o", "capture": ["1c", "7e"]},
+    {"type": "play", "card": "7o", "capture": ["1c"], "expected_version": 12},
+    {"type": "play", "card": "7o", "expected_version": 0},
+    {"type": "play", "card": "7o", "expected_version": 2**53 - 1},
+    {"type": "play", "card": "7o", "expected_version": 2**53},
+    {"type": "play", "card": "7o", "expected_version": -1},
+    {"type": "play", "card": "7o", "expected_version": True},
+    {"type": "play", "card": "7o", "expected_version": 3.0},
+    {"type": "play", "card": "7o", "expected_version": "3"},
+    {"type": "play", "card": "7o", "expected_version": None},
+    {"type": "play", "card": "11o"},
+    {"type": "play", "card": 7},
+    {"type": "play", "card": None},
+    {"type": "play"},
+    {"type": "play", "card": "7o", "capture": None},
+    {"type": "play", "card": "7o", "capture": "1c"},
+    {"type": "play", "card": "7o", "capture": ["1c", "99x"]},
+    {"type": "play", "card": "7o", "capture": ["1c"] * 40},
+    {"type": "play", "card": "7o", "capture": ["1c"] * 41},
+    {"type": "play", "card": "7o", "capture": [["1c"]]},
+    {"type": "play", "card": "7o", "extra": 1},
+    {"type": "play", "card": "7o", "seat": 1},
+]
+
+
+@pytest.mark.parametrize("body", _PLAYS)
+def test_a_play_is_answered_as_its_schema_answers_it(body):
+    """load_move checks a plain play by hand (schemas._plain_play): the same move, or the same errors."""
+    try:
+        expected = ("ok", schemas._MOVE_LOADERS["play"].load(body))
+    except schemas.ValidationError as exc:
+        expected = ("refused", exc.messages)
+    try:
+        got = ("ok", schemas.load_move(dict(body)))
+    except schemas.ValidationError as exc:
+        got = ("refused", exc.messages)
+    assert got == expected
+    if got[0] == "ok":  # and every play taken here was taken without the schema
+        assert schemas._plain_play(body) == expected[1]

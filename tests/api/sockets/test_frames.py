@@ -5,10 +5,12 @@ from __future__ import annotations
 import struct
 
 import orjson
+import pytest
 
 import engine
 from api.sockets.frames import ViewFrames, message, text_frame
 from api.sockets.hub import CHAT_BACKLOG, Mailbox
+from tests.events.conftest import engine_game
 
 
 def unframe(data: bytes) -> list[dict]:
@@ -109,7 +111,8 @@ def test_each_table_keeps_its_latest_shared_part_only_so_many_tables_still_share
     finds it (one kept per table: a part per version made them push each other out)."""
     parts = []
     table_view = engine.table_view
-    monkeypatch.setattr(engine, "table_view", lambda state, deck=None: parts.append(1) or table_view(state, deck=deck))
+    monkeypatch.setattr(engine, "table_view", lambda state, deck=None, previous=None: parts.append(1) or table_view(
+        state, deck=deck, previous=previous))
     states = {table: playing_state() for table in "ABCDEF"}
     frames = ViewFrames(shared_parts=len(states))
     for table, state in states.items():  # a first round: nothing kept yet
@@ -127,7 +130,7 @@ def test_each_table_keeps_its_latest_shared_part_only_so_many_tables_still_share
     before = states["A"]
     after = _next(before)
     frames.view_json("A", after, 0, False, None)
-    late = frames._table_view("A", before, None)  # a late reader of the older version: built, not kept
+    late, _ = frames._table_view("A", before, None)  # a late reader of the older version: built, not kept
     assert late.fields["version"] == before.version and frames._bases[("A", None)][0] == after.version
 
 
@@ -150,3 +153,42 @@ def test_the_view_json_is_the_table_message_s_view():
     view = orjson.loads(frames.view_json("T", state, 1, False, None))
     assert unframe(frames.frames("T", state, 1, False, None))[0]["table"] == view
     assert view["table_id"] == "T" and view["you"] == 1 and frames.built == 1
+
+
+@pytest.mark.parametrize("players", [2, 4])
+def test_a_view_s_bytes_are_the_reader_s_whole_view_encoded(players):
+    """Each view is spliced from its version's shared runs, encoded once, and the reader's own fields:
+    the very bytes of the whole view, ``engine.for_reader`` for that reader, encoded in one go, for
+    every reader (seats, a spectator, a seat out of range), host or not, deck or not, all game long."""
+    decks = [None, *list(engine.cards.DECKS)[:1]]
+    for _, state in engine_game(11, players=players, max_events=300):
+        frames = ViewFrames()
+        for deck in decks:
+            base = engine.table_view(state, deck=deck)
+            for reader in (None, 0, 1, 2, 3, 7):
+                for host in (False, True):
+                    whole = orjson.dumps({"table_id": "T", **engine.for_reader(base, state, reader),
+                                          "you_are_host": host})
+                    spliced = frames.view_json("T", state, reader, host, deck)
+                    assert orjson.loads(spliced) == orjson.loads(whole)
+                    assert spliced == orjson.dumps({"table_id": "T", **engine.for_reader(
+                        frames._bases[("T", deck)][1], state, reader), "you_are_host": host})
+
+
+def test_a_table_s_next_views_take_its_earlier_plays_again_and_are_the_same_views():
+    """A version's shared part takes the history entries of the table's previous part for the plays they
+    share (engine.view.table_view's ``previous``): a move builds its own play's entry only, and every
+    view is still the whole view built afresh."""
+    frames, reused = ViewFrames(), 0
+    for _, state in engine_game(5, players=2, max_events=200):
+        before = frames._bases.get(("T", None))
+        for reader in (None, 0, 1):
+            fresh = {"table_id": "T", **engine.view(state, reader), "you_are_host": False}
+            assert orjson.loads(frames.view_json("T", state, reader, False, None)) == orjson.loads(orjson.dumps(fresh))
+        after = frames._bases[("T", None)][1]
+        if before is not None and state.history and before[1].plays:
+            shared = [i for i, play in enumerate(state.history)
+                      if i < len(before[1].plays) and before[1].plays[i] is play]
+            reused += sum(after.fields["history"][i] is before[1].fields["history"][i] for i in shared)
+            assert all(after.fields["history"][i] is before[1].fields["history"][i] for i in shared)
+    assert reused > 50

@@ -4,6 +4,7 @@ resubscribes and its sockets catch up from the log, a lost node's tables move on
 from __future__ import annotations
 
 import random
+import threading
 import time
 
 import orjson
@@ -293,3 +294,82 @@ def test_the_hub_wakes_every_handler_now_and_then_with_nothing_to_send(fake_redi
         hub.stop()
     hub._checker.join(1)
     assert not hub._checker.is_alive()  # stop ends the timer too
+
+
+def test_a_change_this_process_made_is_posted_at_once_and_its_notice_then_does_nothing(backends, topology):
+    """post_local: the table's other mailboxes here get the move's state straight from the append
+    (the mover's own is skipped: its socket sends the move with its ack); the notice that follows
+    through Redis finds that version posted and neither loads nor posts. A change made elsewhere
+    still comes by its notice."""
+    service = TableService(backends.tables, rng=random.Random(5))
+    hub = Hub(backends.tables, service)
+    try:
+        tid = autoplay.new_table(service, players=1)
+        mover = hub.watch(tid)
+        next_state(mover, 1)  # subscribed (its confirmation resynced the table)
+        other = hub.watch(tid)
+        time.sleep(0.1)
+        mover.take(), other.take()
+        heard, loads = [], []
+        deliver = hub.listener.on_notice
+        posted = threading.Event()
+
+        def hear(raw):  # the notice waits for the post here (it may come first: see load_noticed's test)
+            posted.wait(10)
+            heard.append(orjson.loads(raw).get("version"))
+            deliver(raw)
+
+        hub.listener.on_notice = hear
+        real = service.load_noticed
+        service.load_noticed = lambda *a, **k: loads.append(a) or real(*a, **k)
+        outcome = service.execute(tid, {"type": "sit", "player": "x1", "name": "X1"}, actor="guest")
+        hub.post_local(tid, outcome.state, skip=mover)
+        posted.set()
+        assert other.take()[0] is outcome.state  # posted at once, before any notice
+        assert mover.take() == (None, [])
+        deadline = time.monotonic() + 10
+        while outcome.version not in heard and time.monotonic() < deadline:
+            time.sleep(0.01)
+        time.sleep(0.1)  # the notice's dispatch, had it done anything
+        assert outcome.version in heard and loads == []
+        assert other.take() == (None, []) and mover.take() == (None, [])
+        # an older or the same version posted again is not posted
+        hub.post_local(tid, outcome.state)
+        assert other.take() == (None, [])
+        # a change made by another process comes by its notice, as before
+        elsewhere = TableService(backends.tables, rng=random.Random(6))
+        done = elsewhere.execute(tid, {"type": "start", "by": 0}, actor="seat:0").version
+        assert next_state(other, done).version == done and next_state(mover, done).version == done
+        hub.unwatch(tid, mover), hub.unwatch(tid, other)
+        assert tid not in hub._posted  # forgotten with the table's last socket
+    finally:
+        hub.stop()
+
+
+def test_on_one_redis_a_notice_is_taken_straight_from_the_reply(redis_server):
+    """ChannelListener's lean read (one Redis; the sharded listener reads through redis-py): a
+    published notice reaches the hub without redis-py's message handling (which subscription
+    replies still go through)."""
+    from events.config import Config
+    from events.connection import connect
+
+    backends = connect(Config(redis_url=redis_server.url), wait=5)
+    service = TableService(backends.tables, rng=random.Random(5))
+    hub = Hub(backends.tables, TableService(backends.tables, cache_size=0))
+    try:
+        tid = autoplay.new_table(service, players=1)
+        q = hub.watch(tid)
+        next_state(q, 1)
+        handled = []
+        real = redis_lib.client.PubSub.handle_message
+        redis_lib.client.PubSub.handle_message = lambda self, *a, **k: handled.append(a) or real(self, *a, **k)
+        try:
+            done = sit(service, tid, 1)
+            assert next_state(q, done).version == done
+        finally:
+            redis_lib.client.PubSub.handle_message = real
+        assert handled == []
+        hub.unwatch(tid, q)
+    finally:
+        hub.stop()
+        backends.close()

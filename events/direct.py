@@ -1,0 +1,115 @@
+"""A hot command sent straight on a connection of our own: the append of every move.
+
+redis-py 8 wraps each command in work of its own: ``get_connection`` behind a
+``deprecated_args`` wrapper, observability recorders, a retry closure, a failure
+callback, the pool's bookkeeping. Around the one ``EVALSHA`` a move sends, that cost
+about as much CPU as sending and reading it (py-spy under bench/games.py: the
+append's call was 17% of the API worker, half of it redis-py's own). ``Direct`` keeps
+a few connections of the client's own class and settings and sends a command on one
+of them: the same wire bytes, the same reply parsing (the connection's parser), the
+same errors.
+
+What redis-py does that matters here is kept:
+
+- a connection handed out is checked first (``can_read``: stray data, or a socket the
+  server closed, as after a Redis restart) and reconnected, as the pool's checkout does;
+- a reply error (``ResponseError``, ``NoScriptError``...) leaves the connection in use;
+  any other failure drops it (disconnected, never reused) and is raised as it came,
+  as redis-py does with no retries configured (the clients here have none);
+- a process forked after connecting (gunicorn's workers) never uses its parent's
+  connections.
+
+Only a plain Redis whose pool makes ``events.connection.Connection`` (``plain_client``,
+TCP) takes this way; a cluster, a fake or a TLS client is sent the command the
+ordinary way (``Direct.for_client`` answers None).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+
+import redis as redis_lib
+
+from .connection import Connection
+
+IDLE_MAX = 64  # connections kept; past that (thousands of greenlets at once) the client's own pool serves
+
+
+class Direct:
+    def __init__(self, client):
+        self.client = client
+        pool = client.connection_pool
+        self._make = lambda: pool.connection_class(**pool.connection_kwargs)
+        self._idle: list = []
+        self._open = 0  # connections of ours, idle or in use
+        self._lock = threading.Lock()
+        self._pid = os.getpid()
+
+    @classmethod
+    def for_client(cls, client) -> Direct | None:
+        """The ``Direct`` of ``client`` when it is a plain TCP Redis of ours, else None: one a client,
+        kept on it, so a store made for one read (the timers' tail, the compactor) reuses its connections."""
+        pool = getattr(client, "connection_pool", None)
+        if type(client) is not redis_lib.Redis or pool is None or pool.connection_class is not Connection:
+            return None
+        direct = getattr(client, "_escoba_direct", None)
+        if direct is None:
+            direct = client._escoba_direct = cls(client)
+        return direct
+
+    def execute(self, *args):
+        """The reply to one command (as the connection parses it), or its error."""
+        conn = self._take()
+        if conn is None:  # as many as we keep are in use: the client's pool (which may wait)
+            return self.client.execute_command(*args)
+        try:
+            conn.send_packed_command(conn.pack_command(*args), check_health=False)
+            reply = conn.read_response()
+        except redis_lib.ResponseError:
+            self._give(conn)  # the whole reply was read: the connection is fine
+            raise
+        except BaseException:
+            self._drop(conn)
+            raise
+        self._give(conn)
+        return reply
+
+    def _take(self):
+        if self._pid != os.getpid():  # forked: the parent's connections are not ours
+            with self._lock:
+                self._idle, self._open, self._pid = [], 0, os.getpid()
+        try:
+            conn = self._idle.pop()
+        except IndexError:
+            with self._lock:
+                if self._open >= IDLE_MAX:
+                    return None
+                self._open += 1
+            conn = self._make()
+        try:
+            conn.connect()  # no-op when connected
+            try:  # stray data, or a socket the server closed (which raises here): start afresh
+                fresh = conn.can_read()
+            except (redis_lib.ConnectionError, redis_lib.TimeoutError, OSError):
+                fresh = True
+            if fresh:
+                conn.disconnect()
+                conn.connect()
+        except BaseException:
+            self._drop(conn)
+            raise
+        return conn
+
+    def _give(self, conn) -> None:
+        self._idle.append(conn)
+
+    def _drop(self, conn) -> None:
+        try:
+            conn.disconnect()
+        finally:
+            with self._lock:
+                self._open -= 1
+
+
+__all__ = ["Direct"]

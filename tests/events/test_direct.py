@@ -1,0 +1,135 @@
+"""The append's EVALSHA on a connection of the store's own (events/direct.py), on the suite's real Redis:
+the same replies and errors as redis-py's way, a script the server lost given again, a connection the
+server closed replaced, a failed connection never reused."""
+
+from __future__ import annotations
+
+import os
+import secrets
+
+import pytest
+import redis as redis_lib
+
+from events.connection import plain_client
+from events.direct import Direct
+from events.store import AlreadyApplied, EventStore, VersionConflict
+
+pytestmark = pytest.mark.integration
+
+
+def rec(version: int) -> dict:
+    return {"type": "BotRemoved", "v": 1, "version": version, "at": "2024-01-01T00:00:00.000Z",
+            "actor": "seat:0", "data": {"seat": 1}}
+
+
+@pytest.fixture
+def client(redis_server):
+    c = plain_client(redis_server.url)
+    yield c
+    c.close()
+
+
+def tid() -> str:
+    return "d" + secrets.token_urlsafe(8)
+
+
+def test_only_a_plain_client_of_ours_goes_direct(client, redis_server, fake_redis):
+    assert isinstance(EventStore(client)._direct, Direct)
+    assert EventStore(redis_server.client())._direct is None  # redis-py's own connection class
+    assert EventStore(fake_redis)._direct is None
+
+
+def test_the_stores_of_one_client_share_its_connections(client):
+    first, second = EventStore(client), EventStore(client)
+    assert first._direct is second._direct is Direct.for_client(client)
+    t = tid()
+    first.append(t, 0, [rec(1)])
+    assert [v for v, _ in second.read_raw(t)] == [1] and first._direct._open == 1
+
+
+def test_appends_answer_as_redis_py_does(client):
+    store, t = EventStore(client), tid()
+    assert store.append(t, 0, [rec(1), rec(2)], idempotency=(f"table:{{{t}}}:idem:a:k", "{\"version\": 2}")) == 2
+    with pytest.raises(VersionConflict) as conflict:
+        store.append(t, 0, [rec(1)])
+    assert conflict.value.current == 2
+    with pytest.raises(AlreadyApplied) as repeat:
+        store.append(t, 2, [rec(3)], idempotency=(f"table:{{{t}}}:idem:a:k", "{\"version\": 3}"))
+    assert repeat.value.version == 2
+    assert [r["version"] for r in store.read(t)] == [1, 2]
+    # the same command the ordinary way gives the same reply
+    keys = [f"table:{{{t}}}:events"]
+    assert store._direct.execute("XLEN", *keys) == client.xlen(keys[0]) == 2
+
+
+def test_a_script_the_server_lost_is_loaded_again(client):
+    store, t = EventStore(client), tid()
+    assert store.append(t, 0, [rec(1)]) == 1
+    client.script_flush()
+    assert store.append(t, 1, [rec(2)]) == 2
+
+
+def test_a_reply_error_keeps_the_connection_and_is_raised(client):
+    direct = Direct.for_client(client)
+    client.set("direct:string", "x")
+    with pytest.raises(redis_lib.ResponseError):
+        direct.execute("XLEN", "direct:string")  # WRONGTYPE
+    assert len(direct._idle) == 1 and direct.execute("GET", "direct:string") == b"x"
+    assert direct._open == 1
+
+
+def test_a_connection_the_server_closed_is_replaced(client):
+    direct = Direct.for_client(client)
+    assert direct.execute("PING") in (True, b"PONG")
+    own = direct._idle[0]
+    client.client_kill_filter(_id=direct.execute("CLIENT", "ID"))  # as a Redis restart does to every client
+    assert direct.execute("SET", "direct:k", "v") in (True, b"OK")  # checked out, found closed, reconnected
+    assert direct._idle == [own] and direct._open == 1
+
+
+def test_a_failed_connection_is_dropped(client, monkeypatch):
+    direct = Direct.for_client(client)
+    direct.execute("PING")
+    conn = direct._idle[0]
+
+    def broken(*args, **kwargs):
+        raise redis_lib.ConnectionError("the line went")
+
+    monkeypatch.setattr(conn, "read_response", broken)
+    with pytest.raises(redis_lib.ConnectionError):
+        direct.execute("PING")
+    assert direct._idle == [] and direct._open == 0
+    assert direct.execute("GET", "direct:none") is None  # a new connection
+
+
+def test_a_forked_process_never_uses_the_parents_connections(client):
+    direct = Direct.for_client(client)
+    direct.execute("PING")
+    parents = list(direct._idle)
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child
+        ok = direct.execute("PING") and not (set(map(id, direct._idle)) & set(map(id, parents)))
+        os.write(write, b"1" if ok else b"0")
+        os._exit(0)
+    os.waitpid(pid, 0)
+    assert os.read(read, 1) == b"1"
+    assert direct._idle == parents and direct.execute("PING")
+
+
+def test_past_the_kept_connections_the_clients_pool_serves(client, monkeypatch):
+    direct = Direct.for_client(client)
+    monkeypatch.setattr("events.direct.IDLE_MAX", 0)
+    assert direct.execute("SET", "direct:p", "1") in (True, b"OK") and direct._open == 0
+
+
+def test_reads_answer_as_redis_py_does(client, redis_server, monkeypatch):
+    """read_raw's XRANGE on a direct connection: the same entries as redis-py's own, in chunks too."""
+    direct, plain = EventStore(client), EventStore(redis_server.client())
+    assert direct._direct is not None and plain._direct is None
+    t = tid()
+    direct.append(t, 0, [rec(v) for v in range(1, 8)])
+    monkeypatch.setattr("events.store.READ_CHUNK", 3)
+    for after, until, limit in [(0, None, None), (3, None, None), (0, 5, None), (2, 6, 3), (7, None, None)]:
+        assert direct.read_raw(t, after, until, limit) == plain.read_raw(t, after, until, limit)
+    assert [v for v, _ in direct.read_raw(t)] == list(range(1, 8))
