@@ -13,8 +13,13 @@ every play was Tito's: against Carmen it ruled out the real hand more often
 than not; ``bench/reading.py``). ``READ_TRIES`` hands are drawn for each seat,
 one kept by weight, and the deal carries their mean weight (importance
 weights, not rejection). Then, in that same deal, every candidate move is
-played and the round is played out to its end with a fast Tito-like policy for everybody
-(``engine.bots.sim``). The leaf is what the round really scores, counted as
+played and the round is played out to its end with a fast Tito-like policy for her side
+(``engine.bots.sim``), and for each opponent in the style its plays this round show: a
+mixture of three generic styles (Tito's, the greedy taker of the most cards, any legal play;
+``styles_read``, from the plays of the deals already played out, whose hands are known), one
+style drawn per deal and opponent, the current deal's plays weighing it with the hand the deal
+gives. Under ``READ_STYLES`` the hands are read under that fitted mixture as well
+(``people.Styles``) instead of ``PEOPLE``. The leaf is what the round really scores, counted as
 ``engine.scoring`` counts it (escobas, cards, coins, the 7 of coins, sevens or
 the setenta, the bonuses) on the piles at the round's end, the cards left on
 the table included (they go to whoever captured last), weighed by the game:
@@ -208,7 +213,9 @@ def search(root: Round, r: Reading, moves: list[tuple[int, list[int]]], rng: ran
     Each deal comes with its importance weight (``Deals.draw``); a move's value is its
     weighted mean over the deals, and the prior counts against the deals' effective number.
     A deal of weight 0 (only under ``people.TITO``: no hand found that explains the plays)
-    is not played out.
+    is not played out. With ``FIT_STYLES`` each opponent plays its rollouts in a style drawn
+    for the deal (the same for every candidate, so the samples stay paired); with
+    ``READ_STYLES`` its hand is read under its fitted ``people.Styles`` (``styles_read``).
     """
     prior = prior or [0.0] * len(moves)
     fitted = styles_read(r, root) if FIT_STYLES or READ_STYLES else {}
@@ -585,6 +592,9 @@ class Deals:
       chance in proportion to its weight, and the deal's weight is multiplied by their mean
       weight (sampling-importance-resampling: the weighted deals stand for the deals as
       ``people`` would have them, without rejecting any).
+
+    ``seats``: a model of its own for some seats (Luna's search passes each opponent's fitted
+    ``people.Styles``); the others are read under ``people``.
 
     Weighted means over drawn deals (``sum(w * value) / sum(w)``) are the estimates; the only
     chance is ``rng``, so a given rng gives the same deals and weights.

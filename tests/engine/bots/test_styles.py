@@ -172,3 +172,28 @@ def test_hidden_cards_never_change_the_styles_read():
         assert luna.styles_read(r1, luna._root(r1)) == luna.styles_read(r2, luna._root(r2))
         checked += 1
     assert checked >= 3
+
+
+@pytest.mark.parametrize("weights", [(1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0), (0.6, 0.2, 0.2)])
+def test_a_mixture_of_styles_is_a_chance_over_the_legal_plays(weights):
+    """Summed over every legal play of a hand, ``Styles.chance_of`` is 1; a play the hand did
+    not allow has chance 0; ``people.parse`` names the same model."""
+    from engine.bots import people
+
+    model = people.parse("styles:" + ",".join(map(str, weights)))
+    assert model == people.Styles(weights)
+    checked = 0
+    for seed in range(10):
+        s = random_position(("selminha", "del15", "cardgames")[seed % 3], None, 2, seed, plays=seed * 2)
+        if s.status != "playing" or s.fifteen is not None:
+            continue
+        r = Reading(view(s, s.turn))
+        root = luna._root(r)
+        plays = root.legal(r.me)
+        total = sum(model.chance_of(root, r.me, card, taken) for card, taken in plays)
+        assert abs(total - 1) < 1e-9
+        held = set(root.hands[r.me])
+        stranger = next(c for c in range(40) if c not in held)
+        assert model.chance_of(root, r.me, stranger, ()) == 0.0
+        checked += 1
+    assert checked >= 5
