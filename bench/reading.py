@@ -65,10 +65,12 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--positions", type=int, default=150, help="positions per opponent")
     parser.add_argument("--seed", default="reading")
-    parser.add_argument("--model", action="append", help="repeatable; default: a grid of both kinds")
+    parser.add_argument("--model", action="append",
+                        help="repeatable; default: a grid of both kinds; 'styles': Luna's styles fitted to "
+                             "the opponent's plays this round (luna.styles_read), 'styles:T,G,A' fixed weights")
     parser.add_argument("--opponent", action="append", choices=OPPONENTS)
     args = parser.parse_args(argv)
-    models = [(m, people.parse(m)) for m in (args.model or MODELS)]
+    models = [(m, None if m == "styles" else people.parse(m)) for m in (args.model or MODELS)]
     print(f"== log score of the opponent's real hand (0: the blind reading; higher is better), "
           f"{args.positions} positions per opponent, seed {args.seed!r}")
     print("  " + " " * 14 + "".join(f"{m:>13}" for m, _ in models))
@@ -89,7 +91,13 @@ def main(argv=None) -> int:
                 judged.append(row)
             real = next(i for i, h in enumerate(hands) if sorted(h) == sorted(truth))
             for name, model in models:
-                weights = [math.prod(model.chance(sc, p) for sc, p in row) for row in judged]
+                if name == "styles":  # Luna's styles, fitted to this opponent's plays of the deals played out
+                    fitted = people.Styles(tuple(luna.styles_read(r, luna._root(r))[_seat]), luna.STYLE_NOISE)
+                    weights = [luna.hand_weight(hand, checks, fitted) for hand in hands]
+                elif isinstance(model, people.Styles):
+                    weights = [luna.hand_weight(hand, checks, model) for hand in hands]
+                else:
+                    weights = [math.prod(model.chance(sc, p) for sc, p in row) for row in judged]
                 total = sum(weights)
                 if weights[real] <= 0:
                     ruled[name] += 1

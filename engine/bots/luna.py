@@ -13,8 +13,13 @@ every play was Tito's: against Carmen it ruled out the real hand more often
 than not; ``bench/reading.py``). ``READ_TRIES`` hands are drawn for each seat,
 one kept by weight, and the deal carries their mean weight (importance
 weights, not rejection). Then, in that same deal, every candidate move is
-played and the round is played out to its end with a fast Tito-like policy for everybody
-(``engine.bots.sim``). The leaf is what the round really scores, counted as
+played and the round is played out to its end with a fast Tito-like policy for her side
+(``engine.bots.sim``), and for each opponent in the style its plays this round show: a
+mixture of three generic styles (Tito's, the greedy taker of the most cards, any legal play;
+``styles_read``, from the plays of the deals already played out, whose hands are known), one
+style drawn per deal and opponent, the current deal's plays weighing it with the hand the deal
+gives. Under ``READ_STYLES`` the hands are read under that fitted mixture as well
+(``people.Styles``) instead of ``PEOPLE``. The leaf is what the round really scores, counted as
 ``engine.scoring`` counts it (escobas, cards, coins, the 7 of coins, sevens or
 the setenta, the bonuses) on the piles at the round's end, the cards left on
 the table included (they go to whoever captured last), weighed by the game:
@@ -59,12 +64,15 @@ from math import comb
 from ..cards import SEVEN_OF_COINS as SEVEN
 from . import race, tito
 from .common import Reading, card_worth
-from .people import Model, TitoOrAny
-from .sim import INDEX, VAL, Round, worth_table
+from .people import Model, Styles, TitoOrAny, style_chances
+from .sim import ANY, INDEX, TITO, VAL, Round, worth_table
 
 BUDGET_MS = 100.0
-# what is left of the budget once the search stops: room for choosing and returning
-MARGIN = 0.88
+# the share of the budget the search may use; the rest is room for choosing and returning, and
+# for the odd slow decision (a collection of the garbage, a deal drawn past the last check). 0.88
+# until the fitted styles: their decision CPU p99 was 98.9 ms at 0.88 (bench/bots.py --field,
+# seed q3, 10,394 decisions), 0.8% of decisions over 100 ms
+MARGIN = 0.85
 MAX_ITERATIONS = 600
 MIN_ITERATIONS = 12
 CANDIDATES = 4
@@ -88,6 +96,9 @@ INFER = 0
 GAME_VALUE = 1
 # a side's points in a round's first part, about: where a point's worth is read for the scale
 ROUND_SHARE = 2
+# the round's point difference, added to the leaf with this weight (0: the race alone): a game
+# nearly decided either way still prefers more points to fewer
+POINTS_WEIGHT = 0.0
 # the least a point is taken to be worth in win chance (a game nearly decided either way)
 SLOPE_MIN = 0.02
 # reading what the others chose this deal, with the simulator's policy (Tito's judgement,
@@ -105,6 +116,19 @@ PEOPLE: Model = TitoOrAny(0.6)
 # each drawn deal counts by its importance weight (0: only the choice among the tried hands
 # follows the weights, and every deal counts the same)
 WEIGH_DEALS = 1
+# how each opponent plays in her rollouts: a mixture of generic styles (sim.TITO, the careful
+# club player; sim.GRAB, the greedy taker of the most cards; sim.ANY, any legal play), its
+# weights updated from the plays of this round whose hand is known (the deals already played
+# out: ``styles_read``); each deal's rollouts draw one style per opponent from them.
+# 0: everybody as Tito in the rollouts (the search before)
+FIT_STYLES = 1
+# the styles' weights before any play is seen, in sim.TITO, GRAB, ANY order
+STYLE_PRIOR = (0.6, 0.2, 0.2)
+# 1: the others' hands are read under the styles fitted to each (people.Styles), not PEOPLE
+READ_STYLES = 1
+# each style's own choice is taken to be made with 1 - STYLE_NOISE, any legal play otherwise
+# (no play rules a style out)
+STYLE_NOISE = 0.1
 # 1: the reading before people were modelled (hands drawn again until Tito's judgement agrees
 # with every play, else the most agreeing of READ_TRIES), kept to measure the new one against
 REJECT = 0
@@ -189,10 +213,15 @@ def search(root: Round, r: Reading, moves: list[tuple[int, list[int]]], rng: ran
     Each deal comes with its importance weight (``Deals.draw``); a move's value is its
     weighted mean over the deals, and the prior counts against the deals' effective number.
     A deal of weight 0 (only under ``people.TITO``: no hand found that explains the plays)
-    is not played out.
+    is not played out. With ``FIT_STYLES`` each opponent plays its rollouts in a style drawn
+    for the deal (the same for every candidate, so the samples stay paired); with
+    ``READ_STYLES`` its hand is read under its fitted ``people.Styles`` (``styles_read``).
     """
     prior = prior or [0.0] * len(moves)
-    deals = Deals(r, root, people)
+    fitted = styles_read(r, root) if FIT_STYLES or READ_STYLES else {}
+    seats = {seat: Styles(tuple(ws), STYLE_NOISE) for seat, ws in fitted.items()} if READ_STYLES else None
+    deals = Deals(r, root, people, seats=seats)
+    fitted = {seat: ws for seat, ws in fitted.items() if ws[TITO] < 1.0} if FIT_STYLES else {}
     leaf = leaf_value(r)
     stop = budget.over
     alive = list(range(len(moves)))
@@ -206,6 +235,24 @@ def search(root: Round, r: Reading, moves: list[tuple[int, list[int]]], rng: ran
             continue
         if not WEIGH_DEALS:
             weight = 1.0
+        if fitted:  # one style per opponent for this deal, the same for every candidate
+            styles = {}
+            for seat, ws in fitted.items():
+                # this deal's plays too, with the hand the deal gives the seat
+                for before, s, card, taken, since in deals.reads.get(seat, ()):
+                    before.hands[s] = deal.hands[s] + since
+                    ws = [w * c for w, c in zip(ws, style_chances(before, s, card, taken, STYLE_NOISE), strict=True)]
+                total = sum(ws)
+                ws = [w / total for w in ws] if total > 0 else fitted[seat]
+                at = rng.random()
+                style = TITO
+                while style < ANY and at >= ws[style]:
+                    at -= ws[style]
+                    style += 1
+                if style != TITO:
+                    styles[seat] = style
+            deal.styles = styles or None
+            deal.seed = rng.getrandbits(31)
         got = []
         for i in alive:
             sim = deal.copy()
@@ -270,7 +317,10 @@ def leaf_value(r: Reading) -> Callable[[list[int]], float]:
         v = seen.get(key)
         if v is None:
             other = max(scores[j] + points[j] for j in others)
-            v = seen[key] = race.chance(a + points[mine], other, target) / slope
+            v = race.chance(a + points[mine], other, target) / slope
+            if POINTS_WEIGHT:
+                v += POINTS_WEIGHT * (points[mine] - max(points[j] for j in others))
+            seen[key] = v
         return v
 
     return value
@@ -406,6 +456,76 @@ def past_choices(r: Reading, root: Round) -> dict[int, list[tuple[Round, int, in
     return found
 
 
+def known_choices(r: Reading, root: Round) -> dict[int, list[tuple[Round, int, int, frozenset]]]:
+    """Per opponent, each of its plays this round whose hand is known: those of the deals played out.
+
+    A play is (the round just before it, the seat's hand then filled in: the cards it played
+    from then to the end of that deal; the seat; the card; the set it took). Walked back from
+    the round now as ``past_choices`` walks, through the whole round (the plays of the current
+    deal are left out: their hands are still partly hidden).
+    """
+    history = r.view["history"]
+    per_deal = 3 * len(r.players)
+    plays = sum(1 for h in history if h["kind"] == "play")
+    first = plays - plays % per_deal
+    table = list(root.table)
+    public = list(root.public)
+    since: dict[int, list[int]] = {s: [] for s in r.players}
+    found: dict[int, list] = {}
+    count = plays
+    for h in reversed(history):
+        if h["kind"] == "opening":
+            break
+        card, taken = INDEX[h["card"]], [INDEX[c] for c in h["captured"]]
+        if h["kind"] == "fifteen":
+            table += [*taken, card]
+            continue
+        if count % per_deal == 0:  # walking back into the deal before: its hands were all played
+            since = {s: [] for s in r.players}
+        count -= 1
+        seat = h["seat"]
+        if taken:
+            table += taken
+        else:
+            table.remove(card)
+        public[VAL[card]] -= 1
+        since[seat].append(card)
+        if count < first and r.side_of[seat] != r.my_side:
+            before = root.copy()
+            before.table = list(table)
+            before.public = list(public)
+            # the stock then: what is left now, and every deal dealt since that play's
+            before.stock = [0] * (r.stock_count + (first // per_deal - count // per_deal) * per_deal)
+            before.hands = {s: [0] * len(since[s]) for s in r.players}
+            before.hands[seat] = list(since[seat])
+            found.setdefault(seat, []).append((before, seat, card, frozenset(taken)))
+    return found
+
+
+def styles_read(r: Reading, root: Round) -> dict[int, list[float]]:
+    """Per opponent, the weight of each generic style (sim.TITO, GRAB, ANY) given its known plays this round.
+
+    Bayes from ``STYLE_PRIOR``: each style's chance of a play is ``1 - STYLE_NOISE`` shared
+    among its own best plays, and ``STYLE_NOISE`` spread over every legal play (ANY: 1 / the
+    number of legal plays). Only public plays, with hands shown by their own later plays.
+    """
+    found = {}
+    known = known_choices(r, root)
+    for seat in r.players:
+        if r.side_of[seat] == r.my_side:
+            continue
+        ws = list(STYLE_PRIOR)
+        for before, s, card, taken in known.get(seat, []):
+            chances = style_chances(before, s, card, taken, STYLE_NOISE)
+            if not chances[ANY]:
+                continue
+            ws = [w * c for w, c in zip(ws, chances, strict=True)]
+            total = sum(ws)
+            ws = [x / total for x in ws]
+        found[seat] = ws
+    return found
+
+
 def _agreed(hand: list[int], checks: list) -> int:
     """How many of a seat's plays this deal Tito's judgement would make, had it held ``hand``."""
     n = 0
@@ -451,8 +571,7 @@ def hand_weight(hand: list[int], checks: list, people: Model) -> float:
     weight = 1.0
     for before, seat, card, taken, since in checks:
         before.hands[seat] = hand + since
-        scores, played = before.judge(seat, card, taken)
-        weight *= people.chance(scores, played)
+        weight *= people.chance_of(before, seat, card, taken)
         if weight <= 0.0:
             return 0.0
     return weight
@@ -474,18 +593,23 @@ class Deals:
       weight (sampling-importance-resampling: the weighted deals stand for the deals as
       ``people`` would have them, without rejecting any).
 
+    ``seats``: a model of its own for some seats (Luna's search passes each opponent's fitted
+    ``people.Styles``); the others are read under ``people``.
+
     Weighted means over drawn deals (``sum(w * value) / sum(w)``) are the estimates; the only
     chance is ``rng``, so a given rng gives the same deals and weights.
     """
 
     def __init__(self, r: Reading, root: Round | None = None, people: Model | None = None,
-                 tries: int | None = None):
+                 tries: int | None = None, seats: dict[int, Model] | None = None):
         root = _root(r) if root is None else root
         if root is None:
             raise ValueError("the view's counts of unseen cards do not add up")
         self.r = r
         self.root = root
         self.people = PEOPLE if people is None else people
+        # a model of its own for some seats (Luna's styles fitted to each opponent)
+        self.models = {seat: seats.get(seat, self.people) for seat in r.players} if seats else {}
         self.tries = READ_TRIES if tries is None else tries
         self.unseen = [INDEX[c] for c in r.unseen]
         self.others = [(s, r.hand_count[s]) for s in r.players if s != r.me]
@@ -512,7 +636,8 @@ class Deals:
                 rest = rest[n:]
                 continue
             hands = [rest[:n]] + [rng.sample(rest, n) for _ in range(self.tries - 1)]
-            ws = [hand_weight(h, checks, self.people) for h in hands]
+            model = self.models.get(seat, self.people)
+            ws = [hand_weight(h, checks, model) for h in hands]
             total = sum(ws)
             if total <= 0.0:
                 weight = 0.0
@@ -576,7 +701,7 @@ class Deals:
         for seat, _ in self.others:
             checks = self.reads.get(seat)
             if checks:
-                weight *= hand_weight(list(deal.hands[seat]), checks, self.people)
+                weight *= hand_weight(list(deal.hands[seat]), checks, self.models.get(seat, self.people))
         return weight
 
 

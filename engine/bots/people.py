@@ -13,6 +13,14 @@ is ruled out, so a player who is not Tito (a person, Carmen, a greedy bot) is st
 - ``Softmax(temperature)``: each play with weight ``exp(score / temperature)``, scores in
   Tito's points (about a round point's worth for an escoba): a play close to his best is
   nearly as likely as his best, a clear blunder rarely made.
+- ``Styles(weights, noise)``: a mixture of three generic styles, each making its own choice
+  with ``1 - noise`` and any legal play otherwise: Tito's (the careful club player), the
+  greedy taker's (the capture of the most cards, the most worth among equals; with nothing
+  to take, the cheapest card: ``sim.Round.grab``) and any legal play. Luna fits the weights
+  to each opponent from its plays this round (``luna.styles_read``).
+
+``chance_of(round_before, seat, card, taken)`` is every model's chance of a play, judged on
+the round as it stood before it (the seat's hand filled in).
 
 Pure: no randomness, no state; the same scores give the same chance.
 """
@@ -49,6 +57,10 @@ class TitoOrAny:
         tied = sum(1 for s in scores if s >= best - TIE)
         return self.p / tied + anyone
 
+    def chance_of(self, before, seat: int, card: int, taken) -> float:
+        scores, played = before.judge(seat, card, taken)
+        return self.chance(scores, played)
+
 
 @dataclass(frozen=True)
 class Softmax:
@@ -67,18 +79,62 @@ class Softmax:
         t = self.temperature
         return exp((played - best) / t) / sum(exp((s - best) / t) for s in scores)
 
+    def chance_of(self, before, seat: int, card: int, taken) -> float:
+        scores, played = before.judge(seat, card, taken)
+        return self.chance(scores, played)
 
-Model = TitoOrAny | Softmax
+
+def style_chances(before, seat: int, card: int, taken, noise: float) -> tuple[float, float, float]:
+    """The chance of a play under each generic style (Tito's, the greedy taker's, any legal play).
+
+    ``before``: a ``sim.Round`` as it stood before the play, the seat's hand filled in. Each
+    style makes its own choice (shared among its tied best) with ``1 - noise``, any legal play
+    otherwise; a play the hand did not allow has chance 0 under all three.
+    """
+    scores, played = before.judge(seat, card, taken)
+    n = len(scores)
+    if played is None or not n:
+        return 0.0, 0.0, 0.0
+    keep = 1.0 - noise
+    top = max(scores)
+    tied = sum(1 for x in scores if x >= top - TIE)
+    tito = noise / n + (keep / tied if played >= top - TIE else 0.0)
+    keyed = before.grab_keys(seat)
+    best = max(k for k, _, _ in keyed)
+    grabs = [(c, frozenset(x)) for k, c, x in keyed if k == best]
+    grab = noise / n + (keep / len(grabs) if (card, frozenset(taken)) in grabs else 0.0)
+    return tito, grab, 1.0 / n
+
+
+@dataclass(frozen=True)
+class Styles:
+    """Tito's choice, the greedy taker's or any legal play, with these weights (each noisy by ``noise``)."""
+
+    weights: tuple[float, float, float] = (0.6, 0.2, 0.2)
+    noise: float = 0.1
+
+    def chance_of(self, before, seat: int, card: int, taken) -> float:
+        t, g, a = style_chances(before, seat, card, taken, self.noise)
+        w = self.weights
+        return w[0] * t + w[1] * g + w[2] * a
+
+
+Model = TitoOrAny | Softmax | Styles
 
 # the old reading: every play one Tito would have made, or the hand does not count
 TITO = TitoOrAny(1.0)
 
 
 def parse(text: str) -> Model:
-    """A model from its short name: ``tito:P`` (``TitoOrAny(P)``) or ``softmax:T`` (``Softmax(T)``)."""
+    """A model from its short name: ``tito:P`` (``TitoOrAny(P)``), ``softmax:T`` or ``styles:T,G,A``."""
     kind, _, number = text.partition(":")
     if kind == "tito":
         return TitoOrAny(float(number or 1.0))
     if kind == "softmax":
         return Softmax(float(number or Softmax.temperature))
-    raise ValueError(f"unknown model {text!r}: tito:P or softmax:T")
+    if kind == "styles":
+        weights = tuple(float(x) for x in number.split(",")) if number else Styles.weights
+        if len(weights) != 3:
+            raise ValueError("styles:T,G,A: the weights of Tito's style, the greedy taker's and any play")
+        return Styles(weights)
+    raise ValueError(f"unknown model {text!r}: tito:P, softmax:T or styles:T,G,A")

@@ -21,6 +21,10 @@ INDEX = {c: i for i, c in enumerate(FULL_DECK)}
 CODE = list(FULL_DECK)
 HAND = 3
 DANGER = 0.6
+# how a seat plays in a rollout (``Round.styles``; a seat not listed plays as Tito): the
+# generic human styles Luna fits to what each opponent has shown (``engine.bots.luna.styles_read``)
+TITO, GRAB, ANY = 0, 1, 2
+STYLE_NAMES = ("tito", "grab", "any")
 
 
 def subsets(table: list[int], goal: int) -> list[list[int]]:
@@ -69,7 +73,7 @@ class Round:
     __slots__ = (
         "hands", "table", "stock", "piles", "escobas", "last", "turn", "pending",
         "nxt", "side_of", "settings", "hybrid", "mandatory", "take15", "last_sweep", "worth",
-        "order", "gain", "public", "smart",
+        "order", "gain", "public", "smart", "styles", "seed",
     )
 
     def __init__(self, settings: Settings, worth: list[float], players, side_of, nxt):
@@ -93,11 +97,15 @@ class Round:
         self.gain: list[float] = []
         self.public: list[int] = [0] * 11  # cards of each value on the table or in a pile
         self.smart = True
+        # seat -> TITO, GRAB or ANY for the rollouts (None: everybody as Tito); ``seed`` is the
+        # state of ANY's generator (a linear congruential one: an int, copied with the round)
+        self.styles: dict[int, int] | None = None
+        self.seed = 0
 
     def copy(self) -> Round:
         new = Round.__new__(Round)
         for name in ("settings", "hybrid", "mandatory", "take15", "last_sweep", "worth", "order",
-                     "side_of", "nxt", "last", "turn", "pending", "smart"):
+                     "side_of", "nxt", "last", "turn", "pending", "smart", "styles", "seed"):
             setattr(new, name, getattr(self, name))
         new.hands = {s: list(h) for s, h in self.hands.items()}
         new.table = list(self.table)
@@ -239,6 +247,7 @@ class Round:
         rollout breaks off and returns False.
         """
         count = 0
+        styles = self.styles
         while self.turn >= 0 and plies > 0:
             if stop is not None and count % every == 0 and stop():
                 return False
@@ -249,9 +258,68 @@ class Round:
                 taken = self.best_take()
                 if taken:
                     self.take_fifteen(seat, taken)
-            card, taken = self.tito(seat) if self.smart else self.greedy(seat)
+            style = styles.get(seat, TITO) if styles else TITO
+            if style == GRAB:
+                card, taken = self.grab(seat)
+            elif style == ANY:
+                found = self.legal(seat)
+                self.seed = (self.seed * 1103515245 + 12345) & 0x7FFFFFFF
+                card, taken = found[(self.seed >> 8) % len(found)]
+            else:
+                card, taken = self.tito(seat) if self.smart else self.greedy(seat)
             self.play(seat, card, taken)
         return True
+
+    # --- the generic styles Luna fits to her opponents ------------------------
+    def legal(self, seat: int) -> list[tuple[int, tuple[int, ...]]]:
+        """Every legal play of ``seat`` (a card and the set it takes, () to leave it), in a fixed order."""
+        options = _options(self.table, self.worth)
+        hybrid = self.hybrid
+        mandatory = self.mandatory
+        found = []
+        for card in self.hands[seat]:
+            v = VAL[card]
+            sets = options[15 - v]
+            if hybrid:
+                sets = sets + options[v]
+            for s, _, _ in sets:
+                found.append((card, s))
+            if not sets or not mandatory:
+                found.append((card, ()))
+        return found
+
+    def grab_keys(self, seat: int) -> list[tuple[tuple[int, float], int, tuple[int, ...]]]:
+        """Each legal play with the greedy taker's key: the most cards taken, then their worth.
+
+        Leaving a card is keyed below every capture, the cheapest card first.
+        """
+        w = self.worth
+        options = _options(self.table, w)
+        hybrid = self.hybrid
+        mandatory = self.mandatory
+        keyed = []
+        for card in self.hands[seat]:
+            v = VAL[card]
+            sets = options[15 - v]
+            if hybrid:
+                sets = sets + options[v]
+            for s, sw, _ in sets:
+                keyed.append(((len(s) + 1, sw + w[card]), card, s))
+            if not sets or not mandatory:
+                keyed.append(((0, -w[card]), card, ()))
+        return keyed
+
+    def grab(self, seat: int) -> tuple[int, tuple[int, ...]]:
+        """The greedy taker's play: the capture of the most cards (the most worth among equals).
+
+        With nothing to take, the cheapest card is left.
+        """
+        best = None
+        choice = None
+        for key, card, s in self.grab_keys(seat):
+            if best is None or key > best:
+                best, choice = key, (card, s)
+        return choice
 
     def score(self, sides) -> list[int]:
         """The round's points per side by ``engine.scoring.score_round`` itself (slow; for checks)."""
