@@ -8,6 +8,7 @@ bucket whose tag hashes to the same slot, see ``events/buckets.py``):
 - ``table:{ID}:tokens``   seat tokens' hashes -> player id (granted in the append's step)
 - ``table:{ID}:changes``  the pub/sub channel of change notices (SPUBLISH on a cluster)
 - ``table:{ID}:analysis``  the game analysis, beside the log (events/analysis.py)
+- ``table:{ID}:confirmed``  the version a job last confirmed its replicas hold (``confirm_log``; a minute's TTL)
 - ``escoba:tables:{T}``   the index bucket of the table's slot: sorted set of table ids (score: creation time)
 - ``escoba:status:{T}``   the status bucket: table id -> status; ``escoba:counts:{T}``: status -> tables
 - ``escoba:slots``        the slots whose buckets hold anything (events/buckets.py; not in the step)
@@ -69,6 +70,13 @@ def snapshot_key(table_id: str) -> str:
 
 def changes_channel(table_id: str) -> str:
     return table_key(table_id, "changes")
+
+
+def confirmed_key(table_id: str) -> str:
+    return table_key(table_id, "confirmed")
+
+
+CONFIRMED_TTL_MS = 60_000  # only its write matters: the key is a mark, gone after a minute
 
 
 def idempotency_key(table_id: str, actor: str, key: str) -> str:
@@ -342,6 +350,20 @@ class EventStore:
         if acked < self.replica_acks:
             raise replication.unacknowledged(table_id, version, acked, self.replica_acks)
         return version
+
+    def confirm_log(self, table_id: str, version: int) -> None:
+        """With ``replica_acks``: return once that many replicas hold the table's log as it is now,
+        else raise NotAcknowledged. A job that finds its table moved on follows the log only then:
+        the move that moved it may be an append the replicas never acknowledged (its job retried
+        while a replica was away), which a failover would take back. A write of its own on the
+        slot's master, then ``WAIT``: a replica that acknowledged it holds every earlier write."""
+        if not self.replica_acks:
+            return
+        key = confirmed_key(table_id)
+        _, acked, _ = replication.run_then_wait(self.redis, key, ("SET", key, version, "PX", CONFIRMED_TTL_MS),
+                                                self.replica_acks, self.ack_timeout)
+        if acked < self.replica_acks:
+            raise replication.unacknowledged(table_id, version, acked, self.replica_acks)
 
     def notify(self, table_id: str, version: int) -> None:
         """Publish a change notice of ``version`` (no records: a listener loads the table)."""

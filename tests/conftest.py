@@ -81,6 +81,15 @@ def queue_server(tmp_path_factory) -> RedisServer:
     server.stop()
 
 
+@pytest.fixture
+def replicated(tmp_path) -> RedisClusterServers:
+    """3 masters with a replica each, AOF fsynced per write: one per test (a test breaks it)."""
+    _need_binaries(cluster=True)
+    cluster = start_cluster(tmp_path, 3, durable=True, replicas=1)
+    yield cluster
+    cluster.stop()
+
+
 class Topology:
     """One deployment the suite started: its settings, and clients on it."""
 

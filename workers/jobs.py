@@ -73,6 +73,9 @@ def _stale(svc, table_id: str, state) -> str:
     """The job's table moved on: its timers are made what the log calls for (the move that moved
     it may have had its hook fail with the store away, and this job be its retry)."""
     if state is not None and state.version > 0:
+        # with replica acks, timers follow only a log the replicas hold (NotAcknowledged, a
+        # ConnectionError, has the job retried later like any store that is away)
+        svc.store.confirm_log(table_id, state.version)
         scheduling.refresh(svc.redis, table_id, state, get_config(), context.shard_count())
     return "stale"
 

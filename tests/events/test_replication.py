@@ -26,21 +26,9 @@ from events.replication import NotAcknowledged, replica_acks
 from events.service import TableService
 from events.store import events_key
 
-from ..conftest import _need_binaries
-from ..redis_servers import start_cluster
-
 pytestmark = pytest.mark.integration
 
 ACK_TIMEOUT = 0.3
-
-
-@pytest.fixture
-def replicated(tmp_path):
-    """3 masters with a replica each, AOF fsynced per write: one per test (a test breaks it)."""
-    _need_binaries(cluster=True)
-    cluster = start_cluster(tmp_path, 3, durable=True, replicas=1)
-    yield cluster
-    cluster.stop()
 
 
 def _role(node) -> list:
