@@ -413,68 +413,22 @@ def _deal_inferred(deal: Round, pool: list[int], others: list[tuple[int, int]],
     deal.stock = rest
 
 
-def past_choices(r: Reading, root: Round) -> dict[int, list[tuple[Round, int, int, frozenset, list[int]]]]:
-    """Per other seat, each of its plays in the current deal, as the round stood before it.
-
-    A play is (the round just before it, its hand left empty; the card; the set it took; the
-    cards that seat has played since, this one included: its hand then was what it holds now
-    and those). Walked back from the round now, as ``inferred_lacks`` walks: the table, and
-    the cards of each value in sight (public), before each play. Earlier deals tell nothing:
-    the hands they dealt have been played, in sight.
-    """
-    history = r.view["history"]
+def _plays_back(r: Reading, root: Round, *, whole_round: bool):
+    """The round's plays walked back from now, newest first, each undone as it is yielded:
+    ``(count, seat, card, taken, table, public, since)``, with ``count`` the plays before it,
+    ``table`` and ``public`` (the cards of each value in sight) as they stood just before it,
+    and ``since`` per seat the cards it played from then to the end of that deal, this one
+    included. Only the current deal's plays unless ``whole_round``. The lists are the walk's
+    own: a caller keeps a copy."""
     per_deal = 3 * len(r.players)
-    plays = sum(1 for h in history if h["kind"] == "play")
+    plays = sum(1 for h in r.view["history"] if h["kind"] == "play")
     first = plays - plays % per_deal
     table = list(root.table)
     public = list(root.public)
     since: dict[int, list[int]] = {s: [] for s in r.players}
-    found: dict[int, list] = {}
     count = plays
-    for h in reversed(history):
-        if count <= first or h["kind"] == "opening":
-            break
-        card, taken = INDEX[h["card"]], [INDEX[c] for c in h["captured"]]
-        if h["kind"] == "fifteen":
-            table += [*taken, card]
-            continue
-        count -= 1
-        seat = h["seat"]
-        if taken:
-            table += taken
-        else:
-            table.remove(card)
-        public[VAL[card]] -= 1
-        since[seat].append(card)
-        if seat != r.me:
-            before = root.copy()
-            before.table = list(table)
-            before.public = list(public)
-            before.stock = [0] * r.stock_count
-            before.hands = {s: [0] * (r.hand_count[s] + len(since[s])) for s in r.players}
-            found.setdefault(seat, []).append((before, seat, card, frozenset(taken), list(since[seat])))
-    return found
-
-
-def known_choices(r: Reading, root: Round) -> dict[int, list[tuple[Round, int, int, frozenset]]]:
-    """Per opponent, each of its plays this round whose hand is known: those of the deals played out.
-
-    A play is (the round just before it, the seat's hand then filled in: the cards it played
-    from then to the end of that deal; the seat; the card; the set it took). Walked back from
-    the round now as ``past_choices`` walks, through the whole round (the plays of the current
-    deal are left out: their hands are still partly hidden).
-    """
-    history = r.view["history"]
-    per_deal = 3 * len(r.players)
-    plays = sum(1 for h in history if h["kind"] == "play")
-    first = plays - plays % per_deal
-    table = list(root.table)
-    public = list(root.public)
-    since: dict[int, list[int]] = {s: [] for s in r.players}
-    found: dict[int, list] = {}
-    count = plays
-    for h in reversed(history):
-        if h["kind"] == "opening":
+    for h in reversed(r.view["history"]):
+        if h["kind"] == "opening" or (not whole_round and count <= first):
             break
         card, taken = INDEX[h["card"]], [INDEX[c] for c in h["captured"]]
         if h["kind"] == "fifteen":
@@ -490,6 +444,41 @@ def known_choices(r: Reading, root: Round) -> dict[int, list[tuple[Round, int, i
             table.remove(card)
         public[VAL[card]] -= 1
         since[seat].append(card)
+        yield count, seat, card, taken, table, public, since
+
+
+def past_choices(r: Reading, root: Round) -> dict[int, list[tuple[Round, int, int, frozenset, list[int]]]]:
+    """Per other seat, each of its plays in the current deal, as the round stood before it.
+
+    A play is (the round just before it, its hand left empty; the card; the set it took; the
+    cards that seat has played since, this one included: its hand then was what it holds now
+    and those). Walked back from the round now, as ``inferred_lacks`` walks. Earlier deals
+    tell nothing: the hands they dealt have been played, in sight.
+    """
+    found: dict[int, list] = {}
+    for _, seat, card, taken, table, public, since in _plays_back(r, root, whole_round=False):
+        if seat != r.me:
+            before = root.copy()
+            before.table = list(table)
+            before.public = list(public)
+            before.stock = [0] * r.stock_count
+            before.hands = {s: [0] * (r.hand_count[s] + len(since[s])) for s in r.players}
+            found.setdefault(seat, []).append((before, seat, card, frozenset(taken), list(since[seat])))
+    return found
+
+
+def known_choices(r: Reading, root: Round) -> dict[int, list[tuple[Round, int, int, frozenset]]]:
+    """Per opponent, each of its plays this round whose hand is known: those of the deals played out.
+
+    A play is (the round just before it, the seat's hand then filled in: the cards it played
+    from then to the end of that deal; the seat; the card; the set it took). The plays of the
+    current deal are left out: their hands are still partly hidden.
+    """
+    per_deal = 3 * len(r.players)
+    plays = sum(1 for h in r.view["history"] if h["kind"] == "play")
+    first = plays - plays % per_deal
+    found: dict[int, list] = {}
+    for count, seat, card, taken, table, public, since in _plays_back(r, root, whole_round=True):
         if count < first and r.side_of[seat] != r.my_side:
             before = root.copy()
             before.table = list(table)
