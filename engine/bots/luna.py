@@ -51,7 +51,10 @@ against Tito, on a loaded 2-core machine): she wins 68.2% in selminha, 65.8% in 
 misses its capture 0.5, 0 and 0 times per 100 games (Tito 19-22 dumps, 1-4 misses);
 decision CPU p50 34 ms, p99 93 ms, max 166 ms. With the people model (seed 'final29', 60 games
 a preset against Tito): 61.7%, 71.7%, 73.3% (68.9% over all, 95% 61.8%..75.2%); against the
-field, see docs/bots.md; decision CPU p99 93 ms.
+field, see docs/bots.md; decision CPU p99 93 ms. With each opponent's fitted style (seed
+'final29b', 60 games a preset against Tito): 65.0%, 63.3%, 68.3% (65.6%, 95% 58.4%..72.1%);
+Luna less Tito against the field +0.42 (tito20), +0.19 (Carmen), +0.37 (greedy); decision CPU
+p99 99.3 ms.
 """
 
 from __future__ import annotations
