@@ -130,6 +130,9 @@ class SharedErrors(wsgi.WSGIErrorsWrapper):
     def streams(self) -> list:
         return wsgi.WSGIErrorsWrapper(self.cfg).streams
 
+    def close(self) -> None:
+        """Kept open: it is every request's (an app closing its ``wsgi.errors`` closes it for itself only)."""
+
 
 _gunicorn_base_environ = wsgi.base_environ
 _base_environ: list = [None, None]  # the configuration (a worker has one) and its environ

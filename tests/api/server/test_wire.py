@@ -231,7 +231,9 @@ def test_the_shared_wsgi_errors_writes_to_the_error_logs_streams_of_the_moment()
     logger = logging.getLogger("gunicorn.error")
     logger.addHandler(handler)  # after the wrapper was made: a log reopened since
     try:
+        errors.close()  # one request's close leaves it open for the next
         errors.write("went wrong\n")
+        errors.flush()
     finally:
         logger.removeHandler(handler)
     assert stream.getvalue() == "went wrong\n"
