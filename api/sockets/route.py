@@ -32,7 +32,7 @@ import engine
 from api import auth
 from api.http.tables import redacted_events, version_arg
 from api.server import collector
-from api.sockets import frames
+from api.sockets import frames, readable
 from api.sockets.hub import Mailbox
 from api.sockets.moves import POLICY_VIOLATION, Inbox, SocketMoves
 
@@ -48,8 +48,12 @@ log = logging.getLogger("escoba.sockets")
 
 def server_options(config) -> dict:
     """simple-websocket's options (flask-sock's SOCK_SERVER_OPTIONS)."""
-    return {"ping_interval": config.socket_ping_interval, "max_message_size": MAX_CLIENT_MESSAGE,
-            "receive_bytes": RECEIVE_BYTES}
+    options = {"ping_interval": config.socket_ping_interval, "max_message_size": MAX_CLIENT_MESSAGE,
+               "receive_bytes": RECEIVE_BYTES}
+    selector = readable.selector_class()  # under gevent, one wait a read (api/sockets/readable.py)
+    if selector is not None:
+        options["selector_class"] = selector
+    return options
 
 
 class _LingeringSocket:

@@ -70,7 +70,8 @@ def test_a_chunked_answer_keeps_gunicorns_framing():
 def test_install_makes_gunicorn_build_these_responses(monkeypatch):
     from gunicorn import util
 
-    for module, name in ((wsgi, "Response"), (util, "http_date"), (util, "write_error")):
+    for module, name in ((wsgi, "Response"), (wsgi, "base_environ"), (wsgi, "os"), (util, "http_date"),
+                         (util, "write_error")):
         monkeypatch.setattr(module, name, getattr(module, name))  # put back after the test
     wire.install()
     req, cfg = request()
@@ -183,3 +184,57 @@ def test_a_body_over_the_limit_is_refused_from_its_length_and_never_read(redis_s
         assert data.startswith(b"HTTP/1.1 201 "), data[:300]
     finally:
         server.stop()
+
+
+def _created(cfg, raw: bytes = b"GET /app/tables/x?deck=a HTTP/1.1\r\nHost: example\r\n\r\n"):
+    req = next(iter(RequestParser(cfg, [raw], ("127.0.0.1", 5000))))
+    return wsgi.create(req, Sock(), ("127.0.0.1", 5000), ("127.0.0.1", 8000), cfg)[1]
+
+
+def _without_errors(environ: dict) -> dict:
+    return {k: v for k, v in environ.items()
+            if k not in ("wsgi.errors", "wsgi.input", "gunicorn.socket", "wsgi.early_hints")}
+
+
+@pytest.mark.parametrize("script_name", [None, "/app"])
+def test_installed_a_requests_environ_is_gunicorns_own_from_one_made_per_configuration(monkeypatch, script_name):
+    for name in ("Response", "base_environ", "os"):
+        monkeypatch.setattr(wsgi, name, getattr(wsgi, name))  # put back after the test
+    if script_name is None:
+        monkeypatch.delenv("SCRIPT_NAME", raising=False)
+    else:
+        monkeypatch.setenv("SCRIPT_NAME", script_name)
+    cfg = Config()
+    theirs = _created(cfg)
+    wire.install()
+    first, second = _created(cfg), _created(cfg)
+    assert _without_errors(first) == _without_errors(theirs)  # SCRIPT_NAME and PATH_INFO included
+    assert first["SCRIPT_NAME"] == (script_name or "")
+    # one wsgi.errors for the worker, each request its own dict
+    assert first["wsgi.errors"] is second["wsgi.errors"] and first is not second
+    first["HTTP_X_MINE"] = "1"
+    assert "HTTP_X_MINE" not in _created(cfg)
+    other = Config()
+    other.set("workers", 3)
+    assert _created(other)["wsgi.multiprocess"] is True and first["wsgi.multiprocess"] is False
+
+
+def test_the_shared_wsgi_errors_writes_to_the_error_logs_streams_of_the_moment():
+    import io
+    import logging
+
+    cfg = Config()
+    cfg.set("errorlog", "/dev/null")  # a file: gunicorn's first handler is not taken for stderr
+    errors = wire.SharedErrors(cfg)
+    stream = io.StringIO()
+    handler = logging.StreamHandler(stream)
+    logger = logging.getLogger("gunicorn.error")
+    logger.addHandler(handler)  # after the wrapper was made: a log reopened since
+    try:
+        errors.close()  # one request's close leaves it open for the next
+        errors.write("went wrong\n")
+        errors.flush()
+    finally:
+        logger.removeHandler(handler)
+    assert stream.getvalue() == "went wrong\n"
+    assert stream not in errors.streams
