@@ -59,6 +59,11 @@ class _Survives:
     ended by itself from one that was done."""
 
     died_of: BaseException | None = None
+    # SIGTERM/SIGINT: RQ's warm shutdown. An idle loop ends at once without setting RQ's
+    # _stop_requested (that is only for a loop busy with a job), so the ask is noted here too:
+    # else run_jobs took the ending for one by itself and started another loop, and the worker
+    # never stopped (docker stop then killed it 10 s later, mid-job)
+    stop_asked: bool = False
     # RQ's dequeue waits 1, 2, 4... up to 60 s between tries while its Redis is away: a table
     # would then wait up to a minute after the store is back. A try a second costs nothing.
     max_connection_wait_time = WAIT_MAX
@@ -72,6 +77,10 @@ class _Survives:
 
     def execute_job(self, job, queue):
         return self._noting(super().execute_job, job, queue)
+
+    def handle_warm_shutdown_request(self):
+        self.stop_asked = True
+        super().handle_warm_shutdown_request()
 
     def dequeue_job_and_maintain_ttl(self, *args, **kwargs):
         return self._noting(super().dequeue_job_and_maintain_ttl, *args, **kwargs)
@@ -222,6 +231,10 @@ def requeue_abandoned(queue_redis, worker_name: str) -> str | None:
     return back[0] if back else None
 
 
+def _asked_to_stop(worker) -> bool:
+    return worker._stop_requested or worker.stop_asked
+
+
 def run_jobs(queue_redis, *, fork: bool = False, name: str | None = None, burst: bool = False,
              logging_level: str = "INFO") -> int:
     """RQ's job loop over ``queues.QUEUE_NAMES`` on one queue Redis, started again whenever it
@@ -237,13 +250,13 @@ def run_jobs(queue_redis, *, fork: bool = False, name: str | None = None, burst:
             worker = cls(queues.worker_queues(queue_redis), connection=queue_redis, name=loop_name,
                          maintenance_interval=MAINTENANCE_EVERY)
             worker.work(burst=burst, logging_level=logging_level)
-            if worker._stop_requested or (burst and worker.died_of is None):
+            if _asked_to_stop(worker) or (burst and worker.died_of is None):
                 return loops
         except SystemExit:
             raise
         except Exception as exc:  # RQ's teardown or a registration that needs the store
             trouble.failed(exc)
-            if worker is not None and worker._stop_requested:
+            if worker is not None and _asked_to_stop(worker):
                 return loops
         log.warning("job loop %s ended by itself; starting another once its queue Redis answers",
                     worker.name if worker is not None else "?")

@@ -14,6 +14,7 @@ import contextlib
 import json
 import os
 import random
+import signal
 import subprocess
 import sys
 import threading
@@ -166,8 +167,9 @@ def deployment(topology, tmp_path):
         yield Api(ports), queues, b.tables, logs
     finally:
         for proc in apis:
+            # SIGINT: gunicorn's quick shutdown (SIGTERM's graceful one outwaited the 15 s below)
             with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, 15)
+                os.killpg(proc.pid, signal.SIGINT)
         for w in workers:
             w.stop()
         for proc in apis:

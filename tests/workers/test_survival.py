@@ -11,6 +11,7 @@ resume times are what ``bench/chaos.py`` prints; here they are only bounded by t
 
 from __future__ import annotations
 
+import os
 import time
 
 import pytest
@@ -151,3 +152,28 @@ def test_bot_turns_resume_within_10_s_of_a_cluster_masters_failover(acks, tmp_pa
     print(f"\nacks {acks}: {len(found['went_on'])} of {len(found['others'])} other tables moved while it was away; "
           f"promoted {found['promoted']:.1f} s after the kill; back {found['back']:.1f} s; "
           f"slowest table {max(moved.values()):.2f} s after that ({len(found['on_master'])} on the master)")
+
+
+@pytest.mark.parametrize("sig", ["SIGTERM", "SIGINT"])
+def test_a_worker_asked_to_stop_stops(tmp_path, sig):
+    """docker stop sends SIGTERM and kills 10 s later: an idle worker stops at once, exit code 0.
+    (It used to take the warm shutdown of its idle job loop for a loop that ended by itself, and
+    start another: it never stopped.)"""
+    import signal
+
+    _need_binaries()
+    server = start_plain(tmp_path / "redis")
+    worker = None
+    try:
+        worker = _start_workers(tmp_path, {"REDIS_URL": server.url}, server.client(), 1, {})[0]
+        time.sleep(1.0)  # its first reconcile handed and done: the loop is idle, waiting for jobs
+        asked = time.monotonic()
+        os.killpg(worker.proc.pid, getattr(signal, sig))
+        code = worker.proc.wait(10)
+        took = time.monotonic() - asked
+        assert code == 0 and took < 5, (code, took, worker.log.read_text()[-2000:])
+        assert "ended by itself" not in worker.log.read_text()
+    finally:
+        if worker is not None and worker.alive():
+            worker.kill()
+        server.stop()
