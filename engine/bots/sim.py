@@ -271,22 +271,23 @@ class Round:
         return True
 
     # --- the generic styles Luna fits to her opponents ------------------------
-    def legal(self, seat: int) -> list[tuple[int, tuple[int, ...]]]:
-        """Every legal play of ``seat`` (a card and the set it takes, () to leave it), in a fixed order."""
+    def _plays(self, seat: int):
+        """Each legal play of ``seat`` in a fixed order: (card, the set it takes, its worth);
+        ``()`` and ``None`` to leave the card."""
         options = _options(self.table, self.worth)
-        hybrid = self.hybrid
-        mandatory = self.mandatory
-        found = []
         for card in self.hands[seat]:
             v = VAL[card]
             sets = options[15 - v]
-            if hybrid:
+            if self.hybrid:
                 sets = sets + options[v]
-            for s, _, _ in sets:
-                found.append((card, s))
-            if not sets or not mandatory:
-                found.append((card, ()))
-        return found
+            for s, sw, _ in sets:
+                yield card, s, sw
+            if not sets or not self.mandatory:
+                yield card, (), None
+
+    def legal(self, seat: int) -> list[tuple[int, tuple[int, ...]]]:
+        """Every legal play of ``seat`` (a card and the set it takes, () to leave it), in a fixed order."""
+        return [(card, s) for card, s, _ in self._plays(seat)]
 
     def grab_keys(self, seat: int) -> list[tuple[tuple[int, float], int, tuple[int, ...]]]:
         """Each legal play with the greedy taker's key: the most cards taken, then their worth.
@@ -294,20 +295,8 @@ class Round:
         Leaving a card is keyed below every capture, the cheapest card first.
         """
         w = self.worth
-        options = _options(self.table, w)
-        hybrid = self.hybrid
-        mandatory = self.mandatory
-        keyed = []
-        for card in self.hands[seat]:
-            v = VAL[card]
-            sets = options[15 - v]
-            if hybrid:
-                sets = sets + options[v]
-            for s, sw, _ in sets:
-                keyed.append(((len(s) + 1, sw + w[card]), card, s))
-            if not sets or not mandatory:
-                keyed.append(((0, -w[card]), card, ()))
-        return keyed
+        return [((len(s) + 1, sw + w[card]) if sw is not None else (0, -w[card]), card, s)
+                for card, s, sw in self._plays(seat)]
 
     def grab(self, seat: int) -> tuple[int, tuple[int, ...]]:
         """The greedy taker's play: the capture of the most cards (the most worth among equals).
