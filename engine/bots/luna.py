@@ -15,7 +15,8 @@ one kept by weight, and the deal carries their mean weight (importance
 weights, not rejection). Then, in that same deal, every candidate move is
 played and the round is played out to its end with a fast Tito-like policy for her side
 (``engine.bots.sim``), and for each opponent in the style its plays this round show: a
-mixture of three generic styles (Tito's, the greedy taker of the most cards, any legal play;
+mixture of four generic styles (Tito's, the greedy taker of the most cards, any legal play,
+the taker of any capture;
 ``styles_read``, from the plays of the deals already played out, whose hands are known), one
 style drawn per deal and opponent, the current deal's plays weighing it with the hand the deal
 gives. Under ``READ_STYLES`` the hands are read under that fitted mixture as well
@@ -120,13 +121,16 @@ PEOPLE: Model = TitoOrAny(0.6)
 # follows the weights, and every deal counts the same)
 WEIGH_DEALS = 1
 # how each opponent plays in her rollouts: a mixture of generic styles (sim.TITO, the careful
-# club player; sim.GRAB, the greedy taker of the most cards; sim.ANY, any legal play), its
+# club player; sim.GRAB, the greedy taker of the most cards; sim.ANY, any legal play; sim.TAKE,
+# any capture there is, else any card), its
 # weights updated from the plays of this round whose hand is known (the deals already played
 # out: ``styles_read``); each deal's rollouts draw one style per opponent from them.
 # 0: everybody as Tito in the rollouts (the search before)
 FIT_STYLES = 1
-# the styles' weights before any play is seen, in sim.TITO, GRAB, ANY order
-STYLE_PRIOR = (0.6, 0.2, 0.2)
+# the styles' weights before any play is seen, in sim.TITO, GRAB, ANY, TAKE order. ANY and TAKE
+# share what ANY had alone before the taker (0.2): where captures are mandatory (del15,
+# cardgames) the two are one style, and she plays as she did
+STYLE_PRIOR = (0.6, 0.2, 0.1, 0.1)
 # 1: the others' hands are read under the styles fitted to each (people.Styles), not PEOPLE
 READ_STYLES = 1
 # each style's own choice is taken to be made with 1 - STYLE_NOISE, any legal play otherwise
@@ -249,7 +253,7 @@ def search(root: Round, r: Reading, moves: list[tuple[int, list[int]]], rng: ran
                 ws = [w / total for w in ws] if total > 0 else fitted[seat]
                 at = rng.random()
                 style = TITO
-                while style < ANY and at >= ws[style]:
+                while style < len(ws) - 1 and at >= ws[style]:
                     at -= ws[style]
                     style += 1
                 if style != TITO:
@@ -495,7 +499,7 @@ def known_choices(r: Reading, root: Round) -> dict[int, list[tuple[Round, int, i
 
 
 def styles_read(r: Reading, root: Round) -> dict[int, list[float]]:
-    """Per opponent, the weight of each generic style (sim.TITO, GRAB, ANY) given its known plays this round.
+    """Per opponent, the weight of each generic style (sim.TITO, GRAB, ANY, TAKE) given its known plays this round.
 
     Bayes from ``STYLE_PRIOR``: each style's chance of a play is ``1 - STYLE_NOISE`` shared
     among its own best plays, and ``STYLE_NOISE`` spread over every legal play (ANY: 1 / the

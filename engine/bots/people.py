@@ -13,11 +13,13 @@ is ruled out, so a player who is not Tito (a person, Carmen, a greedy bot) is st
 - ``Softmax(temperature)``: each play with weight ``exp(score / temperature)``, scores in
   Tito's points (about a round point's worth for an escoba): a play close to his best is
   nearly as likely as his best, a clear blunder rarely made.
-- ``Styles(weights, noise)``: a mixture of three generic styles, each making its own choice
+- ``Styles(weights, noise)``: a mixture of four generic styles, each making its own choice
   with ``1 - noise`` and any legal play otherwise: Tito's (the careful club player), the
   greedy taker's (the capture of the most cards, the most worth among equals; with nothing
-  to take, the cheapest card: ``sim.Round.grab``) and any legal play. Luna fits the weights
-  to each opponent from its plays this round (``luna.styles_read``).
+  to take, the cheapest card: ``sim.Round.grab``), any legal play, and the taker's (any
+  capture there is, whichever; with none, any card: the beginner who takes whenever she
+  can). Where captures are mandatory the taker and any play are one style. Luna fits the
+  weights to each opponent from its plays this round (``luna.styles_read``).
 
 ``chance_of(round_before, seat, card, taken)`` is every model's chance of a play, judged on
 the round as it stood before it (the seat's hand filled in).
@@ -84,17 +86,18 @@ class Softmax:
         return self.chance(scores, played)
 
 
-def style_chances(before, seat: int, card: int, taken, noise: float) -> tuple[float, float, float]:
-    """The chance of a play under each generic style (Tito's, the greedy taker's, any legal play).
+def style_chances(before, seat: int, card: int, taken, noise: float) -> tuple[float, float, float, float]:
+    """The chance of a play under each generic style, in ``sim``'s order: Tito's, the greedy
+    taker's, any legal play, and the taker's (any capture there is, else any card).
 
     ``before``: a ``sim.Round`` as it stood before the play, the seat's hand filled in. Each
     style makes its own choice (shared among its tied best) with ``1 - noise``, any legal play
-    otherwise; a play the hand did not allow has chance 0 under all three.
+    otherwise; a play the hand did not allow has chance 0 under all four.
     """
     scores, played = before.judge(seat, card, taken)
     n = len(scores)
     if played is None or not n:
-        return 0.0, 0.0, 0.0
+        return 0.0, 0.0, 0.0, 0.0
     keep = 1.0 - noise
     top = max(scores)
     tied = sum(1 for x in scores if x >= top - TIE)
@@ -103,20 +106,25 @@ def style_chances(before, seat: int, card: int, taken, noise: float) -> tuple[fl
     best = max(k for k, _, _ in keyed)
     grabs = [(c, frozenset(x)) for k, c, x in keyed if k == best]
     grab = noise / n + (keep / len(grabs) if (card, frozenset(taken)) in grabs else 0.0)
-    return tito, grab, 1.0 / n
+    captures = sum(1 for k, _, _ in keyed if k[0])
+    if not captures:  # nothing to take: the taker leaves any card
+        take = 1.0 / n
+    else:
+        take = noise / n + (keep / captures if taken else 0.0)
+    return tito, grab, 1.0 / n, take
 
 
 @dataclass(frozen=True)
 class Styles:
-    """Tito's choice, the greedy taker's or any legal play, with these weights (each noisy by ``noise``)."""
+    """Tito's choice, the greedy taker's, any legal play or any capture, with these weights
+    (each noisy by ``noise``; three weights leave the taker out)."""
 
-    weights: tuple[float, float, float] = (0.6, 0.2, 0.2)
+    weights: tuple[float, ...] = (0.6, 0.2, 0.1, 0.1)
     noise: float = 0.1
 
     def chance_of(self, before, seat: int, card: int, taken) -> float:
-        t, g, a = style_chances(before, seat, card, taken, self.noise)
-        w = self.weights
-        return w[0] * t + w[1] * g + w[2] * a
+        chances = style_chances(before, seat, card, taken, self.noise)
+        return sum(w * c for w, c in zip(self.weights, chances, strict=False))
 
 
 Model = TitoOrAny | Softmax | Styles
@@ -126,7 +134,7 @@ TITO = TitoOrAny(1.0)
 
 
 def parse(text: str) -> Model:
-    """A model from its short name: ``tito:P`` (``TitoOrAny(P)``), ``softmax:T`` or ``styles:T,G,A``."""
+    """A model from its short name: ``tito:P`` (``TitoOrAny(P)``), ``softmax:T`` or ``styles:T,G,A[,C]``."""
     kind, _, number = text.partition(":")
     if kind == "tito":
         return TitoOrAny(float(number or 1.0))
@@ -134,7 +142,8 @@ def parse(text: str) -> Model:
         return Softmax(float(number or Softmax.temperature))
     if kind == "styles":
         weights = tuple(float(x) for x in number.split(",")) if number else Styles.weights
-        if len(weights) != 3:
-            raise ValueError("styles:T,G,A: the weights of Tito's style, the greedy taker's and any play")
+        if len(weights) not in (3, 4):
+            raise ValueError("styles:T,G,A[,C]: the weights of Tito's style, the greedy taker's, any play"
+                             " and any capture")
         return Styles(weights)
-    raise ValueError(f"unknown model {text!r}: tito:P, softmax:T or styles:T,G,A")
+    raise ValueError(f"unknown model {text!r}: tito:P, softmax:T or styles:T,G,A[,C]")

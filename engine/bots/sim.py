@@ -23,8 +23,8 @@ HAND = 3
 DANGER = 0.6
 # how a seat plays in a rollout (``Round.styles``; a seat not listed plays as Tito): the
 # generic human styles Luna fits to what each opponent has shown (``engine.bots.luna.styles_read``)
-TITO, GRAB, ANY = 0, 1, 2
-STYLE_NAMES = ("tito", "grab", "any")
+TITO, GRAB, ANY, TAKE = 0, 1, 2, 3
+STYLE_NAMES = ("tito", "grab", "any", "take")
 
 
 def subsets(table: list[int], goal: int) -> list[list[int]]:
@@ -261,8 +261,10 @@ class Round:
             style = styles.get(seat, TITO) if styles else TITO
             if style == GRAB:
                 card, taken = self.grab(seat)
-            elif style == ANY:
+            elif style in (ANY, TAKE):
                 found = self.legal(seat)
+                if style == TAKE:  # any capture there is; with none, any card
+                    found = [play for play in found if play[1]] or found
                 self.seed = (self.seed * 1103515245 + 12345) & 0x7FFFFFFF
                 card, taken = found[(self.seed >> 8) % len(found)]
             else:

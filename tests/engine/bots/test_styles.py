@@ -12,14 +12,14 @@ import random
 import pytest
 
 from engine import decide, fold, view
-from engine.bots import luna, sim, sparring, tito
+from engine.bots import carmen, luna, sim, sparring, tito
 from engine.bots.common import Reading
 from engine.bots.match import table
-from engine.bots.sim import ANY, GRAB, INDEX, TITO
+from engine.bots.sim import ANY, GRAB, INDEX, TAKE, TITO
 
 from .test_luna import TABLES, _reshuffled, legal, random_position
 
-CHOOSE = {"tito": tito.choose, "greedy": sparring.choose_greedy}
+CHOOSE = {"tito": tito.choose, "greedy": sparring.choose_greedy, "carmen": carmen.choose}
 
 
 def _play(s, chooser, rng):
@@ -66,11 +66,14 @@ def test_the_known_plays_carry_the_hands_and_tables_as_they_were(preset, overrid
     assert checked > 20
 
 
-@pytest.mark.parametrize("preset", ["selminha", "del15", "cardgames"])
-@pytest.mark.parametrize("opponent,style", [("tito", TITO), ("greedy", GRAB)])
+@pytest.mark.parametrize("preset,opponent,style", [
+    *((p, o, s) for p in ("selminha", "del15", "cardgames") for o, s in (("tito", TITO), ("greedy", GRAB))),
+    # where a card may be left though it could take, Carmen (who nearly always takes, any
+    # capture) is read as the taker; where captures are mandatory the taker is any play
+    ("selminha", "carmen", TAKE)])
 def test_an_opponent_is_read_as_the_style_it_plays(preset, opponent, style):
-    """Late in a round, a Tito is read as Tito and the greedy taker as the greedy style, most
-    of the time (the styles agree on many plays, so not every time)."""
+    """Late in a round, a Tito is read as Tito, the greedy taker as the greedy style and Carmen
+    as the taker, most of the time (the styles agree on many plays, so not every time)."""
     right = seen = 0
     for seed in range(3):
         rng = random.Random(seed)
@@ -82,7 +85,7 @@ def test_an_opponent_is_read_as_the_style_it_plays(preset, opponent, style):
                     ws = luna.styles_read(r, luna._root(r))[1]
                     assert abs(sum(ws) - 1) < 1e-9 and min(ws) > 0
                     seen += 1
-                    right += max(range(3), key=lambda i: ws[i]) == style
+                    right += max(range(4), key=lambda i: ws[i]) == style
             s = _play(s, CHOOSE["tito" if s.turn == 0 else opponent], rng)
     assert seen >= 10 and right / seen > 0.6
 
@@ -124,30 +127,42 @@ def test_the_simulators_legal_plays_are_the_engines(preset, overrides):
 
 def test_a_rollout_plays_each_seat_in_its_style():
     """GRAB plays the greedy taker's move, ANY a legal move drawn from the round's own seed
-    (the same seed, the same rollout), the others Tito's. (cardgames: no 15 left behind.)"""
-    checked = 0
-    for seed in range(4):
-        s = random_position("cardgames", None, 2, seed, plays=2 + seed)
+    (the same seed, the same rollout), TAKE a capture drawn so when there is one, the others
+    Tito's; a 15 left behind is taken first, as Tito would, whatever the style. (cardgames: no
+    15 left behind; selminha: a card may be left though it could take.)"""
+    checked = taking = 0
+    for seed in range(6):
+        s = random_position("cardgames" if seed % 2 else "selminha", None, 2, seed, plays=2 + seed)
+        if s.status != "playing" or s.fifteen is not None:
+            continue
         r = Reading(view(s, s.turn))
         root = luna._root(r)
         other = 1 - r.me
         deal, _ = luna.Deals(r, root).draw(random.Random(seed))
-        for style in (TITO, GRAB, ANY):
+        for style in (TITO, GRAB, ANY, TAKE):
             a = deal.copy()
             a.styles = {other: style}
             a.seed = 77 + seed
             while a.turn >= 0:
                 seat = a.turn
                 want = a.copy()
+                if want.pending >= 0:
+                    fifteen = want.best_take()
+                    if fifteen:
+                        want.take_fifteen(seat, fifteen)
                 if seat == other and style == GRAB:
-                    card, taken = a.grab(seat)
-                    assert taken or not any(t for _, t in a.legal(seat))
-                elif seat == other and style == ANY:
-                    want.seed = (a.seed * 1103515245 + 12345) & 0x7FFFFFFF
-                    options = a.legal(seat)
+                    card, taken = want.grab(seat)
+                    assert taken or not any(t for _, t in want.legal(seat))
+                elif seat == other and style in (ANY, TAKE):
+                    want.seed = (want.seed * 1103515245 + 12345) & 0x7FFFFFFF
+                    options = want.legal(seat)
+                    if style == TAKE:
+                        options = [o for o in options if o[1]] or options
+                        taking += bool(options[0][1])
                     card, taken = options[(want.seed >> 8) % len(options)]
+                    assert style == ANY or taken or not any(t for _, t in want.legal(seat))
                 else:
-                    card, taken = a.tito(seat)
+                    card, taken = want.tito(seat)
                 want.play(seat, card, taken)
                 a.rollout(1)
                 assert (a.hands, a.table, a.piles, a.seed) == (want.hands, want.table, want.piles, want.seed)
@@ -157,7 +172,7 @@ def test_a_rollout_plays_each_seat_in_its_style():
                 x.styles, x.seed = {other: style}, 5
                 x.rollout()
             assert (b.piles, b.escobas) == (c.piles, c.escobas)
-    assert checked > 100
+    assert checked > 100 and taking > 5
 
 
 def test_hidden_cards_never_change_the_styles_read():
@@ -174,7 +189,8 @@ def test_hidden_cards_never_change_the_styles_read():
     assert checked >= 3
 
 
-@pytest.mark.parametrize("weights", [(1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0), (0.6, 0.2, 0.2)])
+@pytest.mark.parametrize("weights", [(1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0), (0.6, 0.2, 0.2),
+                                     (0.0, 0.0, 0.0, 1.0), (0.6, 0.2, 0.1, 0.1)])
 def test_a_mixture_of_styles_is_a_chance_over_the_legal_plays(weights):
     """Summed over every legal play of a hand, ``Styles.chance_of`` is 1; a play the hand did
     not allow has chance 0; ``people.parse`` names the same model."""
