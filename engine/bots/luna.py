@@ -127,9 +127,8 @@ WEIGH_DEALS = 1
 # out: ``styles_read``); each deal's rollouts draw one style per opponent from them.
 # 0: everybody as Tito in the rollouts (the search before)
 FIT_STYLES = 1
-# the styles' weights before any play is seen, in sim.TITO, GRAB, ANY, TAKE order. ANY and TAKE
-# share what ANY had alone before the taker (0.2): where captures are mandatory (del15,
-# cardgames) the two are one style, and she plays as she did
+# the styles' weights before any play is seen, in sim.TITO, GRAB, ANY, TAKE order (ANY and TAKE
+# share what ANY had alone before the taker)
 STYLE_PRIOR = (0.6, 0.2, 0.1, 0.1)
 # 1: the others' hands are read under the styles fitted to each (people.Styles), not PEOPLE
 READ_STYLES = 1

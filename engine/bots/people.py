@@ -18,8 +18,8 @@ is ruled out, so a player who is not Tito (a person, Carmen, a greedy bot) is st
   greedy taker's (the capture of the most cards, the most worth among equals; with nothing
   to take, the cheapest card: ``sim.Round.grab``), any legal play, and the taker's (any
   capture there is, whichever; with none, any card: the beginner who takes whenever she
-  can). Where captures are mandatory the taker and any play are one style. Luna fits the
-  weights to each opponent from its plays this round (``luna.styles_read``).
+  can). Luna fits the weights to each opponent from its plays this round
+  (``luna.styles_read``).
 
 ``chance_of(round_before, seat, card, taken)`` is every model's chance of a play, judged on
 the round as it stood before it (the seat's hand filled in).

@@ -68,9 +68,8 @@ def test_the_known_plays_carry_the_hands_and_tables_as_they_were(preset, overrid
 
 @pytest.mark.parametrize("preset,opponent,style", [
     *((p, o, s) for p in ("selminha", "del15", "cardgames") for o, s in (("tito", TITO), ("greedy", GRAB))),
-    # where a card may be left though it could take, Carmen (who nearly always takes, any
-    # capture) is read as the taker; where captures are mandatory the taker is any play
-    ("selminha", "carmen", TAKE)])
+    # Carmen (who nearly always takes, any capture) is read as the taker
+    *(("selminha", "carmen", TAKE), ("del15", "carmen", TAKE))])
 def test_an_opponent_is_read_as_the_style_it_plays(preset, opponent, style):
     """Late in a round, a Tito is read as Tito, the greedy taker as the greedy style and Carmen
     as the taker, most of the time (the styles agree on many plays, so not every time)."""
