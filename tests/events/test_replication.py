@@ -96,14 +96,17 @@ def _play_one(service, table_id, rng, key):
 
 def _setup(cluster, acks: int):
     client = cluster_client(cluster.seeds_url, wait=10)
-    service = TableService(client, rng=random.Random(5), replica_acks=acks, ack_timeout=ACK_TIMEOUT)
-    tid = autoplay.new_table(service)
+    # the setup's moves wait as long as a loaded machine's replica may take (a busy CI machine
+    # took longer than ACK_TIMEOUT on one of them); the test's own moves use ACK_TIMEOUT
+    patient = TableService(client, rng=random.Random(5), replica_acks=acks, ack_timeout=10.0)
+    tid = autoplay.new_table(patient)
     acknowledged: dict[int, dict] = {}
 
     def note(outcome):
         acknowledged.update((r["version"], r) for r in outcome.records)
 
-    autoplay.play(service, tid, random.Random(5), until_version=30, on_outcome=note)
+    autoplay.play(patient, tid, random.Random(5), until_version=30, on_outcome=note)
+    service = TableService(client, rng=random.Random(5), replica_acks=acks, ack_timeout=ACK_TIMEOUT)
     return client, service, tid, acknowledged
 
 

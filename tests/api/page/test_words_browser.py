@@ -619,9 +619,17 @@ def _pushed(browser, base, lang, message):
         until(page, "true")  # a round trip: the registration's event has arrived
         live = [r for r in registrations if not r.get("isDeleted")]
         assert live, registrations
-        cdp.send("ServiceWorker.deliverPushMessage",
-                 {"origin": base, "registrationId": live[0]["registrationId"], "data": json.dumps(message)})
-        until(page, f"{SHOWN}.then(ns => ns.length > 0)", what="the notice shown")
+        # delivered again if not shown in 10 s: on a loaded machine (CI at load 7) one delivery
+        # through the debugger was once never shown; the same tag makes a second one replace the first
+        for attempt in range(3):
+            cdp.send("ServiceWorker.deliverPushMessage",
+                     {"origin": base, "registrationId": live[0]["registrationId"], "data": json.dumps(message)})
+            try:
+                until(page, f"{SHOWN}.then(ns => ns.length > 0)", timeout=10.0, what="the notice shown")
+                break
+            except AssertionError:
+                if attempt == 2:
+                    raise
         return page.evaluate(SHOWN)
     finally:
         ctx.close()
