@@ -55,7 +55,8 @@ a preset against Tito): 61.7%, 71.7%, 73.3% (68.9% over all, 95% 61.8%..75.2%); 
 field, see docs/bots.md; decision CPU p99 93 ms. With each opponent's fitted style (seed
 'final29b', 60 games a preset against Tito): 65.0%, 63.3%, 68.3% (65.6%, 95% 58.4%..72.1%);
 Luna less Tito against the field +0.42 (tito20), +0.19 (Carmen), +0.37 (greedy); decision CPU
-p99 99.3 ms.
+p99 99.3 ms. With the taker as a fourth style (seed 'final29c', another machine): 63.3% against
+Tito; +0.32, +0.22, +0.43 against the field; p99 103.9 ms (the three styles: 109.8 ms beside it).
 """
 
 from __future__ import annotations

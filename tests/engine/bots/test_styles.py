@@ -1,7 +1,7 @@
 """Luna's rollouts play each opponent in the style its plays this round show (issue 29).
 
 ``luna.known_choices`` rebuilds the opponents' plays of the deals already played out, with
-the hands they held (shown by their own later plays); ``luna.styles_read`` weighs three
+the hands they held (shown by their own later plays); ``luna.styles_read`` weighs four
 generic styles by them; ``sim.Round`` plays a seat in the rollouts as its style says.
 """
 
