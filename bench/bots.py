@@ -36,6 +36,7 @@ a starved bench process measures her strength at her CPU budget, not the machine
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import math
 import os
@@ -307,6 +308,9 @@ def main(argv=None) -> int:
     print(f"== {len(jobs)} games on {args.workers} workers, Luna's budget "
           f"{args.budget if args.budget is not None else 'default'} ms CPU (wall bound {args.wall_ms:.0f} ms), "
           f"seed {args.seed!r}", flush=True)
+    # as the worker does before its first job (workers/jobloop.settle_heap): the games' processes
+    # fork from here and inherit it
+    gc.freeze()
     results = pool_starmap(one_game, [(job, args.out) for job in jobs], args.workers, unordered=True)
     report(results, presets, specs)
     print(f"== {len(jobs)} games in {time.time() - started:.0f} s")

@@ -117,6 +117,9 @@ def test_the_job_loop_starts_again_when_rq_quits_on_its_store(fake_queue, monkey
             return super().work(*args, **kwargs)
 
     monkeypatch.setattr(jobloop, "EscobaWorker", Dies)
+    frozen = []
+    monkeypatch.setattr(jobloop.gc, "freeze", lambda: frozen.append(len(loops)))
     assert jobloop.run_jobs(fake_queue, burst=True, name="loop", logging_level="WARNING") == 2
+    assert frozen == [0]  # the heap settled once, before the first job (settle_heap)
     assert loops == ["loop", "loop.2"]
     assert not fake_queue.exists(Job.key_for("t8_bot_1"))  # run to its end by the second loop
