@@ -3,7 +3,8 @@
     python bench/decisions.py [--decisions 1500]
 
 Two processes side by side (so the machine's load is the same for both), each playing Luna
-against Tito through the engine, the three presets in turn, and timing her decisions in CPU
+against Tito through the engine, whole games (``engine.bots.match.play_game``, as bench/bots.py
+plays them), the three presets in turn, and timing her decisions in CPU
 (``time.process_time``, as bench/bots.py does): one with the collector as Python leaves it, one
 that froze its heap first (``gc.freeze()`` after the imports, as ``escoba worker`` does before
 its first job: workers/jobloop.settle_heap). Each prints its decision CPU p50, p99 and max, how
@@ -17,6 +18,7 @@ its objects, and a worker's heap after days of jobs; Luna's strength (bench/bots
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import subprocess
 import sys
@@ -26,14 +28,18 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 
+class _Enough(Exception):
+    """The decisions asked for are timed: the game in hand stops there."""
+
+
 def one(mode: str, decisions: int) -> dict:
     import gc
     import random
     import time
 
-    from engine import decide, fold, view
-    from engine.bots import luna, tito
-    from engine.bots.match import table
+    from bench.bots import pct
+    from engine.bots import choose
+    from engine.bots.match import play_game
 
     if mode == "frozen":
         gc.freeze()
@@ -45,25 +51,25 @@ def one(mode: str, decisions: int) -> dict:
 
     gc.callbacks.append(count_full)
     times: list[float] = []
+
+    def chooser(bot, view, rng):
+        if bot != "luna":
+            return choose(bot, view, rng)
+        if len(times) >= decisions:
+            raise _Enough
+        started = time.process_time()
+        command = choose(bot, view, rng, clock=time.process_time, wall_clock=time.monotonic, wall_ms=2000)
+        times.append((time.process_time() - started) * 1000)
+        return command
+
     seed = 0
-    while len(times) < decisions:
-        rng = random.Random(seed)
-        seed += 1
-        s = table(("selminha", "del15", "cardgames")[seed % 3], ["luna", "tito"], rng)
-        while s.status == "playing" and len(times) < decisions:
-            v = view(s, s.turn)
-            if s.turn == 0:
-                started = time.process_time()
-                command = luna.choose(v, rng, clock=time.process_time, wall_clock=time.monotonic, wall_ms=2000)
-                times.append((time.process_time() - started) * 1000)
-            else:
-                command = tito.choose(v, rng)
-            command = dict(command)
-            command["by"] = s.turn
-            s = fold(s, decide(s, command))
-    times.sort()
-    return {"mode": mode, "n": len(times), "p50": times[len(times) // 2], "p99": times[int(len(times) * 0.99)],
-            "max": times[-1], "over_100": sum(t > 100 for t in times), "full_collections": full[0]}
+    with contextlib.suppress(_Enough):
+        while True:  # whole games, as bench/bots.py plays them, the three presets in turn
+            seed += 1
+            play_game(("selminha", "del15", "cardgames")[seed % 3], ["luna", "tito"], random.Random(seed),
+                      chooser=chooser)
+    return {"mode": mode, "n": len(times), "p50": pct(times, 0.5), "p99": pct(times, 0.99),
+            "max": max(times), "over_100": sum(t > 100 for t in times), "full_collections": full[0]}
 
 
 def main(argv=None) -> int:

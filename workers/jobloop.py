@@ -240,7 +240,7 @@ def settle_heap() -> None:
     """Keep what the process has built before its first job (modules, the bots' tables) out of the
     collector's full passes, as the API servers do (api/server/serve.py): it lives as long as the
     process. A full pass that began inside a bot's decision ran it past its budget; frozen, Luna's
-    decision CPU p99 went from 103.6 to 97.1 ms (1,500 decisions each, side by side: docs/bots.md).
+    decision CPU p99 went from 95.9 to 90.8 ms (bench/decisions.py, 1,500 decisions each: docs/bots.md).
     A forking worker's job processes share these pages instead of copying them."""
     gc.freeze()
 
