@@ -8,6 +8,8 @@ Exactly one set is taken per play; the player chooses among them.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from .cards import total, value
 from .errors import RuleError
 from .rules import Settings
@@ -49,11 +51,39 @@ def captures(card: str, table, settings: Settings, limit: int | None = None) -> 
     ``limit`` bounds the search: a table that players let grow to thirty
     cards holds thousands of sets, and listing them all helps nobody.
     """
-    sets = subsets_summing_to(table, FIFTEEN - value(card), limit)
-    if settings.capture == "hybrid":
-        sets += subsets_summing_to(table, value(card), limit)
-    unique = sorted({tuple(sorted(s, key=_order)) for s in sets}, key=lambda s: (len(s), [_order(c) for c in s]))
-    return unique
+    return list(_captures(value(card), tuple(table), settings.capture == "hybrid", limit))
+
+
+# The same question comes back again and again: the options a view lists are the ones the next
+# move is checked against, and a bot's rollouts ask it of the same few tables thousands of times.
+# Only the card's value and the table's cards matter (the sets come out in one order whatever the
+# table's), so the answers are kept; a key is a few small ints and strings.
+@lru_cache(maxsize=16384)
+def _captures(v: int, table: tuple, hybrid: bool, limit: int | None) -> tuple[tuple[str, ...], ...]:
+    ordered = sorted(table, key=_order)  # a set is found as positions in this order, so in order
+    values = [value(c) for c in ordered]
+    found: list[tuple[int, ...]] = []
+    _sums(values, 0, FIFTEEN - v, [], found, limit)
+    if hybrid:  # (no set makes both v and 15 - v: the two lists never share one)
+        _sums(values, 0, v, [], found, None if limit is None else len(found) + limit)
+    found.sort(key=lambda at: (len(at), at))  # the positions sort as the cards' (value, suit)
+    return tuple(tuple(ordered[i] for i in at) for at in found)
+
+
+def _sums(values: list, start: int, left: int, chosen: list, found: list, limit: int | None) -> None:
+    """``subsets_summing_to`` over values in order, as positions, into ``found``."""
+    for i in range(start, len(values)):
+        if limit is not None and len(found) >= limit:
+            return
+        v = values[i]
+        if v > left:
+            return  # in order: nothing further fits either
+        chosen.append(i)
+        if v == left:
+            found.append(tuple(chosen))
+        else:
+            _sums(values, i + 1, left - v, chosen, found, limit)
+        chosen.pop()
 
 
 def is_capture(card: str, chosen, settings: Settings) -> bool:

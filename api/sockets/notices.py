@@ -31,6 +31,8 @@ from collections.abc import Callable
 from types import MethodType
 
 import orjson
+import redis as redis_lib
+from redis._parsers.hiredis import NOT_ENOUGH_DATA, _HiredisParser
 
 from events.connection import Connection, is_cluster
 from events.store import changes_channel
@@ -112,20 +114,11 @@ class ChannelListener:
                     pubsub = self._pubsub = self.redis.pubsub()
                     pubsub.subscribe(self._anchor, *(changes_channel(t) for t in self._tables))
                 connection = pubsub.connection
-                lean = isinstance(connection, Connection) and not connection.health_check_interval
+                if _lean(connection):
+                    self._read_notices(pubsub, connection)
+                    continue
                 while not self._stop.is_set():
-                    # a blocking read: a read with a timeout first polls the socket, and under
-                    # gevent that poll cost more than the notice it waited for (3.5% of a worker)
-                    if lean:  # a notice straight from the reply (redis-py's get_message around it cost
-                        # as much as the notice's dispatch); anything else goes through redis-py's handling
-                        response = connection.read_response(disconnect_on_error=False, push_request=True, timeout=None)
-                        # (hiredis gives a list, or its PushNotification, a list of its own)
-                        if isinstance(response, list) and len(response) == 3 and response[0] in _MESSAGE:
-                            self.on_notice(response[2])
-                            continue
-                        message = pubsub.handle_message(response)
-                    else:
-                        message = pubsub.get_message(timeout=None)
+                    message = pubsub.get_message(timeout=None)
                     if message:
                         self._handle(message)
             except Exception:  # Redis went away: wait, subscribe again, resync on confirmation
@@ -139,6 +132,35 @@ class ChannelListener:
                         if self._pubsub is pubsub:
                             self._pubsub = None
                     _quietly(pubsub.close)
+
+    def _read_notices(self, pubsub, connection) -> None:
+        """Notices straight from the socket into hiredis's reader, in a blocking read: redis-py's
+        read_response around each (its timeout set and reset on every read, its push handlers) cost
+        more than the notice's own dispatch. A subscription's confirmation and anything else not a
+        message go through redis-py's handling; a closed or failed connection raises, as there."""
+        parser = connection._parser
+        reader, buffer, sock = parser._reader, parser._buffer, connection._sock
+        # a blocking read: a read with a timeout first polls the socket, and under gevent that
+        # poll cost more than the notice it waited for (3.5% of a worker)
+        sock.settimeout(None)
+        stop = self._stop
+        while not stop.is_set():
+            response = reader.gets()
+            if response is NOT_ENOUGH_DATA:
+                n = sock.recv_into(buffer)
+                if not n:
+                    raise redis_lib.ConnectionError("the pub/sub connection was closed")
+                reader.feed(buffer, 0, n)
+                continue
+            # (hiredis gives a list, or its PushNotification, a list of its own)
+            if isinstance(response, list) and len(response) == 3 and response[0] in _MESSAGE:
+                self.on_notice(response[2])
+                continue
+            if isinstance(response, Exception):
+                raise response
+            message = pubsub.handle_message(response)
+            if message:
+                self._handle(message)
 
     def _handle(self, message: dict) -> None:
         kind = message.get("type")
@@ -282,6 +304,13 @@ class NodeListener:
             table_id = table_of(message["channel"])
             if table_id in self._tables:
                 self.parent.on_notice(resync_notice(table_id))
+
+
+def _lean(connection) -> bool:
+    """Whether the listener may read ``connection``'s notices itself (``_read_notices``): one of ours
+    (events/connection.py) parsed by hiredis, with no health checks (which redis-py's reads send)."""
+    return (isinstance(connection, Connection) and not connection.health_check_interval
+            and isinstance(connection._parser, _HiredisParser) and connection._parser._reader is not None)
 
 
 def _quietly(fn, *args) -> None:

@@ -33,6 +33,7 @@ from api import auth
 from api.http.tables import redacted_events, version_arg
 from api.server import collector
 from api.sockets import frames, readable
+from api.sockets.client_frames import QuickFrames
 from api.sockets.hub import Mailbox
 from api.sockets.moves import POLICY_VIOLATION, Inbox, SocketMoves
 
@@ -96,6 +97,8 @@ def install(sock, app) -> None:
     @sock.route("/tables/<table_id>/ws")
     def table_socket(ws, table_id):
         ws.input_buffer = Inbox()
+        if readable.selector_class() is not None:  # gevent: its reader has read nothing yet (it runs once this waits)
+            ws.ws = QuickFrames(ws.ws)
         ws.sock = _LingeringSocket(ws.sock)
         try:
             ws.sock.settimeout(SEND_TIMEOUT)
