@@ -14,7 +14,6 @@ appends nothing and answers with the version the first one made.
 
 from __future__ import annotations
 
-import json
 import math
 import random
 import secrets
@@ -455,7 +454,7 @@ class TableService:
         if idem is not None:
             idempotency = (
                 idempotency_key(table_id, actor, idem),
-                json.dumps({"version": new_version}),
+                f'{{"version": {new_version:d}}}',  # json.dumps({"version": ...})'s very text
                 self.idempotency_ttl,
             )
         read_back, stamp = self._hook_reads(table_id)

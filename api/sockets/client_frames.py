@@ -6,11 +6,11 @@ a buffer, a message decoder, an incremental UTF-8 decoder) cost about 5% of an A
 worker's CPU under ``bench/games.py --transport socket`` (py-spy), more than the socket's
 own read. ``QuickFrames`` stands in front of the socket's ``wsproto.WSConnection``:
 while each read holds only whole, final, masked text frames with no extension bits
-(RFC 6455 5.2) and valid UTF-8, it makes the very ``TextMessage`` events wsproto would
-make, in the same order. The first read that holds anything else (a ping, a close, a
-binary or fragmented message, a frame cut across reads, a bad frame) goes to wsproto
-with the rest of the socket's life: wsproto decides everything the protocol says about
-it, as before, and its buffer was empty until then. Sending always goes to wsproto.
+(RFC 6455 5.2) and valid UTF-8, or pings and pongs (a pong answers each of the server's
+pings), it makes the very events wsproto would make, in the same order. The first read
+that holds anything else (a close, a binary or fragmented message, a frame cut across
+reads, a bad frame) goes to wsproto with the rest of the socket's life: wsproto decides
+everything the protocol says about it, as before, and its buffer was empty until then. Sending always goes to wsproto.
 
 tests/api/sockets/test_client_frames.py feeds the same bytes, cut anywhere, to both and
 asks for the same events.
@@ -18,9 +18,10 @@ asks for the same events.
 
 from __future__ import annotations
 
-from wsproto.events import TextMessage
+from wsproto.events import Ping, Pong, TextMessage
 
 _TEXT_FINAL = 0x81  # FIN, no RSV bits, opcode 1 (text)
+_PING, _PONG = 0x89, 0x8A  # FIN, no RSV bits, opcode 9 or 10: a pong answers every ping the server sends
 _MASKED = 0x80
 
 
@@ -57,12 +58,22 @@ class QuickFrames:
         """Takes the plain frames off the front of ``data``; what is left is not plain."""
         pos, end = 0, len(data)
         while pos < end:
-            if end - pos < 6 or data[pos] != _TEXT_FINAL:
+            if end - pos < 6:
                 break
-            second = data[pos + 1]
+            first, second = data[pos], data[pos + 1]
             if not second & _MASKED:
                 break
             length, head = second & 0x7F, pos + 2
+            if first != _TEXT_FINAL:
+                if (first != _PONG and first != _PING) or length > 125:
+                    break
+                stop = head + 4 + length
+                if stop > end:
+                    break
+                payload = _unmasked(data[head + 4:stop], data[head:head + 4])
+                self._ready.append(Pong(payload=payload) if first == _PONG else Ping(payload=payload))
+                pos = stop
+                continue
             if length == 126:
                 if end - pos < 8:
                     break

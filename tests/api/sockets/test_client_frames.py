@@ -87,8 +87,16 @@ def _fed_events(ws, chunks):
     return list(ws.events())
 
 
+def test_pings_and_pongs_are_read_here_too():
+    data = frame(b"", opcode=10) + frame(b'{"a":1}') + frame(b"are you there", opcode=9) + frame(b"p", opcode=10)
+    quick = QuickFrames(_server())
+    assert _fed(quick, [data]) == _fed(_server(), [data])
+    assert [e[0] for e in _fed(QuickFrames(_server()), [data])] == ["Pong", "TextMessage", "Ping", "Pong"]
+    assert not quick._slow
+
+
 @pytest.mark.parametrize("odd", [
-    frame(b"ping", opcode=9),
+    frame(b"p" * 126, opcode=9),
     frame(b"\x03\xe8bye", opcode=8),
     frame(b"bytes", opcode=2),
     frame(b"half", fin=False) + frame(b" more", opcode=0),
@@ -96,7 +104,7 @@ def _fed_events(ws, chunks):
     frame(b"extension bit", rsv=4),
     frame(b"\xff\xfe not utf-8"),
     frame(b"short in the long form", long_form=True),
-], ids=["ping", "close", "binary", "fragmented", "unmasked", "rsv", "bad utf-8", "long form"])
+], ids=["long ping", "close", "binary", "fragmented", "unmasked", "rsv", "bad utf-8", "long form"])
 def test_anything_not_plain_goes_to_wsproto_from_there_on(odd):
     """Whatever wsproto does with a ping, a close, a fragment or a bad frame it still does, after the
     plain frames before it; and every frame after it is wsproto's too."""
