@@ -161,10 +161,21 @@ def in_viewport(page, selector):
     assert box["x"] >= 0 and box["x"] + box["width"] <= vp["width"], f"{selector} is off screen: {box} in {vp}"
 
 
+SETTLED = """() => Promise.race([
+  Promise.all(document.getAnimations()
+    .filter(a => a.effect && a.effect.getComputedTiming().endTime !== Infinity)
+    .map(a => a.finished.catch(() => null))),
+  new Promise(r => setTimeout(r, 3000)),
+])"""
+
+
 def axe_check(page, where):
     """axe-core (axe-playwright-python) finds no serious or critical violation."""
     from axe_playwright_python.sync_playwright import Axe
 
+    # Contrast is judged at rest: the banner's pop fades it in over half a second, and axe run
+    # mid-fade read its colours at partial opacity (CI, 2026-12-02: color-contrast on #banner).
+    page.evaluate(SETTLED)
     results = Axe().run(page)
     bad = [(v["id"], v["impact"], [n["target"] for n in v["nodes"]][:3])
            for v in results.response["violations"] if v["impact"] in ("serious", "critical")]
