@@ -22,7 +22,6 @@ sending the header; behind a proxy and without it, every client shares the proxy
 
 from __future__ import annotations
 
-import hashlib
 import time
 
 from flask import request
@@ -31,7 +30,7 @@ from flask_limiter.errors import RateLimitExceeded
 from limits import parse_many
 from werkzeug.middleware.proxy_fix import ProxyFix
 
-from api.auth import bearer_of
+from api.auth import bearer_of, token_hash
 from api.http.errors import RateLimited, rate_limited, respond
 from events.config import Config
 
@@ -55,7 +54,7 @@ def token_key(token: str | None, address: str | None) -> str:
     """What a per-token limit counts: a hash of the token, or the address without one."""
     if not token:
         return "addr:" + (address or "unknown")
-    return "token:" + hashlib.sha256(token.encode()).hexdigest()[:32]
+    return "token:" + token_hash(token)[:32]
 
 
 # endpoint -> (limit, counted per), counted by flask-limiter around the view

@@ -197,7 +197,11 @@ def _send(ws, data: bytes) -> None:
     """Frames already built (api/sockets/frames.py), written whole; a client that reads nothing times out."""
     if not ws.connected:
         raise ConnectionClosed(ws.close_reason, ws.close_message)
-    ws.sock.sendall(data)
+    # one send takes a frame whole unless the client's window is full; gevent's sendall would
+    # first ask the kernel for the socket's buffer size, a system call on every frame
+    sent = ws.sock.send(data)
+    if sent < len(data):
+        ws.sock.sendall(memoryview(data)[sent:])
 
 
 def _refuse(ws, code, message, details, *, error=None) -> None:
