@@ -137,8 +137,7 @@ class LogTimes:
 
 # --- reading the log's times -------------------------------------------------
 
-@functools.lru_cache(maxsize=4096)  # a move's hook reads its newest records' times two or three times each
-@functools.lru_cache(maxsize=1024)  # a move's records share one time, read for the last record and the last move
+@functools.lru_cache(maxsize=4096)  # a move's records share one time, read for the last record and the last move
 def parse_at(text: str) -> float:
     """An ISO-8601 record time (``...Z`` or an offset) as epoch seconds."""
     if text.endswith("Z"):
