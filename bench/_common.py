@@ -51,12 +51,15 @@ def exit_on_sigterm() -> None:
 def pool_starmap(func, argsets, processes: int, *, unordered: bool = False) -> list:
     """``func(*args)`` for each of ``argsets`` in a pool of forked processes; the results.
 
-    The pool is closed and joined, never terminated (what ``with Pool()`` does on the way
-    out): terminate() can kill an idle worker while it holds the task queue's lock, and the
-    other then waits on that lock for ever (seen here, twice, in bench/api.py's scripting).
+    Done, the pool is closed and joined, not terminated (what ``with Pool()`` does on the way
+    out): terminate() can kill an idle worker while it holds the task queue's lock. On an
+    error it is terminated, and each worker takes SIGTERM's default action then, whatever
+    handler the forking process had set: a worker forked from a process whose SIGTERM only
+    asks it to stop (the job runner's, set by an earlier test in the same process) lived on,
+    waiting for that lock, and the join waited for it for ever (CI, 2026-12-03).
     ``unordered``: results in the order they finish.
     """
-    pool = multiprocessing.get_context("fork").Pool(processes)
+    pool = multiprocessing.get_context("fork").Pool(processes, initializer=_plain_sigterm)
     try:
         if unordered:
             results = list(pool.imap_unordered(_star, [(func, a) for a in argsets], chunksize=1))
@@ -69,6 +72,10 @@ def pool_starmap(func, argsets, processes: int, *, unordered: bool = False) -> l
     finally:
         pool.join()
     return results
+
+
+def _plain_sigterm() -> None:
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 def _star(job):

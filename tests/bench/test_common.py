@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import multiprocessing
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -26,3 +30,27 @@ def test_an_error_in_a_job_is_raised_and_the_workers_are_gone():
     with pytest.raises(ValueError, match="negative"):
         pool_starmap(_power, [(2, 2), (-1, 2)], 2)
     assert multiprocessing.active_children() == []
+
+
+def test_an_error_ends_the_pool_when_the_parent_only_flags_sigterm():
+    """A process whose SIGTERM handler only sets a flag (the job runner's) forks the pool: on an
+    error every worker still goes (run apart, so its handler and a hang stay out of this process)."""
+    script = textwrap.dedent("""
+        import multiprocessing, signal, sys
+        sys.path.insert(0, sys.argv[1])
+        from bench._common import pool_starmap
+        from tests.bench.test_common import _power
+        signal.signal(signal.SIGTERM, lambda *_: None)
+        for _ in range(20):
+            try:
+                pool_starmap(_power, [(-1, 2)] + [(2, 2)] * 8, 2)
+            except ValueError:
+                pass
+            assert multiprocessing.active_children() == []
+        print("ended")
+    """)
+    root = Path(__file__).resolve().parents[2]
+    done = subprocess.run([sys.executable, "-c", script, str(root)], capture_output=True, text=True,
+                          timeout=120, cwd=root)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "ended"
