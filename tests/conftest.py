@@ -14,6 +14,8 @@ plain ``queue_server`` for RQ). ``backends`` gives a test its ``Backends`` on it
 
 from __future__ import annotations
 
+import signal
+
 import fakeredis
 import pytest
 
@@ -167,3 +169,15 @@ def backends(topology):
 def tables(backends):
     """The tables' client on ``topology``: a plain Redis, or a RedisCluster."""
     return backends.tables
+
+
+@pytest.fixture(autouse=True)
+def _signals_as_they_were():
+    """A test that runs an RQ worker or the job runner in this process leaves their SIGTERM and
+    SIGINT handlers (they only ask a loop to stop): put the process's own back after each test,
+    so a process forked by a later test still dies of a SIGTERM."""
+    kept = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGINT)}
+    yield
+    for sig, handler in kept.items():
+        if signal.getsignal(sig) is not handler and handler is not None:
+            signal.signal(sig, handler)
