@@ -21,8 +21,6 @@ def token_hash(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
-_hash = token_hash
-
 
 def _tokens_key(table_id: str) -> str:
     return tokens_key(table_id)
@@ -36,7 +34,7 @@ def new_token(player: str) -> tuple[str, tuple[str, str]]:
     """A fresh seat token and the grant the service writes in the append's own step:
     ``(token_hash, player)``. Redis keeps only the hash, so a leaked dump seats nobody."""
     token = secrets.token_urlsafe(24)
-    return token, (_hash(token), player)
+    return token, (token_hash(token), player)
 
 
 def bearer() -> str | None:
@@ -63,7 +61,7 @@ def player_for(redis, table_id: str, token: str | None) -> str | None:
     """The player a token belongs to; RuleError(unauthorized) for a token we never issued."""
     if token is None:
         return None
-    digest = _hash(token)
+    digest = token_hash(token)
     player = _known.get((table_id, digest))
     if player is not None:
         return player

@@ -87,12 +87,12 @@ def _plain_sigterm_while_forking():
     try:
         previous = signal.signal(signal.SIGTERM, signal.SIG_DFL)
     except ValueError:  # not the main thread: signals are not ours to set here
-        yield
-        return
+        previous = None
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        if previous is not None:  # (None too for a handler set outside Python: it cannot be put back)
+            signal.signal(signal.SIGTERM, previous)
 
 
 def _star(job):
