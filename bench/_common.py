@@ -262,6 +262,17 @@ class PrivateRedis:
     def cpu_seconds(self) -> float:
         return cpu_seconds([self.proc.pid])
 
+    def commands(self) -> dict[str, int]:
+        """Calls so far by command (INFO commandstats), to say what a move asks of Redis."""
+        from redis import Redis
+
+        client = Redis(port=self.port)
+        try:
+            return {name.removeprefix("cmdstat_"): stats["calls"]
+                    for name, stats in client.info("commandstats").items()}
+        finally:
+            client.close()
+
     def stop(self) -> None:
         if self.proc.poll() is None:
             self.proc.terminate()

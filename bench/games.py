@@ -268,7 +268,7 @@ def run_escoba(args, scripts) -> dict:
                 reader.add(ws)
         loop.start()
         time.sleep(args.warmup)
-        cpu0, redis0 = cpu_seconds(server.pids()), redis.cpu_seconds()
+        cpu0, redis0, calls0 = cpu_seconds(server.pids()), redis.cpu_seconds(), redis.commands()
         loop.measuring = True
         t0 = time.perf_counter()
         time.sleep(args.duration)
@@ -276,6 +276,7 @@ def run_escoba(args, scripts) -> dict:
         window = time.perf_counter() - t0
         server_cpu = cpu_seconds(server.pids()) - cpu0
         redis_cpu = redis.cpu_seconds() - redis0
+        calls = redis.commands()
         loop.stop.set()
         time.sleep(1.0)  # let the last sockets hear
 
@@ -300,6 +301,9 @@ def run_escoba(args, scripts) -> dict:
         print(f"  server CPU (gunicorn master + workers): {cpu_ms:.2f} ms per move "
               f"({server_cpu / window * 100:.0f}% of a core); redis-server {redis_cpu * 1000 / max(1, n):.2f} ms",
               flush=True)
+        per_move = {name: (count - calls0.get(name, 0)) / max(1, n) for name, count in calls.items()}
+        print("  redis commands per move: " + ", ".join(
+            f"{name} {each:.2f}" for name, each in sorted(per_move.items(), key=lambda kv: -kv[1]) if each >= 0.01))
         return {"moves": n, "cpu_ms": cpu_ms, "redis_ms": redis_cpu * 1000 / max(1, n), "to_opponent": to_opponent,
                 "missing": missing}
     finally:
