@@ -12,8 +12,7 @@ A socket is public, so it is built to cost little and to be hard to abuse
 (shared/API.md): a client's frames wait in a bounded inbox, a socket whose frames
 keep being refused is closed (api/sockets/moves.py), and a client message over 4 KB
 closes the socket with 1009 before more than one receive buffer of it is read; a peer that answers
-no protocol ping is dropped at the next one (``ESCOBA_SOCKET_PING_INTERVAL``; under gevent one
-pinger for the process, api/sockets/readable.py);
+no protocol ping is dropped at the next one (``ESCOBA_SOCKET_PING_INTERVAL``);
 a client that reads nothing for ``SEND_TIMEOUT`` is dropped; one client address
 and one table may hold only so many sockets (api/sockets/bounds.py). No
 compression is negotiated: it would cost a deflate per socket per change, and
@@ -49,21 +48,13 @@ log = logging.getLogger("escoba.sockets")
 
 
 def server_options(config) -> dict:
-    """simple-websocket's options (flask-sock's SOCK_SERVER_OPTIONS). Under gevent its reader is
-    given no ping interval: the process's pinger pings (api/sockets/readable.py)."""
-    gevent = readable.gevent_patched()
-    return {"ping_interval": None if gevent else config.socket_ping_interval,
-            "max_message_size": MAX_CLIENT_MESSAGE, "receive_bytes": RECEIVE_BYTES}
-
-
-_pingers: dict[float, readable.Pinger] = {}  # by interval: one for the process's sockets
-
-
-def _pinger(interval: float) -> readable.Pinger:
-    pinger = _pingers.get(interval)
-    if pinger is None:
-        pinger = _pingers.setdefault(interval, readable.Pinger(interval))
-    return pinger
+    """simple-websocket's options (flask-sock's SOCK_SERVER_OPTIONS)."""
+    options = {"ping_interval": config.socket_ping_interval, "max_message_size": MAX_CLIENT_MESSAGE,
+               "receive_bytes": RECEIVE_BYTES}
+    selector = readable.selector_class()  # under gevent, one wait a read (api/sockets/readable.py)
+    if selector is not None:
+        options["selector_class"] = selector
+    return options
 
 
 class _LingeringSocket:
@@ -102,23 +93,18 @@ def install(sock, app) -> None:
         # simple-websocket accepts permessage-deflate when offered: refuse it by not seeing the offer
         if request.environ.get("HTTP_UPGRADE", "").lower() == "websocket":
             request.environ.pop("HTTP_SEC_WEBSOCKET_EXTENSIONS", None)
-            sock = request.environ.get("gunicorn.socket")
-            if sock is not None and readable.gevent_patched():  # its reads, before its reader starts
-                request.environ["gunicorn.socket"] = readable.PingedReads(sock)
 
     @sock.route("/tables/<table_id>/ws")
     def table_socket(ws, table_id):
         ws.input_buffer = Inbox()
-        ctx = current_app.extensions["escoba"]
-        if isinstance(ws.sock, readable.PingedReads):  # gevent: its reader is waiting for a first frame
+        if readable.selector_class() is not None:  # gevent: its reader has read nothing yet (it runs once this waits)
             ws.ws = QuickFrames(ws.ws)
-            interval = ctx.config.socket_ping_interval
-            ws.sock.attach(ws, _pinger(interval) if interval else None)
         ws.sock = _LingeringSocket(ws.sock)
         try:
             ws.sock.settimeout(SEND_TIMEOUT)
         except OSError:
             return
+        ctx = current_app.extensions["escoba"]
         address = request.remote_addr or "unknown"
         refusal = ctx.socket_limits.acquire(address, table_id)
         if refusal is not None:
