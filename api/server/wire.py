@@ -17,13 +17,14 @@ with gunicorn's status and the security headers every answer carries.
 from __future__ import annotations
 
 import email.utils
+import functools
 import os
 import time
 import types
 
 import orjson
 from gunicorn import util
-from gunicorn.http import wsgi
+from gunicorn.http import message, wsgi
 from gunicorn.http.body import ChunkedReader, LengthReader
 
 from api.http.headers import HEADERS
@@ -53,6 +54,15 @@ class _Captured:
         self.data += data
 
 
+def send_whole(sock, data) -> None:
+    """``data`` written whole: one ``send`` takes it unless the peer's window is full (then
+    ``sendall`` the rest). gevent's ``sendall`` first asks the kernel for the socket's buffer size,
+    a ``getsockopt`` system call on every write (2% of a worker under bench/games.py)."""
+    sent = sock.send(data)
+    if sent < len(data):
+        sock.sendall(memoryview(data)[sent:])
+
+
 class OneWriteResponse(wsgi.Response):
     head = b""
 
@@ -76,7 +86,7 @@ class OneWriteResponse(wsgi.Response):
     def _emit_body(self, data):
         if self.head and not self.chunked:
             data, self.head = self.head + data, b""
-            self.sock.sendall(data)
+            send_whole(self.sock, data)
             return
         self._flush_head()
         super()._emit_body(data)
@@ -95,7 +105,7 @@ class OneWriteResponse(wsgi.Response):
     def _flush_head(self):
         if self.head:
             head, self.head = self.head, b""
-            self.sock.sendall(head)
+            send_whole(self.sock, head)
 
 
 def _unbounded_rest(req) -> bool:
@@ -160,6 +170,22 @@ def _os_with_script_name():
     return shim
 
 
+_gunicorn_peer_is_trusted_proxy = message.HeaderPolicy._peer_is_trusted_proxy
+
+
+@functools.lru_cache(maxsize=4096)
+def _trusted_proxy(cfg, ip: str) -> bool:
+    return message._ip_in_allow_list(ip, cfg.forwarded_allow_ips, cfg.forwarded_allow_networks())
+
+
+def peer_is_trusted_proxy(self) -> bool:
+    """gunicorn's ``HeaderPolicy._peer_is_trusted_proxy``, its answer kept per (configuration, peer
+    address): gunicorn parsed the address and walked ``forwarded_allow_ips`` on every request (2.6%
+    of a worker under bench/games.py --transport post). The same answer for the same inputs."""
+    peer = self.peer_addr
+    return not isinstance(peer, tuple) or _trusted_proxy(self.cfg, peer[0])
+
+
 def json_error(sock, status_int: int, reason: str, mesg: str) -> None:
     """gunicorn's ``util.write_error``, answering in the contract's JSON."""
     code, message = _REFUSALS.get(status_int, ("bad_request" if status_int < 500 else "internal", reason))
@@ -177,8 +203,10 @@ def install() -> None:
     (the worker calls ``util.write_error`` through the module) and date their answers with
     http_date (``Response.default_headers`` calls ``util.http_date`` through the module too); its
     requests' environ starts from base_environ, and ``wsgi.create`` reads SCRIPT_NAME from a copy
-    of the process's taken once."""
+    of the process's taken once; whether a peer may set forwarding headers is asked once per
+    address (``peer_is_trusted_proxy``)."""
     wsgi.Response = OneWriteResponse
+    message.HeaderPolicy._peer_is_trusted_proxy = peer_is_trusted_proxy
     wsgi.base_environ = base_environ
     wsgi.os = _os_with_script_name()
     util.http_date = http_date

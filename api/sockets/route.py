@@ -31,7 +31,7 @@ from simple_websocket import ConnectionClosed
 import engine
 from api import auth
 from api.http.tables import redacted_events, version_arg
-from api.server import collector
+from api.server import collector, wire
 from api.sockets import frames, readable
 from api.sockets.client_frames import QuickFrames
 from api.sockets.hub import Mailbox
@@ -197,11 +197,7 @@ def _send(ws, data: bytes) -> None:
     """Frames already built (api/sockets/frames.py), written whole; a client that reads nothing times out."""
     if not ws.connected:
         raise ConnectionClosed(ws.close_reason, ws.close_message)
-    # one send takes a frame whole unless the client's window is full; gevent's sendall would
-    # first ask the kernel for the socket's buffer size, a system call on every frame
-    sent = ws.sock.send(data)
-    if sent < len(data):
-        ws.sock.sendall(memoryview(data)[sent:])
+    wire.send_whole(ws.sock, data)
 
 
 def _refuse(ws, code, message, details, *, error=None) -> None:

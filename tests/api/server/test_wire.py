@@ -15,11 +15,27 @@ from api.server import wire
 
 
 class Sock:
-    def __init__(self):
+    def __init__(self, window: int | None = None):
         self.writes: list[bytes] = []
+        self.window = window  # what one send takes at most (None: all of it)
+
+    def send(self, data) -> int:
+        taken = bytes(data[: self.window] if self.window is not None else data)
+        self.writes.append(taken)
+        return len(taken)
 
     def sendall(self, data: bytes) -> None:
         self.writes.append(bytes(data))
+
+
+def test_a_write_is_one_send_and_only_a_full_window_sends_the_rest():
+    whole = Sock()
+    wire.send_whole(whole, b"x" * 10_000)
+    assert whole.writes == [b"x" * 10_000]
+    full = Sock(window=4096)
+    data = bytes(range(256)) * 40
+    wire.send_whole(full, data)
+    assert len(full.writes) == 2 and b"".join(full.writes) == data
 
 
 def request(method: str = "GET", version: str = "1.1"):
@@ -69,14 +85,16 @@ def test_a_chunked_answer_keeps_gunicorns_framing():
 
 def test_install_makes_gunicorn_build_these_responses(monkeypatch):
     from gunicorn import util
+    from gunicorn.http import message
 
     for module, name in ((wsgi, "Response"), (wsgi, "base_environ"), (wsgi, "os"), (util, "http_date"),
-                         (util, "write_error")):
+                         (util, "write_error"), (message.HeaderPolicy, "_peer_is_trusted_proxy")):
         monkeypatch.setattr(module, name, getattr(module, name))  # put back after the test
     wire.install()
     req, cfg = request()
     response, _ = wsgi.create(req, Sock(), ("127.0.0.1", 5000), ("127.0.0.1", 8000), cfg)
     assert type(response) is wire.OneWriteResponse
+    assert message.HeaderPolicy._peer_is_trusted_proxy is wire.peer_is_trusted_proxy
     assert util.http_date is wire.http_date  # and their Date is the cached one
     [data] = answer(wire.OneWriteResponse)
     dates = [line for line in data.split(b"\r\n") if line.startswith(b"Date: ")]
@@ -238,3 +256,20 @@ def test_the_shared_wsgi_errors_writes_to_the_error_logs_streams_of_the_moment()
         logger.removeHandler(handler)
     assert stream.getvalue() == "went wrong\n"
     assert stream not in errors.streams
+
+
+@pytest.mark.parametrize("allow", [None, "*", "10.0.0.0/8,192.168.1.7", "::1", ""])
+def test_whether_a_peer_may_forward_is_gunicorns_answer_kept_per_address(allow):
+    gunicorns = wire._gunicorn_peer_is_trusted_proxy
+    assert gunicorns is not wire.peer_is_trusted_proxy
+    cfg = Config()
+    if allow is not None:
+        cfg.set("forwarded_allow_ips", allow)
+    for peer in (("127.0.0.1", 5000), ("10.1.2.3", 1), ("192.168.1.7", 2), ("192.168.1.8", 3), ("::1", 4, 0, 0),
+                 ("not an address", 5), "/run/escoba.sock"):
+        for _ in range(2):  # the second answer comes from what was kept
+            req = type("Req", (), {"cfg": cfg, "peer_addr": peer})()
+            assert wire.peer_is_trusted_proxy(req) == gunicorns(req), (allow, peer)
+    seen = {peer: wire.peer_is_trusted_proxy(type("Req", (), {"cfg": cfg, "peer_addr": (peer, 1)})())
+            for peer in ("127.0.0.1", "10.1.2.3")}
+    assert seen == {"127.0.0.1": allow in (None, "*"), "10.1.2.3": allow in ("*", "10.0.0.0/8,192.168.1.7")}
