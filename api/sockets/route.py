@@ -145,11 +145,19 @@ def _serve(ws, ctx, table_id: str) -> None:
                 ws.event.wait()  # a change, a client frame, the reader ending, or the hub's periodic check
                 ws.event.clear()
                 out, moved = b"", None
-                for raw in inbox.take():  # answered in order, before the mailbox is read
+                frames_in = inbox.take()
+                for raw in frames_in:  # answered in order, before the mailbox is read
                     answer, made = moves.answer(raw)
                     out += answer
                     if made is not None and (moved is None or made.version > moved.version):
                         moved = made
+                if frames_in:
+                    # the answers waited on the store, and the move's own notice often came back in
+                    # the meantime and woke this socket: what it posted is taken below, so the wake
+                    # is spent here (a frame or the reader's end that came meanwhile wakes it again)
+                    ws.event.clear()
+                    if inbox.frames or not ws.connected:
+                        ws.event.set()
                 if inbox.overflow or moves.struck_out:  # answered what it had sent, then closed
                     _send(ws, out)
                     ws.close(reason=POLICY_VIOLATION,

@@ -8,6 +8,7 @@ import dataclasses
 import json
 import random
 import threading
+import time
 
 import pytest
 import websocket
@@ -161,6 +162,39 @@ def test_refused_frames_change_nothing_and_leave_the_socket_open(client, live):
     assert client.view(table_id)["version"] == version  # nothing was appended
     # the socket still moves, and the other hears it
     ack = me.ok(random_move(me.view, random.Random(4)))
+    assert other.wait_for_version(ack["version"])["version"] == ack["version"]
+    for p in players.values():
+        p.close()
+
+
+def test_frames_sent_while_a_move_is_answered_are_all_answered_in_order(client, live, monkeypatch):
+    # the handler spends the wake its move's own notice makes while the move is answered
+    # (api/sockets/route.py): frames that came in the meantime must still be answered, unasked
+    from api.http import tables
+
+    decide, answering = tables.decide_move, threading.Event()
+
+    def slow_decide(*args, **kwargs):
+        answering.set()
+        time.sleep(0.3)  # the late frames arrive while this move is answered
+        return decide(*args, **kwargs)
+
+    monkeypatch.setattr(tables, "decide_move", slow_decide)
+    table_id, tokens, players = _started(client, live)
+    turn = players[0].view["turn"]
+    me, other = players[turn], players[1 - turn]
+    # refused moves append nothing, so no notice wakes the socket: only its own frames do
+    ids = [other.send(random_move(me.view, random.Random(7)), "first")]
+    assert answering.wait(5)
+    ids += [other.send({"type": "fly"}, f"late{i}") for i in range(3)]
+    answers = []
+    while len(answers) < len(ids):
+        message = other.read()
+        if message["type"] in ("ack", "error"):
+            answers.append(message)
+    assert [a["id"] for a in answers] == ids
+    assert [a["error"]["code"] for a in answers] == ["not_your_turn"] + ["bad_request"] * 3
+    ack = me.ok(random_move(me.view, random.Random(8)))  # and moves go on
     assert other.wait_for_version(ack["version"])["version"] == ack["version"]
     for p in players.values():
         p.close()
