@@ -17,7 +17,8 @@ cProfile of N more moves a table by cumulative time.
 Set it beside bench/games.py's server CPU per move (gunicorn's gevent worker, the same moves sent
 over real sockets): what is not here is what the sockets' layers cost, the reading and writing of
 frames, simple-websocket's reader greenlet per socket, gevent's loop and its wake-ups, the change
-notice read back from Redis, and the kernel's loopback TCP for three sends and four reads a move.
+notice read back from Redis, and the kernel's loopback TCP for three sends and about five reads a
+move (`strace -c`).
 On 2026-12-03 this machine gave 530 to 551 us here (235 us with ``--redis memory``) against 0.88 to
 0.97 ms there.
 
@@ -84,9 +85,8 @@ def _run(args) -> int:
         state = ctx.service.load(table_id)
         tables.append((table_id, script, {seat: (token, state.seats[seat].player)
                                           for seat, token in ((0, host), (1, guest))}))
-    with app.test_request_context():
-        sockets = {(table_id, seat): SocketMoves(ctx, table_id, token, "127.0.0.1", None, app.logger)
-                   for table_id, _script, seats in tables for seat, (token, _player) in seats.items()}
+    sockets = {(table_id, seat): SocketMoves(ctx, table_id, token, "127.0.0.1", None, app.logger)
+               for table_id, _script, seats in tables for seat, (token, _player) in seats.items()}
 
     def play(first: int, last: int) -> int:
         n = 0
