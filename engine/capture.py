@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from .cards import total, value
+from .cards import FULL_DECK, total, value
 from .errors import RuleError
 from .rules import Settings
 
@@ -60,8 +60,8 @@ def captures(card: str, table, settings: Settings, limit: int | None = None) -> 
 # table's), so the answers are kept; a key is a few small ints and strings.
 @lru_cache(maxsize=16384)
 def _captures(v: int, table: tuple, hybrid: bool, limit: int | None) -> tuple[tuple[str, ...], ...]:
-    ordered = sorted(table, key=_order)  # a set is found as positions in this order, so in order
-    values = [value(c) for c in ordered]
+    ordered = sorted(table, key=_ORDER.__getitem__)  # a set is found as positions in this order, so in order
+    values = [_ORDER[c][0] for c in ordered]
     found: list[tuple[int, ...]] = []
     _sums(values, 0, FIFTEEN - v, [], found, limit)
     if hybrid:  # (no set makes both v and 15 - v: the two lists never share one)
@@ -96,6 +96,16 @@ def is_capture(card: str, chosen, settings: Settings) -> bool:
 
 def _order(card: str) -> tuple[int, str]:
     return (value(card), card[-1])
+
+
+class _Orders(dict):
+    """Each card's place in ``_order``, looked up rather than called: every new table asks it of each card."""
+
+    def __missing__(self, card: str) -> tuple[int, str]:
+        return _order(card)
+
+
+_ORDER = _Orders({card: _order(card) for card in FULL_DECK})
 
 
 def check_capture(card: str, chosen: list[str], table, settings: Settings) -> None:

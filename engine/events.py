@@ -182,7 +182,8 @@ def event_data(event) -> dict:
     names = _FIELD_NAMES.get(cls)
     if names is None:  # dataclasses.fields() works them out again on every call: once a type here
         names = _FIELD_NAMES[cls] = tuple(f.name for f in fields(cls))
-    return {name: _thaw(getattr(event, name)) for name in names}
+    # a plain field (most are) is taken as it is, without a call: every append encodes its events
+    return {name: v if type(v) in _PLAIN else _thaw(v) for name in names for v in (getattr(event, name),)}
 
 
 _FIELD_NAMES: dict[type, tuple[str, ...]] = {}
@@ -198,7 +199,7 @@ def _thaw(v):
     if type(v) in _PLAIN:  # most fields: a card, a seat, a name
         return v
     if isinstance(v, tuple | list):
-        return [_thaw(x) for x in v]
+        return [x if type(x) in _PLAIN else _thaw(x) for x in v]
     if isinstance(v, dict):
         return {k: _thaw(x) for k, x in v.items()}
     return v

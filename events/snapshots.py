@@ -54,8 +54,8 @@ def _enc(v):
         return v
     if kind is list:
         return [x if type(x) in _PLAIN else _enc(x) for x in v]
-    if kind is tuple:
-        return {"t": [_enc(x) for x in v]}
+    if kind is tuple:  # operator decks: a tuple of forty card codes a round
+        return {"t": [x if type(x) in _PLAIN else _enc(x) for x in v]}
     if kind is dict:
         return {"m": [[_enc(k), _enc(x)] for k, x in v.items()]}
     name = kind.__name__
