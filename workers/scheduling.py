@@ -620,9 +620,8 @@ def after_change(tables, table_id: str, state, records: list[dict], config,
             old, (stored, urls) = appended.stamped_over, appended.hashes
             if old <= state.version and steady(state, stored, urls, records, config):
                 return {"scheduled": [], "removed": [], "skipped": False}  # the common move
-            seats = _notice_seats(state, records)
-        else:
-            seats = _notice_seats(state, records)
+        seats = _notice_seats(state, records)
+        if appended is None:
             old, stored, urls = _read_and_stamp(tables, table_id, state.version, bool(seats))
         if old > state.version:  # a hook for a newer version got here first
             return {"scheduled": [], "removed": [], "skipped": True}

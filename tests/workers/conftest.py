@@ -62,6 +62,15 @@ class Env:
     def state(self, tid: str):
         return self.svc.load(tid)
 
+    def play_first(self, tid: str, state, seat: int = 0):
+        """``seat`` plays the first legal move of its view (its first capture, unless it may leave one)."""
+        from engine import view
+
+        option = view(state, seat)["options"][0]
+        capture = option["captures"][0] if option["captures"] and not option["may_leave"] else []
+        return self.svc.execute(tid, {"type": "play", "by": seat, "card": option["card"],
+                                      "capture": capture}, actor=f"seat:{seat}").state
+
     def types(self, tid: str) -> list[str]:
         return [r["type"] for r in self.svc.records(tid)]
 

@@ -30,16 +30,6 @@ def _due(env, tid, job_id):
     return scheduling.timer_due(env.redis, tid, job_id)
 
 
-def _play_first(env, tid, state, seat=0):
-    """``seat`` plays the first legal move of its view."""
-    from engine import view
-
-    option = view(state, seat)["options"][0]
-    capture = option["captures"][0] if option["captures"] and not option["may_leave"] else []
-    return env.svc.execute(tid, {"type": "play", "by": seat, "card": option["card"],
-                                 "capture": capture}, actor=f"seat:{seat}").state
-
-
 # --- which timers, from state and log times (pure) --------------------------------
 
 def test_due_timers_for_a_human_turn_and_a_bot_turn(env):
@@ -132,7 +122,7 @@ def test_away_does_not_fire_once_the_turn_moved_on(env, config):
     state = _to_human_turn(env, tid)
     old = _want(env, tid, "away")
     env.clock.advance(config.away_after / 2)
-    _play_first(env, tid, state)
+    env.play_first(tid, state)
     # a bot's turn wants no away timer, but the lazy job stays (no reschedule per turn)
     assert old in env.pending(tid)
     env.drain()  # the bot answers at once (bot_delay 0): the human's turn again
@@ -154,7 +144,7 @@ def test_expiry_fires_once_after_the_last_move_only(env, config):
     env.start(tid)
     state = _to_human_turn(env, tid)
     env.clock.advance(config.expire_after / 2)
-    _play_first(env, tid, state)
+    env.play_first(tid, state)
     env.drain()
     last_move = env.state(tid).version
     env.clock.advance(config.expire_after / 2 + 10)  # past the first move's expiry time
@@ -296,7 +286,7 @@ def test_a_bot_job_run_twice_plays_once(env):
     tid = env.open(bots=("tito",))
     state = env.start(tid)
     if state.turn == 0:
-        state = _play_first(env, tid, state)
+        state = env.play_first(tid, state)
     assert state.seats[state.turn].kind == "bot"
     queue = scheduling.queue_for(env.queue)
     for n in range(3):  # copies of the same job under other ids, as after a crash
@@ -327,7 +317,7 @@ def _play_to_round_end(env, tid):
     """Two humans play the engine's first legal move until the round is over."""
     state = env.state(tid)
     while state.status == "playing":
-        state = _play_first(env, tid, state, state.turn)
+        state = env.play_first(tid, state, state.turn)
     return state
 
 
@@ -408,7 +398,7 @@ def test_the_hook_reads_its_timers_in_the_appends_own_step(env, monkeypatch):
     tid = env.open(bots=("tito",))
     state = env.start(tid)
     if state.turn == 0:
-        state = _play_first(env, tid, state)
+        state = env.play_first(tid, state)
     stamped = env.redis.hget(scheduling.timers_key(tid), "version")
     assert int(stamped) == state.version
     assert env.pending(tid)  # and the timers were scheduled from what the append read back
@@ -509,7 +499,7 @@ def test_a_short_bot_delay_is_handed_when_due_not_before(env, config):
     tid = env.open(bots=("tito",))
     state = env.start(tid)
     if state.turn == 0:
-        state = _play_first(env, tid, state)
+        state = env.play_first(tid, state)
     env.redis.delete(scheduling.timers_key(tid))  # as if scheduled afresh, with the new delay
     last = env.svc.records(tid, after=state.version - 1)
     scheduling.after_change(env.redis, tid, state, last, env.config)

@@ -15,7 +15,6 @@ import orjson
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine import view
 from events.config import Config
 from workers import jobs, scheduling
 
@@ -40,13 +39,8 @@ def _play_humans(env: Env, tid: str, *, away_at: int | None = None) -> None:
             env.clock.advance(CONFIG.away_after + 1)
             env.drain()
             continue
-        seat = state.turn
-        if state.seats[seat].kind == "bot":
-            continue
-        option = view(state, seat)["options"][0]
-        capture = option["captures"][0] if option["captures"] and not option["may_leave"] else []
-        env.svc.execute(tid, {"type": "play", "by": seat, "card": option["card"], "capture": capture},
-                        actor=f"seat:{seat}")
+        if state.seats[state.turn].kind != "bot":
+            env.play_first(tid, state, state.turn)
 
 
 @functools.cache
@@ -143,19 +137,12 @@ def test_a_steady_move_skips_the_full_plan(env, monkeypatch):
     for _ in range(2):
         env.clock.advance(5)
         seat = state.turn
-        option = view(state, seat)["options"][0]
-        capture = option["captures"][0] if option["captures"] and not option["may_leave"] else []
-        state = env.svc.execute(tid, {"type": "play", "by": seat, "card": option["card"], "capture": capture},
-                                actor=f"seat:{seat}").state
+        state = env.play_first(tid, state, seat)
         assert state.status == "playing" and state.turn != seat
     assert planned == []  # two humans' moves: their away and expire timers stand, nothing is planned
     assert {"away", "expire"} <= set(scheduling.read_timers(env.redis, tid))
     # a notice URL registered: the full plan runs again (it may have a notice to send)
     env.redis.hset(scheduling.notify_key(tid), str(state.turn), "http://127.0.0.1:9/x")
     env.clock.advance(5)
-    seat = state.turn
-    option = view(state, seat)["options"][0]
-    capture = option["captures"][0] if option["captures"] and not option["may_leave"] else []
-    env.svc.execute(tid, {"type": "play", "by": seat, "card": option["card"], "capture": capture},
-                    actor=f"seat:{seat}")
+    env.play_first(tid, state, state.turn)
     assert planned
