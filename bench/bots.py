@@ -3,6 +3,7 @@
     python bench/bots.py [--games N] [--preset P] [--pairing luna-tito[:N]] [--workers 2] [--out F.jsonl]
     python bench/bots.py --report F.jsonl      # the tables again, from the games saved so far
     python bench/bots.py --field [--field-games N] [--pairing luna-tito:N] ...   # against the field
+    python bench/bots.py ... --plays-budget 60 [--compare 'NAME=VALUE ...'] ...  # the same games (tuning)
 
 Duplicate format: games come in pairs on the same decks, round by round (a deck
 generator of their own, apart from the bots' chance), with the seats swapped
@@ -31,6 +32,24 @@ Luna is handed ``clock=time.process_time`` and ``wall_clock=time.monotonic``, as
 worker does. The machine may be loaded: CPU time is what her budget counts, and her
 wall-time bound here (``--wall-ms``, 2 s) is wider than the worker's (5 budgets), so that
 a starved bench process measures her strength at her CPU budget, not the machine's load.
+
+``--plays-budget MS``, the same games: Luna gets no clock, so her budget is counted in simulated
+plays (``MS`` at ``luna.PLAYS_PER_MS`` plays a ms, checked every ``luna.CHECK_EVERY``), and her
+chance is a ``random.Random`` of its own for each of her decisions, seeded from (seed, preset,
+pairing, game, her decision's number), the other bots keeping theirs. Her games then depend on
+neither the machine's speed nor its load, and two settings of hers play the same game until
+one of her choices differs. 60 gives her decisions that end at the budget about what her
+CPU budget gives them on a 2-core AMD EPYC (a median of about 42 deals); the plays count leaves
+out reading the hands, so her times in this mode are not her CPU's (the p99 is far above
+100 ms): the CPU-clocked default is the measure of the goal, this the measure of a change.
+
+``--compare 'NAME=VALUE [NAME=VALUE ...]'`` (repeatable, one variant each): every job with
+Luna is played with main's settings (with ``--luna``'s, if any) and with each variant's, and
+after each variant's tables the report sets them side by side: her margin (her points a round
+less the opponent's) and her win rate with each, the variant's margin less main's with a 95%
+interval paired over the deck pairs (``field_gap``), how many games were played move for move
+alike, and against the field Luna less Tito with each. Meant with ``--plays-budget``: CPU-clocked,
+the two play the same decks but not the same games, and the interval is the bench's noise.
 """
 
 from __future__ import annotations
@@ -43,7 +62,10 @@ import os
 import random
 import sys
 import time
+import zlib
+from contextlib import contextmanager
 from pathlib import Path
+from typing import NamedTuple
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -92,6 +114,59 @@ def seven_of_coins(view: dict, command: dict) -> tuple[int, int]:
     return int(dumped), int(missed)
 
 
+class Job(NamedTuple):
+    """One game: ``a`` against ``b`` (seats swapped in odd games) on the decks of pair ``g // 2``."""
+
+    preset: str
+    a: str
+    b: str
+    g: int
+    seed: str
+    budget: float | None  # Luna's CPU budget in ms (None: hers)
+    wall_ms: float
+    field: bool
+    # same games: Luna's budget counted in simulated plays, this many ms at luna.PLAYS_PER_MS, no clock
+    plays_budget: float | None = None
+    # Luna's settings changed for this game alone (NAME=VALUE, as --luna): --compare's variants
+    luna: tuple[str, ...] = ()
+
+
+def luna_setting(item: str) -> tuple[str, object]:
+    """``NAME=VALUE`` as the name of one of engine.bots.luna's constants and its new value."""
+    from engine.bots import luna, people
+    name, _, text = item.partition("=")
+    if not name.isupper() or not hasattr(luna, name):
+        raise ValueError(f"engine.bots.luna has no setting {name!r}")
+    old = getattr(luna, name)
+    if name == "PEOPLE":
+        return name, people.parse(text)
+    if isinstance(old, tuple):  # e.g. STYLE_PRIOR=0.5,0.2,0.1,0.2
+        return name, tuple(type(x)(t) for x, t in zip(old, text.split(","), strict=True))
+    return name, type(old)(text)
+
+
+def set_luna(items: tuple[str, ...] | list[str]) -> list[tuple[str, object]]:
+    """Set engine.bots.luna's constants from ``items`` (NAME=VALUE); what they were before."""
+    from engine.bots import luna
+    changes = [luna_setting(item) for item in items]
+    saved = [(name, getattr(luna, name)) for name, _ in changes]
+    for name, value in changes:
+        setattr(luna, name, value)
+    return saved
+
+
+@contextmanager
+def luna_settings(items: tuple[str, ...] | list[str]):
+    """engine.bots.luna with ``items`` set, and as it was again afterwards."""
+    from engine.bots import luna
+    saved = set_luna(items)
+    try:
+        yield
+    finally:
+        for name, value in reversed(saved):
+            setattr(luna, name, value)
+
+
 def one_game(job: tuple, out: str | None = None) -> dict:
     result = _one_game(job)
     if out:  # one line per game, in one write() under O_APPEND: the workers' lines never interleave
@@ -104,10 +179,16 @@ def one_game(job: tuple, out: str | None = None) -> dict:
 
 
 def _one_game(job: tuple) -> dict:
-    preset, a, b, g, seed, budget, wall_ms, field = job
+    job = Job(*job)
+    with luna_settings(job.luna):
+        return _play(job)
+
+
+def _play(job: Job) -> dict:
+    preset, a, b, g, seed = job.preset, job.a, job.b, job.g, job.seed
     pair, swapped = divmod(g, 2)
     # against the field the decks depend on the opponent alone: Luna and Tito get the same ones
-    decks = f"field:{b}" if field else f"{a}:{b}"
+    decks = f"field:{b}" if job.field else f"{a}:{b}"
     deck_rng = random.Random(f"{seed}:{preset}:{decks}:pair{pair}")
     rng = random.Random(f"{seed}:{preset}:{a}:{b}:{g}:bots")
     bots = [b, a] if swapped else [a, b]
@@ -116,12 +197,19 @@ def _one_game(job: tuple) -> dict:
     wall: dict[str, list[float]] = {a: [], b: []}
     sevens = {a: [0, 0], b: [0, 0]}
     diffs: list[int] = []
+    trace = [0, 0]  # every command of the game (a CRC), and Luna's decisions so far
 
     def chooser(bot, view, r):
         w, t = time.monotonic(), time.process_time()
-        if bot == "luna":
-            command = choose(bot, view, r, budget_ms=budget, clock=time.process_time, wall_clock=time.monotonic,
-                             wall_ms=wall_ms)
+        if bot == "luna" and job.plays_budget is not None:
+            # same games: no clock, and her own chance for each decision (the others keep theirs),
+            # so two settings of hers play the same game until one of her choices differs
+            mine = random.Random(f"{seed}:{preset}:{a}:{b}:{g}:luna:{trace[1]}")
+            trace[1] += 1
+            command = choose(bot, view, mine, budget_ms=job.plays_budget)
+        elif bot == "luna":
+            command = choose(bot, view, r, budget_ms=job.budget, clock=time.process_time,
+                             wall_clock=time.monotonic, wall_ms=job.wall_ms)
         else:
             command = choose(bot, view, r)
         cpu[bot].append(round((time.process_time() - t) * 1000, 3))
@@ -129,6 +217,7 @@ def _one_game(job: tuple) -> dict:
         dumped, missed = seven_of_coins(view, command)
         sevens[bot][0] += dumped
         sevens[bot][1] += missed
+        trace[0] = zlib.crc32(json.dumps(command, sort_keys=True).encode(), trace[0])
         return command
 
     def on_round(s):
@@ -141,7 +230,8 @@ def _one_game(job: tuple) -> dict:
     winners = {bots[seat] for seat in (s.winners or ())}
     result = "draw" if s.status != "finished" or len(winners) != 1 else ("win" if a in winners else "loss")
     return {"preset": preset, "a": a, "b": b, "g": g, "pair": pair, "result": result, "cpu": cpu,
-            "wall": wall, "sevens": sevens, "diffs": diffs, "field": field}
+            "wall": wall, "sevens": sevens, "diffs": diffs, "field": job.field,
+            "plays": job.plays_budget, "luna": " ".join(job.luna), "trace": trace[0]}
 
 
 def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
@@ -263,15 +353,26 @@ def main(argv=None) -> int:
                         help="print the tables from --out files (repeatable: runs on other seeds) and stop; "
                              "whole pairs only")
     parser.add_argument("--luna", action="append", default=[], metavar="NAME=VALUE",
-                        help="set one of engine.bots.luna's constants for this run (tuning), e.g. PRIOR_WEIGHT=8 "
-                             "or PEOPLE=tito:0.8 (or softmax:0.3; see engine.bots.people.parse)")
+                        help="set one of engine.bots.luna's constants for this run (tuning), e.g. PRIOR_WEIGHT=8, "
+                             "PEOPLE=tito:0.8 (or softmax:0.3; see engine.bots.people.parse) or "
+                             "STYLE_PRIOR=0.5,0.2,0.1,0.2")
+    parser.add_argument("--plays-budget", type=float, default=None, metavar="MS",
+                        help="same games: Luna's budget counted in simulated plays (MS at luna.PLAYS_PER_MS), with "
+                             "no clock, and her chance seeded apart for each decision, so her games do not depend on "
+                             "the machine's speed or load (60 gives her about what her CPU budget does on a 2-core "
+                             "AMD EPYC); her times are then not her CPU's")
+    parser.add_argument("--compare", action="append", default=[], metavar="'NAME=VALUE [NAME=VALUE ...]'",
+                        help="repeatable: Luna with these settings changed (one variant each, over main's or "
+                             "--luna's) plays the same jobs as Luna with main's; prints her margin with each and "
+                             "the paired difference. Meant with --plays-budget")
     args = parser.parse_args(argv)
-    from engine.bots import luna, people
-    for item in args.luna:  # set before the pool forks, so every worker has it
-        name, _, val = item.partition("=")
-        if not hasattr(luna, name):
-            parser.error(f"engine.bots.luna has no {name}")
-        setattr(luna, name, people.parse(val) if name == "PEOPLE" else type(getattr(luna, name))(val))
+    variants = [tuple(text.split()) for text in args.compare]
+    try:
+        for item in [*args.luna, *(x for v in variants for x in v)]:
+            luna_setting(item)
+    except ValueError as e:
+        parser.error(str(e))
+    set_luna(args.luna)  # before the pool forks, so every worker has it
     if args.luna:
         print(f"== Luna's settings changed: {', '.join(args.luna)}")
     if args.report:
@@ -285,13 +386,13 @@ def main(argv=None) -> int:
                         rows.append(r)
         games: dict = {}
         for r in rows:
-            games.setdefault((r["preset"], r["a"], r["b"], r["pair"]), []).append(r)
+            games.setdefault((r["preset"], r["a"], r["b"], r.get("luna", ""), r["pair"]), []).append(r)
         whole = [r for pair in games.values() if len(pair) == 2 for r in pair]
         presets = [p for p in PRESETS if any(r["preset"] == p for r in whole)]
         specs = sorted({(r["a"], r["b"], 0, bool(r.get("field"))) for r in whole},
                        key=lambda x: (x[3], PAIRINGS.index(x[:2]) if x[:2] in PAIRINGS else 9, x[1], x[0]))
         print(f"== from {', '.join(args.report)}: {len(whole)} games in whole pairs ({len(rows)} saved)")
-        report(whole, presets, specs)
+        report_all(whole, presets, specs)
         return 0
     presets = args.preset or list(PRESETS)
     specs = [(*parse_pairing(p, args.games), False) for p in args.pairing] if args.pairing else (
@@ -299,22 +400,101 @@ def main(argv=None) -> int:
     if args.field:
         n = args.field_games if args.field_games is not None else args.games
         specs += [(a, x, n + n % 2, True) for x in (args.opponent or FIELD) for a in ("luna", "tito")]
-    jobs = [(preset, a, b, g, args.seed, args.budget, args.wall_ms, field)
-            for a, b, n, field in specs for preset in presets for g in range(n)]
+    jobs = [Job(preset, a, b, g, args.seed, args.budget, args.wall_ms, field, args.plays_budget, variant)
+            for a, b, n, field in specs for preset in presets for g in range(n)
+            for variant in ([(), *variants] if "luna" in (a, b) else [()])]
     # the quick games (no Luna) first, then Luna's pair by pair across the presets and pairings:
-    # a run cut short (see --out, --report) still has whole pairs of every preset
+    # a run cut short (see --out, --report) still has whole pairs of every preset (and variant)
     jobs.sort(key=lambda j: ("luna" in j[1:3], j[3] // 2, j[0]))
     started = time.time()
-    print(f"== {len(jobs)} games on {args.workers} workers, Luna's budget "
-          f"{args.budget if args.budget is not None else 'default'} ms CPU (wall bound {args.wall_ms:.0f} ms), "
-          f"seed {args.seed!r}", flush=True)
+    if args.plays_budget is not None:
+        from engine.bots import luna
+        budget = (f"counted in plays ({args.plays_budget:g} ms at {luna.PLAYS_PER_MS} plays a ms, no clock: "
+                  f"the same games whatever the machine)")
+    else:
+        budget = (f"{args.budget if args.budget is not None else 'default'} ms CPU "
+                  f"(wall bound {args.wall_ms:.0f} ms)")
+    print(f"== {len(jobs)} games on {args.workers} workers, Luna's budget {budget}, seed {args.seed!r}"
+          + "".join(f"; and Luna with {' '.join(v)}" for v in variants), flush=True)
     # as the worker does before its first job (workers/jobloop.settle_heap): the games' processes
     # fork from here and inherit it
     gc.freeze()
     results = pool_starmap(one_game, [(job, args.out) for job in jobs], args.workers, unordered=True)
-    report(results, presets, specs)
+    report_all(results, presets, specs)
     print(f"== {len(jobs)} games in {time.time() - started:.0f} s")
     return 0
+
+
+def report_all(results: list[dict], presets: list[str], specs: list[tuple]) -> None:
+    """The tables; with --compare's variants, once for each (the games without Luna in all), then set side by side."""
+    variants = sorted({r.get("luna", "") for r in results if "luna" in (r["a"], r["b"])})  # main's ("") first
+    if len(variants) <= 1:
+        report(results, presets, specs)
+        return
+    for v in variants:
+        label = v or "main's settings"
+        print(f"==== Luna with {label}")
+        report([r for r in results if r.get("luna", "") == v or "luna" not in (r["a"], r["b"])], presets, specs)
+    for v in variants[1:]:
+        report_compare(results, presets, v)
+
+
+def report_compare(results: list[dict], presets: list[str], variant: str) -> None:
+    """Luna's margin with main's settings and with ``variant``, on the same jobs, and the paired difference.
+
+    Her margin is her points a round less her opponent's (a ratio estimate over each group's
+    rounds); "changed-main" is the variant's margin less main's with its 95% interval over the
+    deck pairs both played whole (``field_gap``); "same" counts the games played move for
+    move alike. Against the field, Luna less Tito with each is on Tito's same decks.
+    """
+    plays = {r.get("plays") for r in results if r.get("luna") == variant}
+    how = ("same games (her budget counted in plays)" if plays != {None}
+           else "same decks (CPU-clocked: not the same games)")
+    print(f"== {how}: Luna with {variant!r} against main's settings; her margin in points a round, "
+          f"changed-main paired over deck pairs")
+    opponents = sorted({(r["b"], bool(r.get("field"))) for r in results if r["a"] == "luna"},
+                       key=lambda x: (not x[1], x[0]))
+    for b, field in opponents:
+        for preset in [*presets, "all"]:
+            def rows(a, v, b=b, field=field, preset=preset):
+                mine = [r for r in results if r["a"] == a and r["b"] == b and bool(r.get("field")) == field
+                        and r.get("luna", "") == v and preset in ("all", r["preset"])]
+                return {(r["preset"], r["pair"], r["g"]): r for r in mine}
+            main, changed, tito = rows("luna", ""), rows("luna", variant), rows("tito", "") if field else {}
+            # deck pairs both played whole
+            whole = [{k[:2] for k in x} - {k[:2] for k in x if (k[0], k[1], k[2] ^ 1) not in x}
+                     for x in (main, changed)]
+            both = whole[0] & whole[1]
+            if not both:
+                continue
+
+            def on(x, both=both):
+                # pairs keyed by (preset, pair): pairs of different presets are different decks
+                return [{**r, "pair": k[:2]} for k, r in sorted(x.items(), key=str) if k[:2] in both]
+
+            m, c = on(main), on(changed)
+            same = sum(r["diffs"] == main[k]["diffs"] and r.get("trace") == main[k].get("trace")
+                       for k, r in changed.items() if k[:2] in both)
+            line = f"  {preset:>9} vs {b:<6}{' (field decks)' if field else ''} {len(m):4d}+{len(c):<4d} games"
+            for name, x in (("main", m), ("changed", c)):
+                est, lo, hi = per_round(x)
+                wins = sum(r["result"] == "win" for r in x)
+                wlo, whi = wilson(wins, len(x))
+                line += (f"  {name} {est:+.2f} [{lo:+.2f}..{hi:+.2f}] win {wins / len(x):.1%} "
+                         f"[{wlo:.1%}..{whi:.1%}]")
+            gap, glo, ghi = field_gap(c, m)
+            print(f"{line}\n{'':13}changed-main {gap:+.3f} [95% {glo:+.3f}..{ghi:+.3f}]  same games {same}/{len(c)}"
+                  + _tito_gaps(m, c, on(tito) if tito else []))
+
+
+def _tito_gaps(main: list[dict], changed: list[dict], tito: list[dict]) -> str:
+    """Luna less Tito on the same decks, with main's settings and with the variant (the goal's measure)."""
+    pairs = {r["pair"] for r in tito}
+    if not pairs:
+        return ""
+    gaps = [field_gap([r for r in x if r["pair"] in pairs], tito) for x in (main, changed)]
+    return "  Luna-Tito: " + ", ".join(f"{name} {g:+.2f} [{lo:+.2f}..{hi:+.2f}]"
+                                       for name, (g, lo, hi) in zip(("main", "changed"), gaps, strict=True))
 
 
 def report(results: list[dict], presets: list[str], specs: list[tuple]) -> None:
