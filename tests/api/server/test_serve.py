@@ -11,12 +11,17 @@ from api.server import observability, serve
 
 def test_the_worker_app_freezes_what_it_built_out_of_the_collectors_full_passes():
     gc.unfreeze()
+    thresholds = gc.get_threshold()
     try:
         app = serve._escoba_app()
         assert isinstance(app, Flask)
         assert gc.get_freeze_count() > 1000  # the modules, schemas and routes built so far
         assert serve._log_slow_collections in gc.callbacks
+        # young collections ten times rarer; the older generations' thresholds as they were
+        assert gc.get_threshold() == (serve.YOUNG_COLLECTION, *thresholds[1:])
+        assert thresholds[0] < serve.YOUNG_COLLECTION
     finally:
+        gc.set_threshold(*thresholds)
         gc.unfreeze()
         if serve._log_slow_collections in gc.callbacks:
             gc.callbacks.remove(serve._log_slow_collections)
