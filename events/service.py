@@ -17,7 +17,6 @@ from __future__ import annotations
 import math
 import random
 import secrets
-import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable
@@ -29,6 +28,7 @@ from engine.cards import FULL_DECK
 from engine.state import State
 
 from . import compaction, decoding, replication, snapshots
+from .locks import short_lock
 from .records import LogError, dumps, from_record, loads, to_record
 from .seconds import PerSecond
 from .store import (
@@ -158,7 +158,7 @@ class TableService:
         self.cache_size = cache_size
         self._cache: OrderedDict[str, State] = OrderedDict()
         self._archives: OrderedDict[str, compaction.Archive] = OrderedDict()
-        self._lock = threading.Lock()
+        self._lock = short_lock()  # the caches' dicts only: never held across a read of the store
         # table -> (version before, stored records, state after) of an append this process has in
         # flight: its change notice may come back before the append's answer (load_noticed)
         self._in_flight: dict[str, tuple[int, list[str], State]] = {}

@@ -15,13 +15,13 @@ Server frames are never masked, and the sockets negotiate no compression
 from __future__ import annotations
 
 import struct
-import threading
 from collections import OrderedDict
 
 import orjson
 
 import engine
 from engine.view import READER_FIELDS, reader_part
+from events.locks import short_lock
 
 
 def text_frame(payload: bytes) -> bytes:
@@ -61,7 +61,7 @@ class ViewFrames:
         self._built: OrderedDict[tuple, tuple[bytes, bytes]] = OrderedDict()
         # (table, deck) -> (its latest version, that version's shared part, the part encoded: _encoded)
         self._bases: OrderedDict[tuple, tuple[int, engine.TableView, tuple]] = OrderedDict()
-        self._lock = threading.Lock()
+        self._lock = short_lock()  # dict operations only: never held across a wait
         self.built = 0  # views built (the rest were sent from here)
 
     def frames(self, table_id: str, state, seat: int | None, is_host: bool, deck: str | None) -> bytes:

@@ -22,6 +22,7 @@ import orjson
 
 from api.sockets import frames
 from api.sockets.notices import listener_for
+from events.locks import short_lock
 
 log = logging.getLogger("escoba.hub")
 
@@ -40,7 +41,7 @@ class Mailbox:
     """
 
     __slots__ = ("wake", "state", "chats")
-    _lock = threading.Lock()  # one for every mailbox: posts and takes are a few instructions
+    _lock = short_lock()  # one for every mailbox: posts and takes are a few instructions, never a wait
 
     def __init__(self, wake=None):
         self.wake = wake if wake is not None else threading.Event()
@@ -75,7 +76,7 @@ class Hub:
         self.check_every = check_every
         self._stopped = threading.Event()
         self._checker: threading.Thread | None = None
-        self._lock = threading.Lock()
+        self._lock = short_lock()  # the watchers' dicts only; subscribing waits, under its own lock
         self._watchers: dict[str, set[Mailbox]] = defaultdict(set)
         # table -> the newest version posted to its mailboxes here: a change this process made is
         # posted at once (``post_local``), and its own notice, when it comes back, costs no load or post

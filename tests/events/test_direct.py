@@ -133,3 +133,17 @@ def test_reads_answer_as_redis_py_does(client, redis_server, monkeypatch):
     for after, until, limit in [(0, None, None), (3, None, None), (0, 5, None), (2, 6, 3), (7, None, None)]:
         assert direct.read_raw(t, after, until, limit) == plain.read_raw(t, after, until, limit)
     assert [v for v, _ in direct.read_raw(t)] == list(range(1, 8))
+
+
+@pytest.mark.parametrize("args", [
+    ("EVALSHA", "0" * 40, 2, "table:{a}:events", "table:{a}:idem", 7, 1, "", "{\"k\":\"ü ñ\"}", b"\x00raw", 1.25),
+    ("GET", "table:{a}:events"),
+])
+def test_the_commands_wire_bytes_are_redis_pys(client, args):
+    from events.direct import _packed
+
+    conn = client.connection_pool.make_connection()
+    try:
+        assert b"".join(_packed(conn, args)) == b"".join(conn.pack_command(*args))
+    finally:
+        conn.disconnect()
