@@ -55,8 +55,12 @@ def slot_tags() -> tuple[str, ...]:
     raise AssertionError("three characters did not cover every slot")  # pragma: no cover
 
 
+@functools.lru_cache(maxsize=16_384)
 def bucket_key(kind: str, table_id: str) -> str:
-    """The key of ``table_id``'s bucket of index ``kind``, in the table's own slot."""
+    """The key of ``table_id``'s bucket of index ``kind``, in the table's own slot.
+
+    Kept for the tables in play: every append names three (its index and status buckets), and
+    working one out is six calls (a CRC16 of the id, the slot's tag), one when kept."""
     return slot_bucket(kind, slot_of(table_id))
 
 

@@ -191,7 +191,8 @@ def _text(value) -> str:
 
 def flat_hash(flat) -> dict[str, str]:
     """A flat HGETALL reply from Lua as a dict of strings."""
-    return {_text(flat[i]): _text(flat[i + 1]) for i in range(0, len(flat), 2)}
+    texts = iter([v.decode() if type(v) is bytes else v for v in flat])
+    return dict(zip(texts, texts, strict=True))
 
 
 def _entry_version(entry_id) -> int:
