@@ -39,6 +39,7 @@ from redis.cluster import ClusterNode, RedisCluster
 from redis.crc import key_slot
 
 from .config import Config
+from .locks import unpatched
 
 # how long ``connect`` waits for a Redis that is starting (compose brings them up together)
 CONNECT_WAIT = 30.0
@@ -46,16 +47,7 @@ CONNECT_WAIT = 30.0
 HEALTH_CHECK_INTERVAL = 30
 
 
-def _os_poll():
-    """The operating system's ``select.poll``, even in a process gevent has patched."""
-    try:
-        from gevent.monkey import get_original
-    except ImportError:  # pragma: no cover - gevent is a dependency
-        return select.poll
-    return get_original("select", "poll")
-
-
-_POLL = _os_poll()
+_POLL = unpatched("select", "poll")  # the operating system's, even in a process gevent has patched
 
 
 class Connection(redis_lib.Connection):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import _thread
 import atexit
 import logging
 import sys
@@ -18,7 +17,7 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, gene
 from prometheus_client import values as prometheus_values
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 
-from events.locks import short_lock
+from events.locks import short_lock, unpatched
 from events.seconds import PerSecond
 from events.store import EventStore
 
@@ -59,14 +58,8 @@ def _os_thread_tools():
     nobody reads (stderr piped to a stalled log collector) blocks the whole process, every
     request with it; a real thread blocks only itself while requests go on filling the deque.
     """
-    try:
-        from gevent import monkey
-    except ImportError:
-        monkey = None
-    if monkey is None or not monkey.is_module_patched("threading"):
-        return _thread.start_new_thread, _thread.allocate_lock, time.sleep
-    return (monkey.get_original("_thread", "start_new_thread"), monkey.get_original("_thread", "allocate_lock"),
-            monkey.get_original("time", "sleep"))
+    return (unpatched("_thread", "start_new_thread"), unpatched("_thread", "allocate_lock"),
+            unpatched("time", "sleep"))
 
 
 class BatchedLines(logging.Handler):
