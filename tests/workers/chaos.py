@@ -12,6 +12,7 @@ until every bot table has moved again and the away timer has fired.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import random
 import signal
@@ -199,7 +200,8 @@ class Scene:
     def versions(self) -> dict[str, int]:
         return {tid: _retrying(lambda t=tid: self.svc.load(t).version) for tid in self.bots}
 
-    def resume(self, since: float, before: dict[str, int], limit: float = 60.0, logs=()) -> dict[str, float]:
+    def resume(self, since: float, before: dict[str, int], limit: float = 60.0, logs=(),
+               queue=None) -> dict[str, float]:
         """Seconds from ``since`` (time.monotonic) until each bot table moved past ``before`` (or
         finished) and each away table's PLAYER AWAY opened; raises after ``limit`` s."""
         moved: dict[str, float] = {}
@@ -221,7 +223,41 @@ class Scene:
             time.sleep(0.05)
         tail = "\n".join(p.read_text()[-4000:] for p in logs if p.exists())
         stuck = sorted(set(self.bots + self.away) - set(moved))
-        raise AssertionError(f"tables {stuck} did not move within {limit} s\n{tail}")
+        found = "\n".join(self.where_timers_are(tid, queue) for tid in stuck)
+        raise AssertionError(f"tables {stuck} did not move within {limit} s\n{found}\n{tail}")
+
+    def where_timers_are(self, table_id: str, queue=None) -> str:
+        """What a stuck table's timers look like in both stores: its version and status, its timers
+        hash, its due-index entry and claim, and each timer's RQ job (status, and whether it waits in
+        a queue). A failure says where the hand-off stopped."""
+        from rq.job import Job
+
+        from workers import index
+
+        lines = [f"table {table_id}:"]
+        with contextlib.suppress(Exception):
+            state = self.svc.load(table_id)
+            lines.append(f"  version {state.version}, status {state.status}, turn {state.turn}")
+        try:
+            stored = scheduling.read_timers(self.svc.store.redis, table_id)
+            lines.append(f"  timers {stored}")
+            lines.append(f"  due {index.due_at(self.svc.store.redis, table_id)}, "
+                         f"claimed until {index.claimed_until(self.svc.store.redis, table_id)}, now {time.time():.1f}")
+        except Exception as exc:
+            lines.append(f"  timers unreadable: {exc!r}")
+            stored = {}
+        if queue is not None:
+            waiting = {v.decode() for v in queue.lrange("rq:queue:escoba", 0, -1)}
+            for kind, raw in stored.items():
+                entry = None
+                with contextlib.suppress(ValueError):
+                    entry = json.loads(raw)
+                if isinstance(entry, dict) and "id" in entry:
+                    with contextlib.suppress(Exception):
+                        status = queue.hget(Job.key_for(entry["id"]), "status")
+                        lines.append(f"  {kind}: job {entry['id']} status {status}, "
+                                     f"{'in' if entry['id'] in waiting else 'not in'} the queue")
+        return "\n".join(lines)
 
     def stop(self) -> None:
         for human in self.humans:
@@ -353,7 +389,7 @@ def master_failover(workdir: Path, *, acks: int = 0, workers: int = 1, bots: int
             if tid not in on_master:
                 with contextlib.suppress(Exception):
                     before[tid] = scene.svc.load(tid).version
-        moved = scene.resume(back, before, logs=logs)
+        moved = scene.resume(back, before, logs=logs, queue=queue.client())
         alive = all(w.alive() for w in procs)
         count = len(human.acknowledged)
         wait(lambda: len(human.acknowledged) > count or scene.svc.load(human.table_id).status == "finished", 60,

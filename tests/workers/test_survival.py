@@ -80,7 +80,7 @@ def test_bots_and_timers_resume_after_the_store_is_killed(deployment, tmp_path):
         time.sleep(OUTAGE)
         server.start()  # the same port, from its AOF
         back = time.monotonic()
-        moved = scene.resume(back, before, logs=[w.log for w in procs])
+        moved = scene.resume(back, before, logs=[w.log for w in procs], queue=queue)
         assert max(moved.values()) <= RESUME_LIMIT, moved
         assert all(w.alive() for w in procs), "a worker exited with its store"
         # the human's game goes on too: a few more moves through the store that came back
@@ -114,7 +114,7 @@ def test_a_worker_killed_mid_job_strands_no_table(deployment, tmp_path):
         victim.kill()
         killed = time.monotonic()
         assert queue.hget("rq:job:slow_1", "status") == b"started"  # only the sweep can free it
-        moved = scene.resume(killed, before, logs=[w.log for w in procs])
+        moved = scene.resume(killed, before, logs=[w.log for w in procs], queue=queue)
         assert max(moved.values()) <= RESUME_LIMIT, moved
         wait(lambda: queue.get("slow:done") == b"1", killed + RESUME_LIMIT + 2.0 - time.monotonic(),
              "the slow job to run again to its end", [w.log for w in procs])
