@@ -20,7 +20,9 @@ same run: the API's CPU per move (target with socket moves <= 1.0x; with POST <=
 API + Redis (<= 1.2x), and the opponent's p99 (<= 1.0x).
 
 What it leaves out: the client's own CPU (it shares the 2 cores); TLS and any proxy;
-more than one API process or a Redis Cluster (bench/cluster.py); bots and the workers'
+more than one API process or a Redis Cluster (bench/cluster.py): with one process a table's
+moves publish no change notice (the mover's process is the table's only listener), where two
+players of a table on two processes make every move publish one and the other process read it; bots and the workers'
 jobs (the timers a move schedules are written, but no worker runs them); a real
 network's latency (everything is on 127.0.0.1); the page's work in a browser; the rate
 limits (``ESCOBA_RATE_LIMITS=off``, as in every bench here: it opens 100 tables from one

@@ -9,7 +9,7 @@ WATCH on the stream (a table that moved meanwhile is left alone):
 
 - dropped: ``events`` (the stream), ``snapshot``, ``checkpoints``, ``timers``,
   ``notify`` (webhook URLs and push markers), ``push`` (Web Push subscriptions),
-  ``chat``, ``chatseq``;
+  ``chat``, ``chatseq``, ``listeners`` (nothing is published for a table that cannot change);
 - kept: ``tokens`` (a seat's token still shows its own view, ~100 B a player),
   the table's entry in the index and the status hash (a few dozen bytes), and
   ``analysis`` (the game analysis, derived data with its version: events/analysis.py);
@@ -39,7 +39,7 @@ from .store import EventStore, events_key, table_key
 
 FORMAT = b"escoba-archive/1"
 LEVEL = 12  # a one-off per game: a few ms for a 60 KB log
-HOT = ("events", "snapshot", "checkpoints", "timers", "notify", "push", "chat", "chatseq")
+HOT = ("events", "snapshot", "checkpoints", "timers", "notify", "push", "chat", "chatseq", "listeners")
 
 
 def archive_key(table_id: str) -> str:

@@ -347,11 +347,13 @@ class TableService:
     def execute(self, table_id: str, command: dict, *, actor: str,
                 expected_version: int | None = None,
                 idempotency_key: str | None = None,
-                grant: tuple[str, str] | None = None) -> Outcome:
+                grant: tuple[str, str] | None = None, local: str | None = None) -> Outcome:
         """Decide ``command`` at the table and append its events; the outcome.
 
         ``grant`` = ``(token_hash, player)``: a seat token issued in the append's own
-        step (taking a seat), so a seat is never taken without its token.
+        step (taking a seat), so a seat is never taken without its token. ``local``: the
+        caller's listener id when it posts the change to its own sockets itself (the append
+        then publishes no notice if no other process listens: ``EventStore.append_reading``).
         Raises engine.RuleError: the rules' refusals, ``not_found``, ``version_conflict``.
 
         A used idempotency key is not looked up before deciding: the append refuses it in
@@ -383,7 +385,7 @@ class TableService:
                     {"current": state.version},
                 )
             try:
-                outcome = self._apply(table_id, state, command, actor, idempotency_key, grant=grant)
+                outcome = self._apply(table_id, state, command, actor, idempotency_key, grant=grant, local=local)
             except replication.NotAcknowledged:
                 self._unacknowledged(table_id)
                 raise
@@ -440,7 +442,7 @@ class TableService:
 
     def _apply(self, table_id: str, state: State, command: dict, actor: str,
                idem: str | None, *, created_at: float | None = None,
-               grant: tuple[str, str] | None = None) -> Outcome:
+               grant: tuple[str, str] | None = None, local: str | None = None) -> Outcome:
         events, new_state = engine.decide_and_fold(state, self.with_chance(command))
         if not events:
             return Outcome(state.version, state, [], False)
@@ -464,7 +466,7 @@ class TableService:
         try:
             appended = self.store.append_reading(table_id, state.version, records, idempotency=idempotency,
                                                  read_back=read_back, stamp=stamp, created_at=created_at,
-                                                 status=status, grant=grant, encoded=encoded)
+                                                 status=status, grant=grant, encoded=encoded, local=local)
         finally:
             if self._in_flight.get(table_id, (None, None))[1] is encoded:
                 del self._in_flight[table_id]

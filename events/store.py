@@ -7,6 +7,8 @@ bucket whose tag hashes to the same slot, see ``events/buckets.py``):
 - ``table:{ID}:idem:<actor>:<key>``  ``{"version": N}`` of a request already applied
 - ``table:{ID}:tokens``   seat tokens' hashes -> player id (granted in the append's step)
 - ``table:{ID}:changes``  the pub/sub channel of change notices (SPUBLISH on a cluster)
+- ``table:{ID}:listeners``  the API processes whose sockets watch the table (``listen``): a set of
+  their hubs' ids, each added once its subscription is confirmed and before it reads the log
 - ``table:{ID}:analysis``  the game analysis, beside the log (events/analysis.py)
 - ``table:{ID}:confirmed``  the version a job last confirmed its replicas hold (``confirm_log``; a minute's TTL)
 - ``escoba:tables:{T}``   the index bucket of the table's slot: sorted set of table ids (score: creation time)
@@ -17,6 +19,10 @@ bucket whose tag hashes to the same slot, see ``events/buckets.py``):
 against the expected one, refuses a request whose idempotency key is already
 used, XADDs every record, sets the idempotency key, grants a seat token, keeps
 the index and status buckets and publishes the change notice, all in one step.
+The notice is left out when the appender says it is the table's only listener
+(``local``): it posts the change to its own sockets itself, and no other process
+listens. A listener adds itself before it reads the log on each subscription (the
+resync, api/sockets/hub.py), so whatever it was not sent it reads there.
 Either the whole batch is in the log, with everything that goes with it, or none
 of it: a table's first event, its host's token and its index entry are written
 together. Every write comes after every check, and once a script has written,
@@ -72,6 +78,10 @@ def changes_channel(table_id: str) -> str:
     return table_key(table_id, "changes")
 
 
+def listeners_key(table_id: str) -> str:
+    return table_key(table_id, "listeners")
+
+
 def confirmed_key(table_id: str) -> str:
     return table_key(table_id, "confirmed")
 
@@ -110,20 +120,21 @@ class AlreadyApplied(Exception):
 
 # KEYS: [1] the stream, [2] the idempotency key (the stream again when ARGV[8] is not '1'),
 #       [3] the index bucket, [4] the status bucket, [5] the status counts bucket,
-#       [6] the tokens hash, [7..] the hashes to read back
+#       [6] the tokens hash, [7] the listeners set, [8..] the hashes to read back
 # ARGV: [1] expected version, [2] number of records, [3] channel ('' = no notice),
 #       [4] notice message, [5] idempotency value, [6] its ttl (seconds),
 #       [7] '1' = stamp the new version in the first hash to read back, [8] see KEYS[2],
 #       [9] 'SPUBLISH' (a cluster: sharded pub/sub) or 'PUBLISH', [10] index score ('' = not a create),
 #       [11] table id, [12] the table's status after the batch ('' = unchanged),
-#       [13] token hash to grant ('' = none), [14] its player, [15..] records
+#       [13] token hash to grant ('' = none), [14] its player, [15] the appender's listener id
+#       ('' = none: the notice is published whoever listens), [16..] records
 # Returns {1, new_version, old_stamp, hash, ...} | {0, current_version} (conflict)
 #       | {2, applied_version} (repeat)
 _APPEND = """
 local expected = tonumber(ARGV[1])
 local n = tonumber(ARGV[2])
 local idem = ARGV[8] == '1'
-local first = 7
+local first = 8
 if idem then
   local seen = redis.call('GET', KEYS[2])
   if seen then
@@ -140,7 +151,7 @@ if current ~= expected then
   return {0, current}
 end
 for i = 1, n do
-  redis.call('XADD', KEYS[1], tostring(expected + i) .. '-0', 'e', ARGV[14 + i])
+  redis.call('XADD', KEYS[1], tostring(expected + i) .. '-0', 'e', ARGV[15 + i])
 end
 if idem then
   redis.call('SET', KEYS[2], ARGV[5], 'EX', tonumber(ARGV[6]))
@@ -160,7 +171,9 @@ if ARGV[13] ~= '' then
   redis.call('HSET', KEYS[6], ARGV[13], ARGV[14])
 end
 if ARGV[3] ~= '' then
-  redis.call(ARGV[9], ARGV[3], ARGV[4])
+  local alone = ARGV[15] ~= '' and redis.call('SCARD', KEYS[7]) == 1
+    and redis.call('SISMEMBER', KEYS[7], ARGV[15]) == 1
+  if not alone then redis.call(ARGV[9], ARGV[3], ARGV[4]) end
 end
 local out = {1, expected + n, 0}
 if ARGV[7] == '1' then
@@ -251,7 +264,8 @@ class EventStore:
                        idempotency: tuple | None = None, notice: bool = True,
                        read_back: tuple[str, ...] = (), stamp: bool = False,
                        created_at: float | None = None, status: str | None = None,
-                       grant: tuple[str, str] | None = None, encoded: list[str] | None = None) -> Appended:
+                       grant: tuple[str, str] | None = None, encoded: list[str] | None = None,
+                       local: str | None = None) -> Appended:
         """``append``, also reading back hashes of the same table in the same step.
 
         ``read_back``: keys of the table's own (``table_key``), so a hook that follows
@@ -262,7 +276,9 @@ class EventStore:
         In the same step: ``created_at`` puts the table in the index (its creation),
         ``status`` records the table's status after the batch (and its bucket's
         counts), ``grant`` = ``(token_hash, player)`` issues a seat token. ``encoded``: the records
-        as ``records.dumps`` writes them, when the caller has them already.
+        as ``records.dumps`` writes them, when the caller has them already. ``local``: the
+        caller's listener id (``listen``), when it posts the change to its own sockets itself:
+        no notice is published if it is the table's only listener.
         """
         if not records:
             raise ValueError("append needs at least one record")
@@ -288,7 +304,7 @@ class EventStore:
             if not isinstance(idem_value, str):
                 idem_value = json.dumps(idem_value, separators=(",", ":"))
         keys = [stream, idem_key, index_key(table_id), bucket_key(STATUS, table_id),
-                bucket_key(COUNTS, table_id), tokens_key(table_id)]
+                bucket_key(COUNTS, table_id), tokens_key(table_id), listeners_key(table_id)]
         channel = changes_channel(table_id) if notice else ""
         waits = self.replica_acks > 0
         if encoded is None:
@@ -299,7 +315,7 @@ class EventStore:
         args = [expected_version, len(records), "" if waits else channel, message, idem_value, ttl,
                 "1" if stamp else "0", "1" if idempotency is not None else "0", self.publish,
                 "" if created_at is None else repr(float(created_at)), table_id, status or "",
-                token_hash, player]
+                token_hash, player, local or ""]
         args.extend(encoded)
         if created_at is not None:
             self.slots.note(table_id)
@@ -365,6 +381,16 @@ class EventStore:
                                                 self.replica_acks, self.ack_timeout)
         if acked < self.replica_acks:
             raise replication.unacknowledged(table_id, version, acked, self.replica_acks)
+
+    def listen(self, table_id: str, listener: str) -> None:
+        """``listener`` (an API process's hub) hears the table's notices: an append by another
+        process publishes them. Called once its subscription is confirmed, before it reads the log."""
+        self.redis.sadd(listeners_key(table_id), listener)
+
+    def unlisten(self, table_id: str, listener: str) -> None:
+        """``listener`` no longer hears the table (a process that dies without this leaves its id:
+        the table's appends then publish as if it listened, which costs a notice, nothing more)."""
+        self.redis.srem(listeners_key(table_id), listener)
 
     def notify(self, table_id: str, version: int) -> None:
         """Publish a change notice of ``version`` (no records: a listener loads the table)."""

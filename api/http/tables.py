@@ -242,6 +242,7 @@ def decide_move(ctx, ask: Ask, log: dict) -> Moved:
     outcome = ctx.service.execute(
         table_id, {**move, "player": player}, actor=f"player:{player}",
         expected_version=expected, idempotency_key=key,
+        local=ctx.hub.listener_id,  # every caller posts the move to this process's sockets (post_local)
     )
     return _moved(ctx, ask, log, outcome, player, deck, started)
 

@@ -9,6 +9,14 @@ notice carries when this process holds the version before them, else from the
 log), and only drops it in each socket's mailbox: posting never waits for a
 socket, so a stuck one holds up no other. The socket's own handler builds (or
 finds in api/sockets/frames.py) its reader's frames and sends them.
+
+A move this process makes is posted to its own sockets at once (``post_local``), so its
+notice is needed only by other processes: the hub has an id (``listener_id``) and is in
+the table's set of listeners (``EventStore.listen``) while it watches the table, and a
+move made here publishes no notice while this hub is the table's only listener. It adds
+itself on every confirmation of the table's subscription, before that confirmation's
+resync reads the log: a move made meanwhile that no one was told of is read there. A
+failed add is retried every ``RETRY_LISTEN`` s, each try followed by its own resync.
 """
 
 from __future__ import annotations
@@ -16,6 +24,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+import uuid
 from collections import defaultdict, deque
 
 import orjson
@@ -32,6 +41,7 @@ CHAT_BACKLOG = 64  # chat frames a socket may have waiting; older ones are dropp
 # cost a tenth of a core). One timer for the process: a wait with a timeout of its own cost each handler a
 # gevent Timeout per change it sent (about 2% of a worker in bench/games.py)
 CHECK_EVERY = 300.0
+RETRY_LISTEN = 1.0  # seconds between tries to join a table's listeners (the store away)
 
 
 class Mailbox:
@@ -84,6 +94,8 @@ class Hub:
         # subscription changes in order (a table's last socket leaving while its next one
         # arrives must end subscribed); dispatch never waits for this one
         self._subscribing = threading.Lock()
+        self.listener_id = uuid.uuid4().hex
+        self._retrying: set[str] = set()  # tables whose listen failed, retried by a thread of their own
         self.listener = listener_for(redis, self._dispatch)
 
     def watch(self, table_id: str, mailbox: Mailbox | None = None) -> Mailbox:
@@ -109,6 +121,10 @@ class Hub:
                     self._posted.pop(table_id, None)
             if last:
                 self.listener.remove(table_id)
+                try:
+                    self.service.store.unlisten(table_id, self.listener_id)
+                except Exception:  # left in the set: the table's moves here publish as before, no more
+                    log.warning("could not leave table %s's listeners", table_id, exc_info=True)
 
     def open_sockets(self) -> int:
         with self._lock:
@@ -157,7 +173,8 @@ class Hub:
         if "chat" in notice:
             self._post_chat(targets, notice["chat"])
         elif notice.get("resync"):  # (re)subscribed: notices may have been missed, read the log
-            self._post_state(targets, table_id, float("inf"))
+            if self._listen(table_id):
+                self._post_state(targets, table_id, float("inf"))
         else:
             if self._posted.get(table_id, 0) >= notice.get("version", 0):
                 return  # this process made that change and posted it already (post_local)
@@ -166,6 +183,37 @@ class Hub:
                              notice.get("records"))
             if self.fanout is not None:
                 self.fanout.observe(time.perf_counter() - started)
+
+    def _listen(self, table_id: str) -> bool:
+        """Join the table's listeners (before the resync reads the log); False: it failed, and a
+        thread retries it, each success followed by a resync of its own."""
+        try:
+            self.service.store.listen(table_id, self.listener_id)
+            return True
+        except Exception:
+            log.warning("could not join table %s's listeners; retrying", table_id, exc_info=True)
+        with self._lock:
+            if table_id in self._retrying:
+                return False
+            self._retrying.add(table_id)
+        threading.Thread(target=self._listen_later, args=(table_id,), name="escoba-hub-listen", daemon=True).start()
+        return False
+
+    def _listen_later(self, table_id: str) -> None:
+        try:
+            while not self._stopped.wait(RETRY_LISTEN):
+                targets = self._targets(table_id)
+                if not targets:
+                    return  # no socket here watches it any more
+                try:
+                    self.service.store.listen(table_id, self.listener_id)
+                except Exception:
+                    continue
+                self._post_state(targets, table_id, float("inf"))
+                return
+        finally:
+            with self._lock:
+                self._retrying.discard(table_id)
 
     def _targets(self, table_id) -> list[Mailbox]:
         with self._lock:

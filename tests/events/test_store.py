@@ -136,6 +136,46 @@ def _next_message(pubsub, timeout=2.0):
     return None
 
 
+def _notices_subscriber(redis, t: str):
+    pubsub = redis.pubsub()
+    if is_cluster(redis):
+        pubsub.ssubscribe(changes_channel(t))
+        pubsub.get_message = pubsub.get_sharded_message
+    else:
+        pubsub.subscribe(changes_channel(t))
+    _next_message(pubsub, 0.2)
+    return pubsub
+
+
+def test_the_notice_is_left_out_only_when_the_appender_is_the_tables_only_listener(any_redis):
+    """``local``: the appender posts the change to its own sockets itself. Its notice is then
+    needed by no one while the table's listeners are only that appender; anyone else in the set,
+    or an empty set (a listener that never joined, such as this raw subscriber), and it is sent."""
+    store, t = EventStore(any_redis), tid()
+    pubsub = _notices_subscriber(any_redis, t)
+    heard = []
+
+    def append(version: int, local):
+        store.append_reading(t, version, [rec(version + 1)], local=local)
+        m = _next_message(pubsub, 0.3)
+        heard.append(m is not None and json.loads(m["data"])["version"] == version + 1)
+
+    append(0, "a")  # no listeners at all: sent
+    store.listen(t, "a")
+    append(1, "a")  # "a" alone: left out
+    append(2, None)  # an appender that posts nothing itself (a worker): sent
+    store.listen(t, "b")
+    append(3, "a")  # "b" listens too: sent
+    store.unlisten(t, "b")
+    append(4, "a")  # "a" alone again: left out
+    append(5, "b")  # "b" is not "a": sent
+    store.unlisten(t, "a")
+    append(6, "a")
+    assert heard == [True, False, True, True, False, True, True]
+    assert store.version(t) == 7  # every append went in, published or not
+    pubsub.close()
+
+
 def test_change_notice_is_published_with_the_append(any_redis):
     """PUBLISH on one Redis, SPUBLISH on a cluster (a sharded channel in the table's slot)."""
     store, t = EventStore(any_redis), tid()

@@ -373,3 +373,80 @@ def test_on_one_redis_a_notice_is_taken_straight_from_the_reply(redis_server):
     finally:
         hub.stop()
         backends.close()
+
+
+def _listeners(backends, tid) -> set[str]:
+    from events.store import listeners_key
+
+    return {m.decode() if isinstance(m, bytes) else m for m in backends.tables.smembers(listeners_key(tid))}
+
+
+def test_a_move_made_here_is_published_only_while_another_process_listens(backends, topology):
+    """Two API processes (two hubs). A hub joins the table's listeners with its subscription and
+    leaves with its last socket; a move made through ``here`` (``local``: it posts the move to its
+    own sockets) publishes its notice only while ``there`` listens too, and ``there``'s socket
+    hears every such move."""
+    service = TableService(backends.tables, rng=random.Random(5))
+    here, there = Hub(backends.tables, service), Hub(backends.tables, TableService(backends.tables, cache_size=0))
+    try:
+        tid = autoplay.new_table(service, players=1)
+        mine = here.watch(tid)
+        next_state(mine, 1)  # confirmed: it joined before the resync read the log
+        assert _listeners(backends, tid) == {here.listener_id}
+        heard = []
+        deliver = here.listener.on_notice
+        here.listener.on_notice = lambda raw: heard.append(orjson.loads(raw).get("version")) or deliver(raw)
+
+        def move(command, actor):
+            outcome = service.execute(tid, command, actor=actor, local=here.listener_id)
+            here.post_local(tid, outcome.state)
+            return outcome.version
+
+        alone = move({"type": "sit", "player": "x1", "name": "X1"}, "guest")
+        assert next_state(mine, alone).version == alone
+        theirs = there.watch(tid)
+        next_state(theirs, alone)
+        assert _listeners(backends, tid) == {here.listener_id, there.listener_id}
+        shared = move({"type": "start", "by": 0}, "seat:0")
+        assert next_state(theirs, shared).version == shared  # only the notice brings it there
+        there.unwatch(tid, theirs)
+        assert _listeners(backends, tid) == {here.listener_id}
+        time.sleep(0.3)  # every notice sent so far has come back
+        assert shared in heard and alone not in heard
+        here.unwatch(tid, mine)
+        assert _listeners(backends, tid) == set()
+    finally:
+        here.stop()
+        there.stop()
+
+
+def test_a_hub_that_cannot_join_the_listeners_retries_and_then_reads_the_log(backends, topology, monkeypatch):
+    """The join fails (the store away for it): the table's sockets are not told of the subscription
+    until a retry joins, and then the log is read, so a move made meanwhile by a process that
+    thought itself alone reaches them."""
+    import api.sockets.hub as hub_module
+
+    monkeypatch.setattr(hub_module, "RETRY_LISTEN", 0.05)
+    writer = TableService(backends.tables, rng=random.Random(5))
+    reader = TableService(backends.tables, cache_size=0)
+    hub = Hub(backends.tables, reader)
+    real, tries = reader.store.listen, []
+
+    def flaky(table_id, listener):
+        tries.append(listener)
+        if len(tries) < 3:
+            raise redis_lib.ConnectionError("away")
+        real(table_id, listener)
+
+    reader.store.listen = flaky
+    try:
+        tid = autoplay.new_table(writer, players=1)
+        writer.store.listen(tid, "elsewhere")  # the writer's own process, alone in the set
+        q = hub.watch(tid)
+        moved = writer.execute(tid, {"type": "sit", "player": "x1", "name": "X1"}, actor="guest",
+                               local="elsewhere").version  # no notice: no one else has joined
+        assert next_state(q, moved).version == moved  # the retry joined, then read the log
+        assert len(tries) == 3 and _listeners(backends, tid) == {"elsewhere", hub.listener_id}
+        hub.unwatch(tid, q)
+    finally:
+        hub.stop()
