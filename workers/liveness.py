@@ -102,11 +102,16 @@ def requeue(queue_redis, job_id: str, members: list[str], why: str) -> bool:
     job = Job.fetch_many([job_id], connection=queue_redis)[0]
     rq_queue = queues.queue_for(queue_redis, job.origin if job is not None else queues.QUEUE_NAME)
     registry = StartedJobRegistry(queue=rq_queue)
+    if job is None or job.get_status() != "started":
+        if members:
+            queue_redis.zrem(registry.key, *members)
+        return False
+    # on its queue first, out of the registry after: a store that dies in between leaves it in both
+    # (the next sweep finds it queued and only takes it out of the registry), where the other order
+    # left a "started" job in neither, which nothing would ever run
+    rq_queue.enqueue_job(job, at_front=True)
     if members:
         queue_redis.zrem(registry.key, *members)
-    if job is None or job.get_status() != "started":
-        return False
-    rq_queue.enqueue_job(job, at_front=True)
     log.warning("job %s put back on its queue: %s", job_id, why)
     return True
 

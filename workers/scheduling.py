@@ -261,18 +261,44 @@ def _text(x):
 
 
 LIVE = frozenset({"scheduled", "queued", "started", "deferred", "rate_limited"})
+# what a job whose hash says "queued" is, when it waits in neither its queue nor RQ's list of jobs
+# taken and not started: the store died between the hash and the push (kill -9 of the queue Redis
+# mid-hand-off, seen in tests/workers/test_survival.py), so nothing will ever run it
+STRANDED = "stranded"
 
 
 def _statuses(queue_redis, job_ids) -> dict[str, str | None]:
-    """RQ's status of each job, in one round trip."""
+    """RQ's status of each job, in one round trip; a "queued" one that waits nowhere is
+    ``STRANDED`` (a second round trip, only for the queued ones)."""
     ids = list(dict.fromkeys(job_ids))
     if not ids:
         return {}
     with queue_redis.pipeline(transaction=False) as pipe:
         for job_id in ids:
-            pipe.hget(Job.key_for(job_id), "status")
+            pipe.hmget(Job.key_for(job_id), "status", "origin")
         found = pipe.execute()
-    return {i: None if v is None else _text(v) for i, v in zip(ids, found, strict=True)}
+    statuses = {i: None if v[0] is None else _text(v[0]) for i, v in zip(ids, found, strict=True)}
+    queued = [(i, _text(v[1]) or QUEUE_NAME) for i, v in zip(ids, found, strict=True)
+              if statuses[i] == "queued"]
+    for job_id in stranded(queue_redis, queued):
+        statuses[job_id] = STRANDED
+    return statuses
+
+
+def stranded(queue_redis, queued: list[tuple[str, str]]) -> set[str]:
+    """Of ``(job id, its queue's name)`` whose hashes say "queued", those in neither the queue nor
+    its intermediate list (RQ's: dequeued, not started yet). LPOS walks the list: this runs only
+    for jobs handed before (a repeat hand-off, the reconciler), never on a move's path."""
+    if not queued:
+        return set()
+    with queue_redis.pipeline(transaction=False) as pipe:
+        for job_id, name in queued:
+            key = queues.queue_for(queue_redis, name).key
+            pipe.lpos(key, job_id)
+            pipe.lpos(f"{key}:intermediate", job_id)
+        found = pipe.execute()
+    return {job_id for (job_id, _), waiting, taken in zip(queued, found[::2], found[1::2], strict=True)
+            if waiting is None and taken is None}
 
 
 def job_alive(queue_redis, job_id: str) -> bool:

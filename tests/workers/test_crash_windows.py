@@ -96,6 +96,43 @@ def test_ticker_crashes_after_enqueueing_before_noting_it(env, monkeypatch):
     assert len(_bot_moves(env, tid, state.version)) == 1
 
 
+def test_a_job_whose_push_the_store_lost_is_handed_again(env):
+    """The queue Redis died between the job's hash and its push (kill -9 mid-hand-off; the hand-off
+    failed, nothing noted): the hash says queued, no list holds it. The next claim must not take it
+    for a live job (it would note it sent and the bot would never play): it is handed again."""
+    tid, state = _bot_turn_table(env)
+    job_id = f"{tid}_bot_{state.version}"
+    rq_queue = scheduling.queue_for(env.queue)
+    assert ticker.tick(env.redis, env.queue, env.clock.now) == [job_id]
+    env.queue.lrem(rq_queue.key, 0, job_id)  # the push lost with the store...
+    env.redis.hdel(scheduling.timers_key(tid), "sent:bot")  # ...so the hand-off failed, nothing noted
+    index.mark_due(env.redis, tid, env.clock.now)
+    assert env.queue.hget(f"rq:job:{job_id}", "status") == b"queued" and rq_queue.job_ids == []
+    assert ticker.tick(env.redis, env.queue, env.clock.now + 0.1) == [job_id]
+    assert rq_queue.job_ids == [job_id]
+    env.drain()
+    assert len(_bot_moves(env, tid, state.version)) == 1
+
+
+def test_the_reconciler_hands_again_a_job_noted_sent_that_waits_nowhere(env, config):
+    """Noted sent, and the job waits in no list (lost as above, by whatever path): no tick looks at
+    the table again, the reconciler's pass finds the job stranded and the bot plays. A job taken by
+    a worker and not started yet (RQ's intermediate list) is not stranded."""
+    tid, state = _bot_turn_table(env)
+    job_id = f"{tid}_bot_{state.version}"
+    rq_queue = scheduling.queue_for(env.queue)
+    ticker.tick(env.redis, env.queue, env.clock.now)
+    env.queue.lmove(rq_queue.key, f"{rq_queue.key}:intermediate")  # taken, not started
+    assert job_id in scheduling.pending_jobs(env.redis, tid, env.queue)
+    env.queue.delete(f"{rq_queue.key}:intermediate")  # ...and gone
+    assert job_id not in scheduling.pending_jobs(env.redis, tid, env.queue)
+    env.drain()
+    assert _bot_moves(env, tid, state.version) == []  # nobody knows to look
+    runner.reconcile(env.redis, env.queue, config, [tid], clock=env.clock)
+    env.drain()
+    assert len(_bot_moves(env, tid, state.version)) == 1
+
+
 def test_a_job_enqueued_twice_after_it_ran_appends_nothing(env, monkeypatch):
     """Enqueued and run, but the ticker died before noting it: the next claim enqueues it
     again (the first copy is gone); the copy finds the table moved on and appends nothing."""

@@ -4,6 +4,7 @@ a job without a result leaves nothing behind (workers/jobloop.py, workers/livene
 
 from __future__ import annotations
 
+import contextlib
 import time
 
 from rq.job import Job
@@ -79,6 +80,27 @@ def test_a_dead_workers_job_goes_back_on_its_queue_and_a_live_ones_stays(fake_qu
     worker = _worker(fake_queue)
     worker.work(burst=True)
     assert worker.jobs_run == 1
+
+
+def test_a_store_that_dies_while_a_dead_workers_job_goes_back_leaves_it_findable(fake_queue, monkeypatch):
+    """The sweep's put-back fails half way (the queue Redis dies): the job is still in the started
+    registry, so the next sweep puts it back, never a "started" job in no list at all."""
+    from redis.exceptions import ConnectionError as StoreGone
+    from rq import Queue
+
+    _hand(fake_queue, "fine", "t7_bot_1")
+    _started_by(fake_queue, "t7_bot_1", "gone-one")
+
+    def dies(*args, **kwargs):
+        raise StoreGone("killed")
+
+    monkeypatch.setattr(Queue, "enqueue_job", dies)
+    with contextlib.suppress(StoreGone):
+        liveness.sweep(fake_queue, force=True)
+    monkeypatch.undo()
+    assert fake_queue.zcard("rq:wip:escoba") == 1  # still findable
+    assert liveness.sweep(fake_queue, force=True) == ["t7_bot_1"]
+    assert queues.queue_for(fake_queue).job_ids == ["t7_bot_1"] and fake_queue.zcard("rq:wip:escoba") == 0
 
 
 def test_a_job_taken_and_never_started_goes_back_after_a_while(fake_queue):
