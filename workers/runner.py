@@ -166,6 +166,22 @@ def maybe_schedule_reconcile(queue, now: float | None = None, every: float = REC
     return job_id
 
 
+RECOVERY_SLOT = 10  # seconds: one reconcile pass after an outage per slot, over every worker's ticker
+
+
+def reconcile_now(queue, now: float | None = None) -> str | None:
+    """A reconcile pass now (a store came back: ``Ticker``'s ``recovered``), once over every worker
+    whose ticker saw the same outage end. Its id, or None when another ticker asked already."""
+    now = time.time() if now is None else now
+    slot = int(now // RECOVERY_SLOT)
+    if not queue.set(f"escoba:reconcile:recovery:{slot}", "1", nx=True, ex=RECOVERY_SLOT * 2 + 1):
+        return None
+    job_id = f"escoba_reconcile_recovery_{slot}"
+    scheduling.queue_for(queue).enqueue("workers.runner.reconcile_job", job_id=job_id,
+                                        result_ttl=0, failure_ttl=24 * 3600, job_timeout=3600)
+    return job_id
+
+
 # --- in-process runners --------------------------------------------------------
 
 def run_burst(tables, queue=None, now: float | None = None, max_rounds: int = 100_000) -> int:
@@ -305,7 +321,7 @@ class Supervisor:
             for slot in range(self.processes):
                 self._spawn(shard, slot)
         tick = ticker.Ticker(self.stores.tables, self.stores.queues, also=_periodic(None),
-                             own=self.shards).start()
+                             own=self.shards, recovered=reconcile_now).start()
         try:
             while not self._stop.wait(CHECK_CHILDREN):
                 self.check()
@@ -355,7 +371,8 @@ def run_worker(config, *, burst: bool = False, processes: int = 1, fork: bool = 
     if processes > 1 or len(own) > 1:
         return Supervisor(config, stores, processes, fork, shards=own, metrics_port=metrics_port).run()
     metrics.serve(metrics_port)
-    tick = ticker.Ticker(stores.tables, stores.queues, also=_periodic(None), own=own).start()
+    tick = ticker.Ticker(stores.tables, stores.queues, also=_periodic(None), own=own,
+                         recovered=reconcile_now).start()
     try:
         jobloop.run_jobs(stores.queues[own[0]], fork=fork)
     finally:

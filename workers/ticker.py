@@ -230,13 +230,16 @@ class Ticker:
     """A thread that ticks every ``every`` seconds until ``stop()``; then, on each shard it
     owns, sweeps for dead workers' jobs (at most once a second over all tickers) and runs
     ``also(queue_redis)`` (the periodic reconcile's trigger). A store that is away is logged
-    once, then every 10 s, and never ends the ticker."""
+    once, then every 10 s, and never ends the ticker. The first run that works after one that
+    failed calls ``recovered(queue_redis)`` per shard (a reconcile pass at once: a job the outage
+    stranded would otherwise wait for the next minute's)."""
 
-    def __init__(self, tables, queue, *, every: float = TICK, clock=time.time, also=None, own=None):
+    def __init__(self, tables, queue, *, every: float = TICK, clock=time.time, also=None, own=None,
+                 recovered=None):
         self.tables, self.queues = tables, queues.shards(queue)
         self.queue_redis = self.queues[0]
         self.own = tuple(range(len(self.queues))) if own is None else tuple(own)
-        self.every, self.clock, self.also = every, clock, also
+        self.every, self.clock, self.also, self.recovered = every, clock, also, recovered
         self._stop = threading.Event()
         self._trouble = liveness.Throttled("the ticker")
         self._thread = threading.Thread(target=self._run, name="escoba-ticker", daemon=True)
@@ -252,7 +255,7 @@ class Ticker:
 
     def run_once(self) -> list[str]:
         handed: list[str] = []
-        ok = True
+        ok, was_failing = True, self._trouble.since is not None
         try:
             handed = tick(self.tables, self.queues, self.clock(), own=self.own)
         except Away as exc:
@@ -274,6 +277,12 @@ class Ticker:
                 self._trouble.failed(exc)
         if ok:
             self._trouble.ok()
+            if was_failing and self.recovered is not None:
+                for shard in self.own:
+                    try:
+                        self.recovered(self.queues[shard])
+                    except Exception:  # the store away again: the minute's pass will do
+                        log.warning("could not ask for a reconcile pass after the outage", exc_info=True)
         return handed
 
     def stop(self, timeout: float = 5.0) -> None:

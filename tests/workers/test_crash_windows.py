@@ -133,6 +133,37 @@ def test_the_reconciler_hands_again_a_job_noted_sent_that_waits_nowhere(env, con
     assert len(_bot_moves(env, tid, state.version)) == 1
 
 
+def test_when_a_store_comes_back_the_ticker_asks_for_a_reconcile_pass_at_once(env, monkeypatch):
+    """A job the outage stranded (noted sent, waiting nowhere) waits for no minute's pass: the first
+    tick that works after failing ones asks for a pass (once over every ticker), which re-arms the
+    timer, and the bot plays."""
+    tid, state = _bot_turn_table(env)
+    job_id = f"{tid}_bot_{state.version}"
+    rq_queue = scheduling.queue_for(env.queue)
+    ticker.tick(env.redis, env.queue, env.clock.now)
+    env.queue.lrem(rq_queue.key, 0, job_id)  # stranded by the outage
+    asked = []
+    tick = ticker.Ticker(env.redis, env.queue, clock=lambda: env.clock.now,
+                         recovered=lambda q: asked.append(runner.reconcile_now(q, env.clock.now)))
+    real = ticker.tick
+
+    def away(*args, **kwargs):
+        raise ticker.StoreAway([]) from ConnectionError("the store is away")
+
+    monkeypatch.setattr(ticker, "tick", away)
+    tick.run_once()
+    tick.run_once()
+    assert asked == []  # not while it fails
+    monkeypatch.setattr(ticker, "tick", real)
+    tick.run_once()
+    assert asked == [f"escoba_reconcile_recovery_{int(env.clock.now // runner.RECOVERY_SLOT)}"]
+    tick.run_once()
+    assert len(asked) == 1  # once per outage
+    assert runner.reconcile_now(env.queue, env.clock.now) is None  # another ticker, the same outage
+    env.drain()  # the pass, then the bot's turn it handed again
+    assert len(_bot_moves(env, tid, state.version)) == 1
+
+
 def test_a_job_enqueued_twice_after_it_ran_appends_nothing(env, monkeypatch):
     """Enqueued and run, but the ticker died before noting it: the next claim enqueues it
     again (the first copy is gone); the copy finds the table moved on and appends nothing."""
