@@ -450,3 +450,34 @@ def test_a_hub_that_cannot_join_the_listeners_retries_and_then_reads_the_log(bac
         hub.unwatch(tid, q)
     finally:
         hub.stop()
+
+
+def test_the_fanout_histogram_times_notices_not_local_posts(backends, topology):
+    """escoba_fanout_seconds is a notice's arrival to its state posted (its help, and the
+    EscobaFanoutSlow alert): a move posted here from its own append is not one."""
+    from prometheus_client import CollectorRegistry, Histogram
+
+    fanout = Histogram("fanout_seconds", "test", registry=CollectorRegistry())
+    service = TableService(backends.tables, rng=random.Random(5))
+    hub = Hub(backends.tables, service, fanout=fanout)
+
+    def count() -> float:
+        return next(s.value for s in fanout.collect()[0].samples if s.name == "fanout_seconds_count")
+
+    try:
+        tid = autoplay.new_table(service, players=1)
+        q = hub.watch(tid)
+        next_state(q, 1)
+        outcome = service.execute(tid, {"type": "sit", "player": "x1", "name": "X1"}, actor="guest",
+                                  local=hub.listener_id)  # as a move: no notice, no one else listens
+        hub.post_local(tid, outcome.state)
+        assert next_state(q, outcome.version).version == outcome.version
+        time.sleep(0.2)
+        assert count() == 0
+        elsewhere = TableService(backends.tables, rng=random.Random(6))
+        done = elsewhere.execute(tid, {"type": "start", "by": 0}, actor="seat:0").version
+        assert next_state(q, done).version == done
+        assert count() == 1
+        hub.unwatch(tid, q)
+    finally:
+        hub.stop()
