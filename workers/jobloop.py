@@ -34,7 +34,7 @@ import uuid
 
 from rq import Retry, SimpleWorker, Worker
 from rq.executions import Execution
-from rq.job import JobStatus
+from rq.job import Job, JobStatus
 from rq.timeouts import JobTimeoutException, TimerDeathPenalty
 from rq.utils import now, utcformat
 
@@ -60,6 +60,10 @@ class _Survives:
     ended by itself from one that was done."""
 
     died_of: BaseException | None = None
+    # (job id, queue name) from its pop until its start is written (EscobaWorker; RQ's own start for the
+    # others: the entry then stays, and a started job is not put back by it): a loop that dies in between
+    # leaves that job in no list (liveness.stranded), and run_jobs puts it back
+    taken: tuple[str, str] | None = None
     # SIGTERM/SIGINT: RQ's warm shutdown. An idle loop ends at once without setting RQ's
     # _stop_requested (that is only for a loop busy with a job), so the ask is noted here too:
     # else run_jobs took the ending for one by itself and started another loop, and the worker
@@ -84,7 +88,11 @@ class _Survives:
         super().handle_warm_shutdown_request()
 
     def dequeue_job_and_maintain_ttl(self, *args, **kwargs):
-        return self._noting(super().dequeue_job_and_maintain_ttl, *args, **kwargs)
+        taken = self._noting(super().dequeue_job_and_maintain_ttl, *args, **kwargs)
+        if taken:
+            job, queue = taken
+            self.taken = (job.id, queue.name)
+        return taken
 
     def heartbeat(self, *args, **kwargs):
         return self._noting(super().heartbeat, *args, **kwargs)
@@ -160,6 +168,7 @@ class _Lean:
             if len(self.queues) == 1:  # RQ's dequeue moved it to the intermediate list (one queue only)
                 pipe.lrem(queue.intermediate_queue_key, 1, job.id)
             pipe.execute()
+        self.taken = None
         try:
             with self.death_penalty_class(job.timeout or self.queue_class.DEFAULT_TIMEOUT, JobTimeoutException,
                                           job_id=job.id):
@@ -220,16 +229,28 @@ def wait_for(queue_redis, trouble: liveness.Throttled, stop: threading.Event | N
     return False
 
 
-def requeue_abandoned(queue_redis, worker_name: str) -> str | None:
+def requeue_abandoned(queue_redis, worker_name: str, taken: tuple[str, str] | None = None) -> str | None:
     """The job a dead job loop (or process) was running goes back on its queue now, not when
-    a sweep finds its worker silent. Its id, if there was one."""
+    a sweep finds its worker silent; so does ``taken`` (the loop's ``taken``: popped, its start
+    never written) if it waits in no list. Its id, if there was one."""
     found = Worker.find_by_key(Worker.redis_worker_namespace_prefix + worker_name, connection=queue_redis)
     if found is not None:
         with contextlib.suppress(Exception):
             found.register_death()
     back = liveness.requeue_worker_jobs(queue_redis, worker_name,
                                         f"its job loop {worker_name} died running it")
+    if taken is not None and _text(queue_redis.hget(Job.key_for(taken[0]), "status")) == JobStatus.QUEUED \
+            and liveness.stranded(queue_redis, [taken]):
+        job = Job.fetch(taken[0], connection=queue_redis)
+        queues.queue_for(queue_redis, taken[1]).enqueue_job(job, at_front=True)
+        log.warning("job %s put back on its queue: its job loop %s died between taking and starting it",
+                    taken[0], worker_name)
+        back.append(taken[0])
     return back[0] if back else None
+
+
+def _text(value):
+    return value.decode() if isinstance(value, bytes) else value
 
 
 def _asked_to_stop(worker) -> bool:
@@ -274,7 +295,7 @@ def run_jobs(queue_redis, *, fork: bool = False, name: str | None = None, burst:
         wait_for(queue_redis, trouble)
         if worker is not None:
             try:
-                requeue_abandoned(queue_redis, worker.name)
+                requeue_abandoned(queue_redis, worker.name, getattr(worker, "taken", None))
             except Exception as exc:  # a sweep finds it once its heartbeat lapses
                 trouble.failed(exc)
 

@@ -96,6 +96,25 @@ def _text(x):
     return x.decode() if isinstance(x, bytes) else x
 
 
+def stranded(queue_redis, queued: list[tuple[str, str]]) -> set[str]:
+    """Of ``(job id, its queue's name)`` whose hashes say "queued", those in neither the queue nor
+    its intermediate list: nothing will run them. RQ pops a job of a worker serving several queues
+    (ours: escoba and analysis) with LPOP, not into the intermediate list, so from its pop to its
+    start a job is in no list at all, and a store or worker that dies there strands it. LPOS walks
+    the list: this runs only for jobs handed before (a repeat hand-off, the reconciler, a dead job
+    loop's job), never on a move's path."""
+    if not queued:
+        return set()
+    with queue_redis.pipeline(transaction=False) as pipe:
+        for job_id, name in queued:
+            key = queues.queue_for(queue_redis, name).key
+            pipe.lpos(key, job_id)
+            pipe.lpos(f"{key}:intermediate", job_id)
+        found = pipe.execute()
+    return {job_id for (job_id, _), waiting, taken in zip(queued, found[::2], found[1::2], strict=True)
+            if waiting is None and taken is None}
+
+
 def requeue(queue_redis, job_id: str, members: list[str], why: str) -> bool:
     """Put the started job ``job_id`` back at the front of its queue (it is idempotent);
     ``members``: its entries in the started registry."""

@@ -80,7 +80,7 @@ from rq.job import Job
 from events.compaction import closed_for_good
 from events.store import flat_hash
 
-from . import index, queues
+from . import index, liveness, queues
 from .keys import notify_key, push_marker, timers_key
 
 log = logging.getLogger("escoba.workers")
@@ -269,7 +269,7 @@ STRANDED = "stranded"
 
 def _statuses(queue_redis, job_ids) -> dict[str, str | None]:
     """RQ's status of each job, in one round trip; a "queued" one that waits nowhere is
-    ``STRANDED`` (a second round trip, only for the queued ones)."""
+    ``STRANDED`` (``liveness.stranded``: a second round trip, only for the queued ones)."""
     ids = list(dict.fromkeys(job_ids))
     if not ids:
         return {}
@@ -280,25 +280,9 @@ def _statuses(queue_redis, job_ids) -> dict[str, str | None]:
     statuses = {i: None if v[0] is None else _text(v[0]) for i, v in zip(ids, found, strict=True)}
     queued = [(i, _text(v[1]) or QUEUE_NAME) for i, v in zip(ids, found, strict=True)
               if statuses[i] == "queued"]
-    for job_id in stranded(queue_redis, queued):
+    for job_id in liveness.stranded(queue_redis, queued):
         statuses[job_id] = STRANDED
     return statuses
-
-
-def stranded(queue_redis, queued: list[tuple[str, str]]) -> set[str]:
-    """Of ``(job id, its queue's name)`` whose hashes say "queued", those in neither the queue nor
-    its intermediate list (RQ's: dequeued, not started yet). LPOS walks the list: this runs only
-    for jobs handed before (a repeat hand-off, the reconciler), never on a move's path."""
-    if not queued:
-        return set()
-    with queue_redis.pipeline(transaction=False) as pipe:
-        for job_id, name in queued:
-            key = queues.queue_for(queue_redis, name).key
-            pipe.lpos(key, job_id)
-            pipe.lpos(f"{key}:intermediate", job_id)
-        found = pipe.execute()
-    return {job_id for (job_id, _), waiting, taken in zip(queued, found[::2], found[1::2], strict=True)
-            if waiting is None and taken is None}
 
 
 def job_alive(queue_redis, job_id: str) -> bool:

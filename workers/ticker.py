@@ -62,13 +62,13 @@ def enqueue_once(queue_redis, entry: dict) -> bool:
     empty fields, and no transaction (the status check before it is outside any
     transaction anyway; two tickers handing one id at once leave a job that runs twice,
     appending once). Three commands, four when a finished or failed copy is replaced. A copy whose
-    hash says queued but that waits in no list (``scheduling.stranded``) is replaced too.
+    hash says queued but that waits in no list (``liveness.stranded``) is replaced too.
     """
     job_id = entry["id"]
     queue = queues.queue_for(queue_redis)
     status = queue_redis.hget(Job.key_for(job_id), "status")
     if status is not None and scheduling._text(status) in scheduling.LIVE:
-        if scheduling._text(status) != "queued" or not scheduling.stranded(queue_redis, [(job_id, queue.name)]):
+        if scheduling._text(status) != "queued" or not liveness.stranded(queue_redis, [(job_id, queue.name)]):
             return False
         log.warning("job %s was queued and waits nowhere (its store died mid-hand-off): handed again", job_id)
     job = queue.create_job(entry["func"], args=tuple(entry.get("args", ())), kwargs=entry.get("kwargs") or {},

@@ -103,6 +103,26 @@ def test_a_store_that_dies_while_a_dead_workers_job_goes_back_leaves_it_findable
     assert queues.queue_for(fake_queue).job_ids == ["t7_bot_1"] and fake_queue.zcard("rq:wip:escoba") == 0
 
 
+def test_a_job_loop_that_dies_between_taking_a_job_and_starting_it_puts_it_back(fake_queue):
+    """RQ pops a job of a worker serving two queues (escoba, analysis) with LPOP, not into the
+    intermediate list: between its pop and its start it is in no list, its hash saying queued. A
+    loop that dies there (its store killed) leaves it stranded; run_jobs puts it back from the
+    loop's ``taken``, once, and only while it waits nowhere."""
+    _hand(fake_queue, "fine", "t8_bot_1")
+    worker = _worker(fake_queue)
+    job, queue = worker.dequeue_job_and_maintain_ttl(1)
+    assert job.id == "t8_bot_1" and worker.taken == ("t8_bot_1", "escoba")
+    assert fake_queue.llen("rq:queue:escoba") == 0 and fake_queue.llen("rq:queue:escoba:intermediate") == 0
+    assert liveness.stranded(fake_queue, [worker.taken]) == {"t8_bot_1"}  # ...and the loop dies here
+    assert jobloop.requeue_abandoned(fake_queue, worker.name, worker.taken) == "t8_bot_1"
+    assert queues.queue_for(fake_queue).job_ids == ["t8_bot_1"]
+    assert jobloop.requeue_abandoned(fake_queue, worker.name, worker.taken) is None  # waits again: not twice
+    assert queues.queue_for(fake_queue).job_ids == ["t8_bot_1"]
+    worker = _worker(fake_queue)
+    worker.work(burst=True)
+    assert worker.jobs_run == 1 and worker.taken is None  # started: no longer the loop's to put back
+
+
 def test_a_job_taken_and_never_started_goes_back_after_a_while(fake_queue):
     _hand(fake_queue, "fine", "t6_bot_1")
     fake_queue.lmove("rq:queue:escoba", "rq:queue:escoba:intermediate")  # and the worker died
