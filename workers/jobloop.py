@@ -34,7 +34,7 @@ import uuid
 
 from rq import Retry, SimpleWorker, Worker
 from rq.executions import Execution
-from rq.job import Job, JobStatus
+from rq.job import JobStatus
 from rq.timeouts import JobTimeoutException, TimerDeathPenalty
 from rq.utils import now, utcformat
 
@@ -239,18 +239,10 @@ def requeue_abandoned(queue_redis, worker_name: str, taken: tuple[str, str] | No
             found.register_death()
     back = liveness.requeue_worker_jobs(queue_redis, worker_name,
                                         f"its job loop {worker_name} died running it")
-    if taken is not None and _text(queue_redis.hget(Job.key_for(taken[0]), "status")) == JobStatus.QUEUED \
-            and liveness.stranded(queue_redis, [taken]):
-        job = Job.fetch(taken[0], connection=queue_redis)
-        queues.queue_for(queue_redis, taken[1]).enqueue_job(job, at_front=True)
-        log.warning("job %s put back on its queue: its job loop %s died between taking and starting it",
-                    taken[0], worker_name)
+    why = f"its job loop {worker_name} died between taking and starting it"
+    if taken is not None and liveness.requeue_stranded(queue_redis, taken, why):
         back.append(taken[0])
     return back[0] if back else None
-
-
-def _text(value):
-    return value.decode() if isinstance(value, bytes) else value
 
 
 def _asked_to_stop(worker) -> bool:

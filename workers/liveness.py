@@ -115,6 +115,17 @@ def stranded(queue_redis, queued: list[tuple[str, str]]) -> set[str]:
             if waiting is None and taken is None}
 
 
+def requeue_stranded(queue_redis, taken: tuple[str, str], why: str) -> bool:
+    """Put ``taken`` (job id, queue name) back at the front of its queue if its hash says queued and
+    it waits in no list (``stranded``)."""
+    job_id, name = taken
+    if _text(queue_redis.hget(Job.key_for(job_id), "status")) != "queued" or not stranded(queue_redis, [taken]):
+        return False
+    queues.queue_for(queue_redis, name).enqueue_job(Job.fetch(job_id, connection=queue_redis), at_front=True)
+    log.warning("job %s put back on its queue: %s", job_id, why)
+    return True
+
+
 def requeue(queue_redis, job_id: str, members: list[str], why: str) -> bool:
     """Put the started job ``job_id`` back at the front of its queue (it is idempotent);
     ``members``: its entries in the started registry."""

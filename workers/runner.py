@@ -156,11 +156,17 @@ def reconcile_job(batch: int = RECONCILE_BATCH) -> dict:
 def maybe_schedule_reconcile(queue, now: float | None = None, every: float = RECONCILE_EVERY) -> str | None:
     """Enqueue this time slot's reconcile job, once over every worker (the first ticker to set the
     slot's key on the queue Redis). Its id, or None when another ticker took the slot."""
+    return _reconcile_once(queue, "", now, every)
+
+
+def _reconcile_once(queue, kind: str, now: float | None, every: float) -> str | None:
+    """The reconcile job of ``kind`` ('' = the periodic one) for the slot of ``every`` s holding ``now``,
+    enqueued by the first ticker to set the slot's key; its id, or None."""
     now = time.time() if now is None else now
     slot = int(now // every)
-    if not queue.set(f"escoba:reconcile:{slot}", "1", nx=True, ex=int(every * 2) + 1):
+    if not queue.set(f"escoba:reconcile:{kind + ':' if kind else ''}{slot}", "1", nx=True, ex=int(every * 2) + 1):
         return None
-    job_id = f"escoba_reconcile_{slot}"
+    job_id = f"escoba_reconcile_{kind + '_' if kind else ''}{slot}"
     scheduling.queue_for(queue).enqueue("workers.runner.reconcile_job", job_id=job_id,
                                         result_ttl=0, failure_ttl=24 * 3600, job_timeout=3600)
     return job_id
@@ -172,14 +178,7 @@ RECOVERY_SLOT = 10  # seconds: one reconcile pass after an outage per slot, over
 def reconcile_now(queue, now: float | None = None) -> str | None:
     """A reconcile pass now (a store came back: ``Ticker``'s ``recovered``), once over every worker
     whose ticker saw the same outage end. Its id, or None when another ticker asked already."""
-    now = time.time() if now is None else now
-    slot = int(now // RECOVERY_SLOT)
-    if not queue.set(f"escoba:reconcile:recovery:{slot}", "1", nx=True, ex=RECOVERY_SLOT * 2 + 1):
-        return None
-    job_id = f"escoba_reconcile_recovery_{slot}"
-    scheduling.queue_for(queue).enqueue("workers.runner.reconcile_job", job_id=job_id,
-                                        result_ttl=0, failure_ttl=24 * 3600, job_timeout=3600)
-    return job_id
+    return _reconcile_once(queue, "recovery", now, RECOVERY_SLOT)
 
 
 # --- in-process runners --------------------------------------------------------

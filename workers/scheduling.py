@@ -262,8 +262,8 @@ def _text(x):
 
 LIVE = frozenset({"scheduled", "queued", "started", "deferred", "rate_limited"})
 # what a job whose hash says "queued" is, when it waits in neither its queue nor RQ's list of jobs
-# taken and not started: the store died between the hash and the push (kill -9 of the queue Redis
-# mid-hand-off, seen in tests/workers/test_survival.py), so nothing will ever run it
+# taken and not started: popped by a worker that died, or its store with it, before the start was
+# written (liveness.stranded; seen in tests/workers/test_survival.py), so nothing will ever run it
 STRANDED = "stranded"
 
 

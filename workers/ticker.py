@@ -70,7 +70,7 @@ def enqueue_once(queue_redis, entry: dict) -> bool:
     if status is not None and scheduling._text(status) in scheduling.LIVE:
         if scheduling._text(status) != "queued" or not liveness.stranded(queue_redis, [(job_id, queue.name)]):
             return False
-        log.warning("job %s was queued and waits nowhere (its store died mid-hand-off): handed again", job_id)
+        log.warning("job %s was queued and waits nowhere (taken and never started): handed again", job_id)
     job = queue.create_job(entry["func"], args=tuple(entry.get("args", ())), kwargs=entry.get("kwargs") or {},
                            job_id=job_id, timeout=JOB_TIMEOUT, result_ttl=0, failure_ttl=FAILURE_TTL,
                            retry=_retry(entry), status=JobStatus.QUEUED)
