@@ -44,6 +44,8 @@ JOB_TIMEOUT = 120  # a slice is a second of CPU; past this RQ counts it abandone
 FAILURE_TTL = 7 * 24 * 3600
 PENDING_KEY = "analysis:{pending}"  # table ids with an analysis under way (its own slot)
 FUNC = "workers.analysis.run"
+CLAIM_PREFIX = "escoba:analysis:enqueuing:"  # on the queue Redis, beside the job it guards
+CLAIM_SECONDS = 30  # a claimer that died mid-enqueue blocks its id no longer than this
 BUDGET = judging.PLAYS_BUDGET  # simulated plays per judged play (engine/analysis.py)
 
 
@@ -61,15 +63,28 @@ def job_id(table_id: str, version: int, done: int = 0) -> str:
 
 
 def _enqueue(queue_redis, table_id: str, version: int, jid: str) -> bool:
-    """Enqueue a slice under ``jid`` unless a live job holds that id; whether it was enqueued."""
-    if scheduling.job_alive(queue_redis, jid):
-        return False
-    from rq.job import Job
+    """Enqueue a slice under ``jid`` unless a live job holds that id; whether it was enqueued.
 
-    queue_redis.delete(Job.key_for(jid))  # a finished or failed copy of the same id
-    queue_for(queue_redis).enqueue(FUNC, table_id, version, job_id=jid, job_timeout=JOB_TIMEOUT,
-                                   result_ttl=0, failure_ttl=FAILURE_TTL)
-    return True
+    Two callers at once (a POST and the reconciler's pass, both finding the analysis pending
+    and its job not yet queued) would otherwise both find the id free and both push it, and
+    two workers would run the same slice side by side. A claim on the id, held from the check
+    to the push, lets one of them through; the other gives way (the first's job is live, or,
+    if the first died holding the claim, the next reconcile pass after ``CLAIM_SECONDS``
+    enqueues it)."""
+    claim = f"{CLAIM_PREFIX}{jid}"
+    if not queue_redis.set(claim, b"1", nx=True, ex=CLAIM_SECONDS):
+        return False
+    try:
+        if scheduling.job_alive(queue_redis, jid):
+            return False
+        from rq.job import Job
+
+        queue_redis.delete(Job.key_for(jid))  # a finished or failed copy of the same id
+        queue_for(queue_redis).enqueue(FUNC, table_id, version, job_id=jid, job_timeout=JOB_TIMEOUT,
+                                       result_ttl=0, failure_ttl=FAILURE_TTL)
+        return True
+    finally:
+        queue_redis.delete(claim)
 
 
 def request(tables, queue_redis, table_id: str, version: int) -> stored.Stored:

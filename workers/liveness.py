@@ -29,6 +29,7 @@ ALIVE_TTL = 5  # seconds without a beat before a worker counts as dead
 BEAT_EVERY = 1.0
 SWEEP_EVERY = 1  # seconds between sweeps of one shard, over every ticker
 STUCK_AFTER = 3.0  # seconds a job may sit taken from its queue without starting
+SETTLE_SECONDS = 0.5  # a live worker writes "started" within milliseconds of popping a job
 
 
 def alive_key(worker_name: str) -> str:
@@ -96,13 +97,31 @@ def _text(x):
     return x.decode() if isinstance(x, bytes) else x
 
 
-def stranded(queue_redis, queued: list[tuple[str, str]]) -> set[str]:
+def stranded(queue_redis, queued: list[tuple[str, str]], settle: float = SETTLE_SECONDS) -> set[str]:
     """Of ``(job id, its queue's name)`` whose hashes say "queued", those in neither the queue nor
     its intermediate list: nothing will run them. RQ pops a job of a worker serving several queues
     (ours: escoba and analysis) with LPOP, not into the intermediate list, so from its pop to its
     start a job is in no list at all, and a store or worker that dies there strands it. LPOS walks
     the list: this runs only for jobs handed before (a repeat hand-off, the reconciler, a dead job
-    loop's job), never on a move's path."""
+    loop's job), never on a move's path.
+
+    A live worker is in that window too, for the milliseconds between its pop and its start: one
+    found there is looked at again after ``settle`` seconds, and is stranded only if it still
+    says queued and still waits nowhere (else the reconciler would hand a second copy of a job a
+    worker is starting, and both would run). ``settle=0`` for a job whose taker is known dead."""
+    found = _nowhere(queue_redis, queued)
+    if not found or not settle:
+        return found
+    time.sleep(settle)
+    again = [(job_id, name) for job_id, name in queued if job_id in found]
+    with queue_redis.pipeline(transaction=False) as pipe:
+        for job_id, _ in again:
+            pipe.hget(Job.key_for(job_id), "status")
+        still = [taken for taken, status in zip(again, pipe.execute(), strict=True) if _text(status) == "queued"]
+    return _nowhere(queue_redis, still)
+
+
+def _nowhere(queue_redis, queued: list[tuple[str, str]]) -> set[str]:
     if not queued:
         return set()
     with queue_redis.pipeline(transaction=False) as pipe:
@@ -119,7 +138,8 @@ def requeue_stranded(queue_redis, taken: tuple[str, str], why: str) -> bool:
     """Put ``taken`` (job id, queue name) back at the front of its queue if its hash says queued and
     it waits in no list (``stranded``)."""
     job_id, name = taken
-    if _text(queue_redis.hget(Job.key_for(job_id), "status")) != "queued" or not stranded(queue_redis, [taken]):
+    if _text(queue_redis.hget(Job.key_for(job_id), "status")) != "queued" \
+            or not stranded(queue_redis, [taken], settle=0):  # its taker is this dead loop
         return False
     queues.queue_for(queue_redis, name).enqueue_job(Job.fetch(job_id, connection=queue_redis), at_front=True)
     log.warning("job %s put back on its queue: %s", job_id, why)

@@ -3,9 +3,11 @@ a dead worker or a lost job leave resumable, and kept through compaction."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import random
 import signal
+import threading
 import time
 
 import pytest
@@ -184,3 +186,37 @@ def test_a_worker_process_killed_mid_analysis_leaves_a_job_that_finishes(stores,
         worker.stop()
     expected = judging.analyse(_events(svc, tid), tid)
     assert stored.load(tables, tid).result == expected
+
+
+def test_a_request_and_the_reconciler_at_once_enqueue_one_job(stores, small, monkeypatch):
+    """The POST has written the pending analysis and the minute's reconcile pass finds it before
+    the POST has queued its job: both look for the job at the same moment, and only one pushes it
+    (two copies of one id would run the same slice on two workers)."""
+    tables, queue = stores.tables, stores.queue
+    svc = TableService(tables)
+    tid = _resigned_after_a_round(svc)
+    version = svc.load(tid).version
+    original = scheduling.job_alive
+    both_looking = threading.Barrier(2, timeout=0.5)
+
+    def alive_slowly(queue_redis, jid):
+        with contextlib.suppress(threading.BrokenBarrierError):
+            both_looking.wait()  # without the claim both callers meet here, both finding no job
+        return original(queue_redis, jid)
+
+    monkeypatch.setattr(scheduling, "job_alive", alive_slowly)
+    stored.ask(tables, tid, version)
+    tables.sadd(job.PENDING_KEY, tid)
+    found = stored.load(tables, tid)
+    results = []
+    callers = [threading.Thread(target=lambda: results.append(job._ensure(tables, queue, tid, found))),
+               threading.Thread(target=lambda: results.append(job.resume(tables, queue)))]
+    for t in callers:
+        t.start()
+    for t in callers:
+        t.join(10)
+    assert len(results) == 2
+    assert job.queue_for(queue).job_ids == [job.job_id(tid, version)]
+    assert not queue.exists(job.CLAIM_PREFIX + job.job_id(tid, version))  # the claim is let go
+    runner.run_burst(tables, queue)
+    assert stored.load(tables, tid).status == stored.DONE

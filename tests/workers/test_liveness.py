@@ -9,7 +9,7 @@ import time
 
 from rq.job import Job
 
-from workers import jobloop, liveness, queues, ticker
+from workers import jobloop, liveness, queues, scheduling, ticker
 
 
 def _hand(queue, func: str, job_id: str) -> None:
@@ -121,6 +121,23 @@ def test_a_job_loop_that_dies_between_taking_a_job_and_starting_it_puts_it_back(
     worker = _worker(fake_queue)
     worker.work(burst=True)
     assert worker.jobs_run == 1 and worker.taken is None  # started: no longer the loop's to put back
+
+
+def test_a_job_a_live_worker_is_starting_is_not_stranded(fake_queue):
+    """Between RQ's LPOP and its start a job a live worker took waits nowhere too, for milliseconds:
+    looked at again after the settle, it has started, and nothing hands a second copy of it."""
+    import threading
+
+    _hand(fake_queue, "fine", "t9_bot_1")
+    worker = _worker(fake_queue)
+    job, _ = worker.dequeue_job_and_maintain_ttl(1)
+    starts = threading.Timer(0.05, lambda: fake_queue.hset(Job.key_for(job.id), "status", "started"))
+    starts.start()
+    assert liveness.stranded(fake_queue, [worker.taken], settle=0) == {"t9_bot_1"}  # at a glance
+    assert liveness.stranded(fake_queue, [worker.taken]) == set()  # after the settle: it started
+    starts.join()
+    assert not scheduling.job_alive(fake_queue, "t8_none")
+    assert scheduling.job_alive(fake_queue, "t9_bot_1")
 
 
 def test_a_job_taken_and_never_started_goes_back_after_a_while(fake_queue):
