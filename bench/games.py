@@ -1,11 +1,13 @@
 """Closed-loop two-player games, a socket per player, timed from the send: what a player waits for.
 
     python bench/games.py [--transport socket|post] [--games 100] [--duration 30] [--think 0.5] [--workers 1]
+                          [--rounds 4] [--fsync always|everysec]
 
-Starts a durable redis-server of its own (AOF, appendfsync always, as in
-production) and ``escoba serve`` (gunicorn's gevent worker). Opens ``--games``
-tables whose games are worked out in advance with the engine (operator decks,
-bench/_common.py) and connects one socket per player, with that player's token.
+Starts a durable redis-server of its own (AOF, appendfsync always, as in production;
+``--fsync everysec`` is a diagnostic only: the same run without each write's fdatasync,
+to see how much of the opponent's p99 is the disk's) and ``escoba serve`` (gunicorn's
+gevent worker). Opens ``--games`` tables whose games are worked out in advance with
+the engine (operator decks, bench/_common.py) and connects one socket per player, with that player's token.
 Then each game plays itself in a closed loop: when the socket of the player who
 moves next holds the version before its move, that player waits a think time
 (uniform in 0.5..1.5 x ``--think``; 0 for none) and sends the move: over its own
@@ -59,6 +61,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench._common import (  # noqa: E402
     Http,
     cpu_seconds,
+    cpu_split,
     escoba_server,
     exit_on_sigterm,
     free_port,
@@ -203,6 +206,9 @@ def main(argv=None) -> int:
     parser.add_argument("--seed", default="games")
     parser.add_argument("--peer", default="auto", choices=("auto", "off"),
                         help="auto: run the boardgame.io peer after escoba (bench/peer.py) when installed")
+    parser.add_argument("--fsync", default="always", choices=("always", "everysec"),
+                        help="the Redis AOF's appendfsync: always, as production runs it; everysec is a "
+                             "diagnostic (what the fsync's tail adds to the opponent's p99), never a result")
     parser.add_argument("--rounds", type=int, default=1,
                         help="escoba then the peer, this many times; the ratio pools every round's CPU and moves")
     args = parser.parse_args(argv)
@@ -211,7 +217,8 @@ def main(argv=None) -> int:
     print(
         f"games: {args.games} closed-loop two-player games, a socket per player; think {args.think:g} s "
         f"(x0.5..1.5); escoba serve: gunicorn {args.worker_class} workers={args.workers}; a private durable "
-        f"redis-server (appendfsync always); {args.warmup:g} s warm-up, {args.duration:g} s measured; "
+        f"redis-server (appendfsync {args.fsync}{'' if args.fsync == 'always' else ': NOT production'}); "
+        f"{args.warmup:g} s warm-up, {args.duration:g} s measured; "
         f"{args.rounds} round(s); moves sent by {'socket' if args.transport == 'socket' else 'POST'}",
         flush=True,
     )
@@ -246,7 +253,7 @@ def main(argv=None) -> int:
 
 def run_escoba(args, scripts) -> dict:
     """One measured run of escoba: its own Redis and server, the tables opened anew."""
-    redis = start_private_redis(durable=True)
+    redis = start_private_redis(durable=True, fsync=args.fsync)
     server = None
     reader = Reader()
     loop = None
@@ -271,6 +278,7 @@ def run_escoba(args, scripts) -> dict:
         loop.start()
         time.sleep(args.warmup)
         cpu0, redis0, calls0 = cpu_seconds(server.pids()), redis.cpu_seconds(), redis.commands()
+        split0, api0 = redis.cpu_split(), cpu_split(server.pids())
         loop.measuring = True
         t0 = time.perf_counter()
         time.sleep(args.duration)
@@ -279,6 +287,8 @@ def run_escoba(args, scripts) -> dict:
         server_cpu = cpu_seconds(server.pids()) - cpu0
         redis_cpu = redis.cpu_seconds() - redis0
         calls = redis.commands()
+        user, system = (b - a for a, b in zip(split0, redis.cpu_split(), strict=True))
+        api_user, api_system = (b - a for a, b in zip(api0, cpu_split(server.pids()), strict=True))
         loop.stop.set()
         time.sleep(1.0)  # let the last sockets hear
 
@@ -303,7 +313,12 @@ def run_escoba(args, scripts) -> dict:
         print(f"  server CPU (gunicorn master + workers): {cpu_ms:.2f} ms per move "
               f"({server_cpu / window * 100:.0f}% of a core); redis-server {redis_cpu * 1000 / max(1, n):.2f} ms",
               flush=True)
+        print(f"  server CPU per move: user {api_user * 1000 / max(1, n):.3f} ms (Python), system "
+              f"{api_system * 1000 / max(1, n):.3f} ms (the kernel: socket sends and receives, epoll)", flush=True)
         per_move = {name: (count - calls0.get(name, 0)) / max(1, n) for name, count in calls.items()}
+        print(f"  redis-server per move: user {user * 1000 / max(1, n):.3f} ms, system {system * 1000 / max(1, n):.3f} "
+              f"ms (the AOF's write and fdatasync are system time); its commands' own time "
+              f"{per_move.pop('usec') / 1000:.3f} ms", flush=True)
         print("  redis commands per move: " + ", ".join(
             f"{name} {each:.2f}" for name, each in sorted(per_move.items(), key=lambda kv: -kv[1]) if each >= 0.01))
         return {"moves": n, "cpu_ms": cpu_ms, "redis_ms": redis_cpu * 1000 / max(1, n), "to_opponent": to_opponent,
@@ -340,7 +355,8 @@ def _peer(args) -> dict:
     print(f"peer (run here, after escoba): {PEER['name']}: {measured['moves']} moves in "
           f"{measured['seconds']:.1f}s, {measured['cpu_ms_per_move']:.3f} ms CPU per move, opponent "
           f"{measured['p50_ms']:.1f} ms p50 / {measured['p99_ms']:.1f} ms p99; "
-          f"{measured.get('matches_started_in_window', '?')} matches opened in the window")
+          f"{measured.get('matches_started_in_window', '?')} matches opened in the window; CPU per move: user "
+          f"{measured.get('cpu_user_ms_per_move', '?')} ms, system {measured.get('cpu_system_ms_per_move', '?')} ms")
     return {"cpu_ms": measured["cpu_ms_per_move"], "moves": measured["moves"], "source": "measured in this run",
             "p99_ms": measured["p99_ms"]}
 

@@ -61,10 +61,16 @@ function clockTicks() {
 }
 const CLK_TCK = clockTicks();
 
-/** utime + stime of a process so far, in seconds (fields 14 and 15 of /proc/PID/stat). */
-function cpuSeconds(pid) {
+/** [utime, stime] of a process so far, in seconds (fields 14 and 15 of /proc/PID/stat). */
+function cpuSplit(pid) {
   const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(')').pop().trim().split(/\s+/);
-  return (Number(fields[11]) + Number(fields[12])) / CLK_TCK;
+  return [Number(fields[11]) / CLK_TCK, Number(fields[12]) / CLK_TCK];
+}
+
+/** utime + stime of a process so far, in seconds. */
+function cpuSeconds(pid) {
+  const [user, system] = cpuSplit(pid);
+  return user + system;
 }
 
 async function post(path, body) {
@@ -199,6 +205,7 @@ async function main() {
   await sleep(args.warmup * 1000);
 
   const cpu0 = cpuSeconds(args.serverPid);
+  const split0 = cpuSplit(args.serverPid);
   const self0 = process.cpuUsage();
   stats.measuring = true;
   const t0 = performance.now();
@@ -206,6 +213,7 @@ async function main() {
   stats.measuring = false;
   const seconds = (performance.now() - t0) / 1000;
   const serverCpu = cpuSeconds(args.serverPid) - cpu0;
+  const split1 = cpuSplit(args.serverPid);
   const self = process.cpuUsage(self0);
   await sleep(1000); // let the last sockets hear
   stats.stopping = true;
@@ -226,6 +234,9 @@ async function main() {
     socket_p99_ms: round(percentile(stats.heardSocket, 99)),
     missing,
     cpu_ms_per_move: round((serverCpu * 1000) / Math.max(1, n)),
+    // user (the JavaScript, V8, its collector) and system (the kernel: sockets, epoll) apart
+    cpu_user_ms_per_move: round(((split1[0] - split0[0]) * 1000) / Math.max(1, n)),
+    cpu_system_ms_per_move: round(((split1[1] - split0[1]) * 1000) / Math.max(1, n)),
     server_cpu_s: round(serverCpu, 2),
     server_core_pct: round((serverCpu / seconds) * 100, 1),
     client_cpu_ms_per_move: round((self.user + self.system) / 1000 / Math.max(1, n)),
