@@ -478,6 +478,21 @@ def open_table(http: Http, script: Script) -> tuple[str, dict[int, str]]:
     return table_id, {0: host["token"], 1: guest["token"]}
 
 
+# Student's t at 95% (two-sided) for 1 to 9 degrees of freedom; 1.96 past them
+_T95 = (12.71, 4.30, 3.18, 2.78, 2.57, 2.45, 2.36, 2.31, 2.26)
+
+
+def mean_interval(values: list[float]) -> tuple[float, float, float]:
+    """The mean of a few independent measurements (rounds) and its 95% interval, Student's t:
+    whether a ratio is told apart from a target, or lies within the rounds' own swing."""
+    mean = statistics.fmean(values)
+    if len(values) < 2:
+        return mean, mean, mean
+    t = _T95[len(values) - 2] if len(values) - 1 <= len(_T95) else 1.96
+    half = t * statistics.stdev(values) / len(values) ** 0.5
+    return mean, mean - half, mean + half
+
+
 def cpu_split(pids: list[int]) -> tuple[float, float]:
     """(user, system) CPU time of these processes so far: Python's own work, and the kernel's
     (every socket send and receive, epoll, an AOF's fdatasync)."""

@@ -68,6 +68,7 @@ from bench._common import (  # noqa: E402
     free_port,
     game_script,
     interpreter,
+    mean_interval,
     open_table,
     percentile,
     pool_starmap,
@@ -241,6 +242,11 @@ def main(argv=None) -> int:
         ours = ", ".join(f"{r['cpu_ms']:.2f}" for r in runs)
         theirs = ", ".join(f"{q['cpu_ms']:.3f}" for q in peers)
         print(f"rounds: CPU ratio per round {ratios} (escoba {ours} ms; peer {theirs} ms)")
+        for name, ratio in (("API", lambda r, q: r["cpu_ms"] / q["cpu_ms"]),
+                            ("API + Redis", lambda r, q: (r["cpu_ms"] + r["redis_ms"]) / q["cpu_ms"])):
+            mean, low, high = mean_interval([ratio(r, q) for r, q in zip(runs, peers, strict=True)])
+            print(f"rounds: {name} CPU ratio, the rounds' mean {mean:.2f}x [{low:.2f}..{high:.2f}] (95%, "
+                  f"Student's t over {len(runs)} rounds: a target inside the interval is not told apart)")
     cpu_target = 1.0 if args.transport == "socket" else 1.5  # issue 26
     print(f"summary ({args.transport} moves): opponent p50 {p50:.1f} ms, p99 {p99:.1f} ms = "
           f"{p99 / peer['p99_ms']:.2f}x the peer's p99 {peer['p99_ms']:.1f} (target <= 1.0x: "

@@ -1,4 +1,4 @@
-"""bench/_common.py's process pool: results, errors, and no worker left behind."""
+"""bench/_common.py: its process pool (results, errors, no worker left behind) and its interval over rounds."""
 
 from __future__ import annotations
 
@@ -54,3 +54,13 @@ def test_an_error_ends_the_pool_when_the_parent_only_flags_sigterm():
                           timeout=120, cwd=root)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "ended"
+
+
+def test_the_rounds_mean_interval_is_students_t():
+    from bench._common import mean_interval
+
+    mean, low, high = mean_interval([1.0, 2.0, 3.0])  # sd 1, t(2) = 4.30
+    assert mean == 2.0 and abs(high - 2.0 - 4.30 / 3 ** 0.5) < 1e-9 and abs((mean - low) - (high - mean)) < 1e-9
+    assert mean_interval([1.2]) == (1.2, 1.2, 1.2)  # one round: no interval to give
+    wide, narrow = mean_interval([0.9, 1.1]), mean_interval([0.9, 1.1] * 5)
+    assert wide[2] - wide[1] > 5 * (narrow[2] - narrow[1])  # two rounds say little; ten say more
