@@ -33,7 +33,7 @@ address), so the moves' per-token window, one more Redis round trip a move in pr
 bench/cluster.py measures ``ESCOBA_REPLICA_ACKS``).
 
 The peer: boardgame.io (Node, in-memory store), the same closed loop of two-player
-games with a socket per player, run here after escoba in the same run (bench/peer.py;
+games with a socket per player, run here in the same run, in turn with escoba (bench/peer.py;
 install it once with ``npm ci --prefix bench/peer``; where it differs from this
 measurement is said there: its moves travel over the socket, and its matches are one
 round, re-opened inside the window). The ratio is against the peer measured in this
@@ -207,12 +207,13 @@ def main(argv=None) -> int:
     parser.add_argument("--senders", type=int, default=8, help="client threads that POST the moves")
     parser.add_argument("--seed", default="games")
     parser.add_argument("--peer", default="auto", choices=("auto", "off"),
-                        help="auto: run the boardgame.io peer after escoba (bench/peer.py) when installed")
+                        help="auto: run the boardgame.io peer beside escoba (bench/peer.py) when installed")
     parser.add_argument("--fsync", default="always", choices=("always", "everysec"),
                         help="the Redis AOF's appendfsync: always, as production runs it; everysec is a "
                              "diagnostic (what the fsync's tail adds to the opponent's p99), never a result")
     parser.add_argument("--rounds", type=int, default=1,
-                        help="escoba then the peer, this many times; the ratio pools every round's CPU and moves")
+                        help="escoba and the peer, this many times, in turn first (escoba first in odd rounds, "
+                             "the peer in even ones); the ratio pools every round's CPU and moves")
     args = parser.parse_args(argv)
     exit_on_sigterm()
     moves_needed = int((args.duration + args.warmup) * 4 / max(args.think, 0.05)) + 20
@@ -227,9 +228,15 @@ def main(argv=None) -> int:
     print(f"interpreter: {interpreter()}", flush=True)
     scripts = pool_starmap(game_script, [(f"g:{i}", min(moves_needed, 10_000)) for i in range(args.games)], 2)
     runs, peers = [], []
-    for _ in range(args.rounds):
-        runs.append(run_escoba(args, scripts))
-        peers.append(_peer(args))
+    for k in range(args.rounds):
+        # ABBA: the machine's speed drifts over minutes (here every side ran faster round after
+        # round), so whichever side always ran second would always gain; alternating cancels a drift
+        if k % 2 == 0:
+            runs.append(run_escoba(args, scripts))
+            peers.append(_peer(args))
+        else:
+            peers.append(_peer(args))
+            runs.append(run_escoba(args, scripts))
     moves = sum(r["moves"] for r in runs)
     cpu_ms = sum(r["cpu_ms"] * r["moves"] for r in runs) / max(1, moves)
     with_redis = sum((r["cpu_ms"] + r["redis_ms"]) * r["moves"] for r in runs) / max(1, moves)
@@ -367,7 +374,7 @@ def _peer(args) -> dict:
         print(f"peer (quoted, not run here): {PEER['name']}: {PEER['cpu_ms']} ms CPU per move, "
               f"opponent {PEER['p50_ms']:g} ms p50 / {PEER['p99_ms']:g} ms p99")
         return {**PEER, "source": "quoted"}
-    print(f"peer (run here, after escoba): {PEER['name']}: {measured['moves']} moves in "
+    print(f"peer (run here, in the same run): {PEER['name']}: {measured['moves']} moves in "
           f"{measured['seconds']:.1f}s, {measured['cpu_ms_per_move']:.3f} ms CPU per move, opponent "
           f"{measured['p50_ms']:.1f} ms p50 / {measured['p99_ms']:.1f} ms p99; "
           f"{measured.get('matches_started_in_window', '?')} matches opened in the window; CPU per move: user "
