@@ -510,15 +510,7 @@ def cpu_split(pids: list[int]) -> tuple[float, float]:
 
 def cpu_seconds(pids: list[int]) -> float:
     """User + system CPU time of these processes so far."""
-    total = 0
-    for pid in pids:
-        try:
-            with open(f"/proc/{pid}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-            total += int(fields[11]) + int(fields[12])
-        except (OSError, IndexError, ValueError):
-            pass
-    return total / os.sysconf("SC_CLK_TCK")
+    return sum(cpu_split(pids))
 
 
 def redis_cpu_seconds() -> float:

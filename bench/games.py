@@ -61,7 +61,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench._common import (  # noqa: E402
     Http,
-    cpu_seconds,
     cpu_split,
     escoba_server,
     exit_on_sigterm,
@@ -291,19 +290,17 @@ def run_escoba(args, scripts) -> dict:
                 reader.add(ws)
         loop.start()
         time.sleep(args.warmup)
-        cpu0, redis0, calls0 = cpu_seconds(server.pids()), redis.cpu_seconds(), redis.commands()
-        split0, api0, client0 = redis.cpu_split(), cpu_split(server.pids()), _own_cpu()
+        api0, redis0, calls0, client0 = cpu_split(server.pids()), redis.cpu_split(), redis.commands(), _own_cpu()
         loop.measuring = True
         t0 = time.perf_counter()
         time.sleep(args.duration)
         loop.measuring = False
         window = time.perf_counter() - t0
-        server_cpu = cpu_seconds(server.pids()) - cpu0
-        redis_cpu = redis.cpu_seconds() - redis0
-        calls = redis.commands()
-        user, system = (b - a for a, b in zip(split0, redis.cpu_split(), strict=True))
         api_user, api_system = (b - a for a, b in zip(api0, cpu_split(server.pids()), strict=True))
+        user, system = (b - a for a, b in zip(redis0, redis.cpu_split(), strict=True))
+        calls = redis.commands()
         client_cpu = _own_cpu() - client0
+        server_cpu, redis_cpu = api_user + api_system, user + system
         loop.stop.set()
         time.sleep(1.0)  # let the last sockets hear
 

@@ -67,11 +67,6 @@ function cpuSplit(pid) {
   return [Number(fields[11]) / CLK_TCK, Number(fields[12]) / CLK_TCK];
 }
 
-/** utime + stime of a process so far, in seconds. */
-function cpuSeconds(pid) {
-  const [user, system] = cpuSplit(pid);
-  return user + system;
-}
 
 async function post(path, body) {
   const r = await fetch(base + path, {
@@ -204,7 +199,6 @@ async function main() {
   for (let slot = 0; slot < args.games; slot++) matches.push(await openMatch(slot));
   await sleep(args.warmup * 1000);
 
-  const cpu0 = cpuSeconds(args.serverPid);
   const split0 = cpuSplit(args.serverPid);
   const self0 = process.cpuUsage();
   stats.measuring = true;
@@ -212,8 +206,8 @@ async function main() {
   await sleep(args.duration * 1000);
   stats.measuring = false;
   const seconds = (performance.now() - t0) / 1000;
-  const serverCpu = cpuSeconds(args.serverPid) - cpu0;
   const split1 = cpuSplit(args.serverPid);
+  const serverCpu = split1[0] - split0[0] + (split1[1] - split0[1]);
   const self = process.cpuUsage(self0);
   await sleep(1000); // let the last sockets hear
   stats.stopping = true;
