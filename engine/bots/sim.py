@@ -103,10 +103,13 @@ class Round:
         self.seed = 0
 
     def copy(self) -> Round:
-        new = Round.__new__(Round)
-        for name in ("settings", "hybrid", "mandatory", "take15", "last_sweep", "worth", "order",
-                     "side_of", "nxt", "last", "turn", "pending", "smart", "styles", "seed"):
-            setattr(new, name, getattr(self, name))
+        new = Round(self.settings, self.worth, self.order, self.side_of, self.nxt)
+        new.last = self.last
+        new.turn = self.turn
+        new.pending = self.pending
+        new.smart = self.smart
+        new.styles = self.styles
+        new.seed = self.seed
         new.hands = {s: list(h) for s, h in self.hands.items()}
         new.table = list(self.table)
         new.stock = list(self.stock)
@@ -197,7 +200,7 @@ class Round:
         w = self.worth
         return max(sets, key=lambda s: sum(w[c] for c in s) + (len(s) == len(rest)))
 
-    def greedy(self, seat: int) -> tuple[int, tuple[int, ...]]:
+    def greedy(self, seat: int):  # (card, the set it takes); unannotated: mypyc checks no tuple's shape
         """Capture the most valuable set, keep clear of sweepable tables; else leave the cheapest card."""
         w = self.worth
         table = self.table
@@ -255,9 +258,9 @@ class Round:
             plies -= 1
             seat = self.turn
             if self.pending >= 0:
-                taken = self.best_take()
-                if taken:
-                    self.take_fifteen(seat, taken)
+                fifteen = self.best_take()
+                if fifteen:
+                    self.take_fifteen(seat, fifteen)
             style = styles.get(seat, TITO) if styles else TITO
             if style == GRAB:
                 card, taken = self.grab(seat)
@@ -300,7 +303,7 @@ class Round:
         return [((len(s) + 1, sw + w[card]) if sw is not None else (0, -w[card]), card, s)
                 for card, s, sw in self._plays(seat)]
 
-    def grab(self, seat: int) -> tuple[int, tuple[int, ...]]:
+    def grab(self, seat: int):  # (card, the set it takes)
         """The greedy taker's play: the capture of the most cards (the most worth among equals).
 
         With nothing to take, the cheapest card is left.
@@ -584,16 +587,16 @@ def _ranked(mask: int, cache: dict, w: list[float], hybrid: bool, escoba: bool) 
             x += 1.0
         if x > best[t]:
             best[t] = x
-    ranked = []
+    ranked_list = []
     for v in range(1, 11):
         g = best[15 - v]
         if hybrid:
             g = max(g, best[v])
         if g > 0:
-            ranked.append((g + 0.12, v))
-    ranked.sort(reverse=True)
+            ranked_list.append((g + 0.12, v))
+    ranked_list.sort(reverse=True)
     # a tuple of tuples of numbers: the collector stops tracking it, so full collections stay short
-    ranked = tuple(ranked)
+    ranked = tuple(ranked_list)
     if len(cache) > RANKED_MAX:
         cache.clear()
     cache[mask] = ranked

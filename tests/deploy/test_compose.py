@@ -57,3 +57,13 @@ def test_the_image_holds_every_package_and_the_console_script():
     for package in project["tool"]["setuptools"]["packages"]["find"]["include"]:
         assert f"COPY {package.rstrip('*')} " in dockerfile
     assert project["project"]["scripts"]["escoba"] == "api.cli:main"
+
+
+def test_the_image_is_built_with_the_compiled_simulator():
+    """setup.py compiles engine/bots/sim.py: the wheel is built where a compiler is, and installed as built."""
+    dockerfile = (ROOT / "Dockerfile").read_text()
+    _, build, run = dockerfile.split("\nFROM ")
+    # python:3.11 has gcc and the Python headers; -slim has neither
+    assert build.startswith("python:3.11 AS build\n")
+    assert "COPY pyproject.toml setup.py README.md ./" in build and "pip wheel" in build
+    assert run.startswith("python:3.11-slim\n") and "--no-index --find-links /wheels escoba" in run

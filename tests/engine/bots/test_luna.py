@@ -13,13 +13,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from engine import decide, fold, view
-from engine.bots import luna, sim, tito
+from engine.bots import luna, tito
 from engine.bots.common import Reading
 from engine.bots.match import table
 from engine.bots.sim import CODE, INDEX, round_points
 from engine.cards import FULL_DECK
 from engine.rules import PRESETS, Settings
 from engine.scoring import score_round
+
+from .source import sim_source
 
 # every preset, and the settings that change what a move may do or score
 TABLES = [
@@ -220,13 +222,15 @@ class Ticker:
 @pytest.fixture
 def ticker(monkeypatch):
     t = Ticker(per_play=0.0001)  # a tenth of a millisecond a simulated play
-    real_play = sim.Round.play
+    source = sim_source()  # the compiled rollouts would not call a patched play
+    real_play = source.Round.play
 
     def play(self, *args):
         t.played()
         return real_play(self, *args)
 
-    monkeypatch.setattr(sim.Round, "play", play)
+    monkeypatch.setattr(source.Round, "play", play)
+    monkeypatch.setattr(luna, "Round", source.Round)
     monkeypatch.setattr(luna, "PRUNE_Z", 1e9)  # no early end: the budget alone stops her
     return t
 
