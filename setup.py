@@ -14,7 +14,7 @@ import os
 
 from setuptools import setup
 
-COMPILED = ["engine/bots/sim.py"]
+COMPILED = ["engine/bots/sim.py", "engine/bots/people.py"]
 
 
 def extensions() -> list:
@@ -23,7 +23,7 @@ def extensions() -> list:
     from mypyc.build import mypycify
 
     # the modules it imports are read for their types, not held to them
-    modules = mypycify(["--follow-imports=silent", *COMPILED], opt_level="3")
+    modules = mypycify(["--follow-imports=silent", *COMPILED], opt_level="3", separate=True)
     for module in modules:
         module.optional = True  # a failed compile leaves the Python module in place, with a warning
     return modules

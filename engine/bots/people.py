@@ -34,6 +34,9 @@ from math import exp
 
 # plays whose scores differ by less than this are tied (as in sim.Round.tito)
 TIE = 1e-9
+# the models' defaults (Softmax's temperature, the styles' weights)
+TEMPERATURE = 0.3
+WEIGHTS = (0.6, 0.2, 0.1, 0.1)
 
 
 @dataclass(frozen=True)
@@ -68,7 +71,7 @@ class TitoOrAny:
 class Softmax:
     """Each legal play with weight ``exp(score / temperature)``."""
 
-    temperature: float = 0.3
+    temperature: float = TEMPERATURE
 
     def __post_init__(self):
         if self.temperature <= 0:
@@ -119,7 +122,7 @@ class Styles:
     """Tito's choice, the greedy taker's, any legal play or any capture, with these weights
     (each noisy by ``noise``; three weights leave the taker out)."""
 
-    weights: tuple[float, ...] = (0.6, 0.2, 0.1, 0.1)
+    weights: tuple[float, ...] = WEIGHTS
     noise: float = 0.1
 
     def chance_of(self, before, seat: int, card: int, taken) -> float:
@@ -139,9 +142,9 @@ def parse(text: str) -> Model:
     if kind == "tito":
         return TitoOrAny(float(number or 1.0))
     if kind == "softmax":
-        return Softmax(float(number or Softmax.temperature))
+        return Softmax(float(number or TEMPERATURE))
     if kind == "styles":
-        weights = tuple(float(x) for x in number.split(",")) if number else Styles.weights
+        weights = tuple(float(x) for x in number.split(",")) if number else WEIGHTS
         if len(weights) not in (3, 4):
             raise ValueError("styles:T,G,A[,C]: the weights of Tito's style, the greedy taker's, any play"
                              " and any capture")

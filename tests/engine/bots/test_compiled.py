@@ -1,10 +1,11 @@
-"""Luna's simulator compiled by mypyc (setup.py) decides exactly as its Python source does.
+"""Luna's simulator and her model of people, compiled by mypyc (setup.py), decide exactly as
+their Python source does.
 
 Each side plays the same games in a process of its own: Luna (her budget counted in
 plays, so no clock) against Carmen and against Tito at two- and four-seat tables, every
 preset, her chance seeded per decision. One process imports the simulator as installed
-(the compiled extension where the build made one), the other is made to load
-``engine/bots/sim.py`` itself. Every decision of every game must be the same.
+(the compiled extensions where the build made them), the other is made to load
+``engine/bots/sim.py`` and ``engine/bots/people.py`` themselves. Every decision of every game must be the same.
 """
 
 from __future__ import annotations
@@ -25,9 +26,9 @@ import importlib.machinery, importlib.util, sys
 class SourceFirst:
     @staticmethod
     def find_spec(name, path=None, target=None):
-        if name != "engine.bots.sim":
+        if name not in ("engine.bots.sim", "engine.bots.people"):
             return None
-        source = [p for p in path][0] + "/sim.py"
+        source = [p for p in path][0] + "/" + name.rsplit(".", 1)[1] + ".py"
         return importlib.util.spec_from_file_location(name, source,
                                                       loader=importlib.machinery.SourceFileLoader(name, source))
 sys.meta_path.insert(0, SourceFirst)
@@ -35,10 +36,11 @@ sys.meta_path.insert(0, SourceFirst)
 
 _GAMES = """
 import json, random, zlib
+import engine.bots.people as people
 import engine.bots.sim as sim
 from engine.bots import choose, luna
 from engine.bots.match import play_game
-out = {"file": sim.__file__, "games": []}
+out = {"file": sim.__file__, "people": people.__file__, "games": []}
 for n, (preset, bots) in enumerate([("selminha", ["luna", "carmen"]), ("del15", ["luna", "tito"]),
                                      ("cardgames", ["carmen", "luna"]), ("del15", ["luna", "tito", "carmen", "tito"])]):
     made = []
@@ -65,7 +67,7 @@ def _play(source_first: bool) -> dict:
 
 def test_the_compiled_simulator_decides_as_its_source():
     installed, source = _play(False), _play(True)
-    assert source["file"].endswith("sim.py")
+    assert source["file"].endswith("sim.py") and source["people"].endswith("people.py")
     assert all(g["decisions"] > 10 for g in source["games"])
     assert installed["games"] == source["games"], (
         f"{installed['file']} decides otherwise than engine/bots/sim.py: built from an older source? "
@@ -74,6 +76,8 @@ def test_the_compiled_simulator_decides_as_its_source():
 
 @pytest.mark.skipif(os.environ.get("ESCOBA_PURE_PYTHON") == "1", reason="ESCOBA_PURE_PYTHON=1: built without mypyc")
 def test_the_install_compiled_the_simulator():
+    import engine.bots.people as people
     import engine.bots.sim as sim
 
-    assert not sim.__file__.endswith(".py"), f"{sim.__file__}: setup.py's mypyc build did not run (docs/bots.md)"
+    for module in (sim, people):
+        assert not module.__file__.endswith(".py"), f"{module.__file__}: setup.py's mypyc build did not run"
