@@ -6,6 +6,11 @@ card's value is ``i % 10 + 1``. The rules are those of ``engine.play`` and
 THE 15, escobas and the hybrid's last-card exception); the tests check the
 simulator against the engine move by move. Scoring at the end uses
 ``engine.scoring.score_round`` itself.
+
+The install compiles this module to C with mypyc (setup.py): about twice as fast, the
+same decisions (tests/engine/bots/test_compiled.py). So it is written as plain typed
+Python that mypyc takes: a variable keeps one type, and a class is built by its
+``__init__`` (no ``__new__``).
 """
 
 from __future__ import annotations
