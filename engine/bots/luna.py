@@ -88,7 +88,9 @@ CHECK_EVERY = 3
 # the wall-time bound, in budgets, when the caller passes a wall clock but no bound of its own:
 # a process starved of CPU (a loaded server) still answers within half a second
 WALL_FACTOR = 5.0
-# the budget's size in simulated plays when no clock is passed (about this machine's speed)
+# the budget's size in simulated plays when no clock is passed (about this machine's speed with the
+# simulator as Python; compiled, as installed, she plays about twice as many a ms: bench/compiled.py).
+# Kept at 40 so that runs of bench/bots.py --plays-budget stay comparable with the earlier ones
 PLAYS_PER_MS = 40
 # a move is dropped when it trails the leader by this many paired standard errors
 PRUNE_Z = 2.5
