@@ -175,8 +175,18 @@ def axe_check(page, where):
 
     # Contrast is judged at rest: the banner's pop fades it in over half a second, and axe run
     # mid-fade read its colours at partial opacity (CI, 2026-12-02: color-contrast on #banner).
+    # Waiting for the animations to end was not enough on a loaded machine (CI, 2026-12-03): a bot's
+    # move popped a new banner between the wait and axe's read. So axe reads the page as a reader
+    # who asks for reduced motion sees it (the page's own CSS: every animation over in 10 ms), the
+    # animations running then finished first; the page's CSP allows no style of the test's own.
     page.evaluate(SETTLED)
-    results = Axe().run(page)
+    page.emulate_media(reduced_motion="reduce")
+    try:
+        page.evaluate("""() => document.getAnimations()
+          .filter(a => a.effect && a.effect.getComputedTiming().endTime !== Infinity).forEach(a => a.finish())""")
+        results = Axe().run(page)
+    finally:
+        page.emulate_media(reduced_motion="no-preference")
     bad = [(v["id"], v["impact"], [n["target"] for n in v["nodes"]][:3])
            for v in results.response["violations"] if v["impact"] in ("serious", "critical")]
     assert not bad, f"axe at {where}: {bad}"
