@@ -32,7 +32,7 @@ COMPILED = ("engine.bots.sim", "engine.bots.people")
 
 def one(side: str, games: int, budget_ms: float) -> dict:
     if side == "source":
-        _source_first()
+        source_first()
     sys.path.insert(0, str(ROOT))
     import gc
     import random
@@ -74,8 +74,9 @@ def one(side: str, games: int, budget_ms: float) -> dict:
             "searched": len(deals)}
 
 
-def _source_first() -> None:
-    """Load the compiled modules' .py source instead of their extensions."""
+def source_first() -> None:
+    """From now on, this process loads the compiled modules' .py source instead of their extensions
+    (tests/engine/bots/test_compiled.py uses it too)."""
     import importlib.machinery
     import importlib.util
 

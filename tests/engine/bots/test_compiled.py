@@ -20,19 +20,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[3]
 
-# a finder that hands out the source of engine.bots.sim, ahead of the extension module
-_SOURCE_FIRST = """
-import importlib.machinery, importlib.util, sys
-class SourceFirst:
-    @staticmethod
-    def find_spec(name, path=None, target=None):
-        if name not in ("engine.bots.sim", "engine.bots.people"):
-            return None
-        source = [p for p in path][0] + "/" + name.rsplit(".", 1)[1] + ".py"
-        return importlib.util.spec_from_file_location(name, source,
-                                                      loader=importlib.machinery.SourceFileLoader(name, source))
-sys.meta_path.insert(0, SourceFirst)
-"""
+# the other process: the .py source of the compiled modules, ahead of their extensions
+_SOURCE_FIRST = "from bench.compiled import source_first\nsource_first()\n"
 
 _GAMES = """
 import json, random, zlib
