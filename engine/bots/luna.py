@@ -251,9 +251,8 @@ def search(root: Round, r: Reading, moves: list[tuple[int, list[int]]], rng: ran
             styles = {}
             for seat, ws in fitted.items():
                 # this deal's plays too, with the hand the deal gives the seat
-                for before, s, card, taken, since in deals.reads.get(seat, ()):
-                    before.hands[s] = deal.hands[s] + since
-                    ws = [w * c for w, c in zip(ws, style_chances(before, s, card, taken, STYLE_NOISE), strict=True)]
+                for chances in deals.style_chances(seat, deal.hands[seat]):
+                    ws = [w * c for w, c in zip(ws, chances, strict=True)]
                 total = sum(ws)
                 ws = [w / total for w in ws] if total > 0 else fitted[seat]
                 at = rng.random()
@@ -617,6 +616,12 @@ class Deals:
         self.reads = past_choices(r, root) if self.tries else {}
         self.lacks = inferred_lacks(r, root) if INFER and not self.reads else {}
         self.others.sort(key=lambda x: x[0] not in self.lacks)  # the constrained hands are drawn first
+        # a hand's weight and its plays' chances under each style, by seat and the hand's cards: the
+        # same few cards are drawn again and again (a seat holding two of 25 unseen cards has 300
+        # hands; a decision draws thousands), and each is worth a Tito judgement a play. A hand's
+        # order changes neither (the judgement reads it as a set), so the key is sorted
+        self._weights: dict[tuple[int, ...], float] = {}
+        self._chances: dict[tuple[int, ...], list[tuple[float, float, float, float]]] = {}
 
     def draw(self, rng: random.Random) -> tuple[Round, float]:
         deal = self.root.copy()
@@ -637,8 +642,7 @@ class Deals:
                 rest = rest[n:]
                 continue
             hands = [rest[:n]] + [rng.sample(rest, n) for _ in range(self.tries - 1)]
-            model = self.models.get(seat, self.people)
-            ws = [hand_weight(h, checks, model) for h in hands]
+            ws = [self.hand_weight(seat, h, checks) for h in hands]
             total = sum(ws)
             if total <= 0.0:
                 weight = 0.0
@@ -658,6 +662,27 @@ class Deals:
             deal.hands[seat] = hand
         deal.stock = rest
         return deal, weight
+
+    def hand_weight(self, seat: int, hand: list[int], checks: list) -> float:
+        """``hand_weight`` of ``seat`` holding ``hand`` under its model, computed once a hand."""
+        key = (seat, *sorted(hand))
+        weight = self._weights.get(key)
+        if weight is None:
+            weight = self._weights[key] = hand_weight(hand, checks, self.models.get(seat, self.people))
+        return weight
+
+    def style_chances(self, seat: int, hand: list[int]) -> list[tuple[float, float, float, float]]:
+        """Per play of ``seat`` this deal (``reads``), its chance under each style (``people.style_chances``)
+        had the seat held ``hand``, computed once a hand."""
+        key = (seat, *sorted(hand))
+        chances = self._chances.get(key)
+        if chances is None:
+            chances = []
+            for before, s, card, taken, since in self.reads.get(seat, ()):
+                before.hands[s] = hand + since
+                chances.append(style_chances(before, s, card, taken, STYLE_NOISE))
+            self._chances[key] = chances
+        return chances
 
     def every(self, limit: int) -> list[tuple[Round, float]] | None:
         """Every deal of the unseen cards with its weight, when the stock is empty and there are at most ``limit``.
@@ -702,7 +727,7 @@ class Deals:
         for seat, _ in self.others:
             checks = self.reads.get(seat)
             if checks:
-                weight *= hand_weight(list(deal.hands[seat]), checks, self.models.get(seat, self.people))
+                weight *= self.hand_weight(seat, list(deal.hands[seat]), checks)
         return weight
 
 

@@ -82,7 +82,9 @@ class Softmax:
             return 0.0
         best = max(scores)
         t = self.temperature
-        return exp((played - best) / t) / sum(exp((s - best) / t) for s in scores)
+        # summed in a fixed order, so that the order of the hand's plays changes no bit of it
+        # (luna.Deals keeps a hand's weight by its cards)
+        return exp((played - best) / t) / sum(exp((s - best) / t) for s in sorted(scores))
 
     def chance_of(self, before, seat: int, card: int, taken) -> float:
         scores, played = before.judge(seat, card, taken)

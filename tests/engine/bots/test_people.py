@@ -190,6 +190,31 @@ def test_under_tito_a_drawn_deal_of_weight_has_only_hands_tito_would_have_played
     assert checked > 30
 
 
+@pytest.mark.parametrize("model", [TitoOrAny(0.6), Softmax(0.3), people.Styles((0.5, 0.2, 0.2, 0.1))])
+def test_a_hands_weight_is_kept_by_its_cards_whatever_their_order(model):
+    """Deals keep each hand's weight and style chances by seat and cards (a decision draws the
+    same few hands thousands of times): that holds only if the order of a hand's cards changes
+    neither, and the kept value must be what a fresh reading gives."""
+    checked = 0
+    for _s, r in itertools.islice(_positions(["carmen", "tito", "greedy"], range(700, 800)), 25):
+        deals = luna.Deals(r, people=model)
+        for seat, checks in deals.reads.items():
+            rng = random.Random(seat)
+            for _ in range(6):
+                hand = rng.sample(deals.unseen, r.hand_count[seat])
+                fresh = luna.hand_weight(list(hand), checks, model)
+                fresh_chances = []
+                for before, s, card, taken, since in checks:
+                    before.hands[s] = list(hand) + since
+                    fresh_chances.append(people.style_chances(before, s, card, taken, luna.STYLE_NOISE))
+                for order in (hand, hand[::-1], sorted(hand)):
+                    assert luna.hand_weight(list(order), checks, model) == fresh
+                    assert deals.hand_weight(seat, list(order), checks) == fresh
+                    assert deals.style_chances(seat, list(order)) == fresh_chances
+                checked += 1
+    assert checked > 40
+
+
 @pytest.mark.parametrize("tries", [12, 2])
 def test_the_weighted_deals_read_a_hand_as_the_model_does(tries):
     """Against the exact answer, every possible hand enumerated and weighed: the chance that the
