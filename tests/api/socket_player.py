@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import time
@@ -72,8 +73,12 @@ class SocketPlayer:
         deadline = time.monotonic() + self.timeout
         while self.view is None or self.view["version"] < version:
             if time.monotonic() > deadline:
-                raise AssertionError(f"no view of version {version} within {self.timeout}s")
-            self.read(max(0.1, deadline - time.monotonic()))
+                # what it did read says which side lost the change, should this ever fail again
+                seen = [(f["type"], f.get("version")) for f in self.frames[-8:]]
+                raise AssertionError(f"no view of version {version} within {self.timeout}s; "
+                                     f"the last frames read: {seen}; view {self.view and self.view['version']}")
+            with contextlib.suppress(websocket.WebSocketTimeoutException):  # said above, with what was read
+                self.read(max(0.1, deadline - time.monotonic()))
         return self.view
 
     def close(self) -> None:
