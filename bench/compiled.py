@@ -1,6 +1,7 @@
 """Luna's simulator compiled by mypyc (setup.py) against its Python source: CPU for the same decisions.
 
     python bench/compiled.py [--games 6] [--budget-ms 60]
+    python bench/compiled.py --against PATH    # this checkout's Luna against another checkout's, both installed
 
 Two processes side by side (so the machine's load is the same for both): one imports
 ``engine.bots.sim`` and ``engine.bots.people`` as installed (the extensions the build
@@ -16,6 +17,11 @@ What it leaves out: the games differ once she has a clock (the deals are the one
 reaches), so the second figure compares the same positions' deal counts, not games;
 her strength is bench/bots.py's (docs/bots.md); Tito, Carmen and the engine's own
 moves run as Python on both sides.
+
+``--against PATH``: the second side runs the checkout at ``PATH`` (a ``git worktree`` of an
+earlier commit, its extensions built or copied in) instead of the source: a change to her
+search measured the same way, the same decisions when it changes none (the CRC), and the deals a
+decision gets with her budget.
 """
 
 from __future__ import annotations
@@ -30,10 +36,10 @@ ROOT = Path(__file__).resolve().parent.parent
 COMPILED = ("engine.bots.sim", "engine.bots.people")
 
 
-def one(side: str, games: int, budget_ms: float) -> dict:
+def one(side: str, games: int, budget_ms: float, root: Path = ROOT) -> dict:
     if side == "source":
         source_first()
-    sys.path.insert(0, str(ROOT))
+    sys.path.insert(0, str(root))
     import gc
     import random
     import time
@@ -68,7 +74,8 @@ def one(side: str, games: int, budget_ms: float) -> dict:
         if "iterations" in stats:
             deals.append(stats["iterations"])
     deals.sort()
-    return {"side": side, "files": [Path(m.__file__).name for m in (sim, people)], "cpu_s": cpu,
+    return {"side": side if root == ROOT else str(root), "files": [Path(m.__file__).name for m in (sim, people)],
+            "cpu_s": cpu,
             "decisions": len(made), "crc": zlib.crc32("".join(made).encode()),
             "deals_mean": sum(deals) / max(1, len(deals)), "deals_p50": deals[len(deals) // 2] if deals else 0,
             "searched": len(deals)}
@@ -96,21 +103,26 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--games", type=int, default=6)
     parser.add_argument("--budget-ms", type=float, default=60.0)
+    parser.add_argument("--against", type=Path, help="another checkout, run in place of the source")
     parser.add_argument("--one", choices=("installed", "source"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.one:
-        print(json.dumps(one(args.one, args.games, args.budget_ms)))
+        print(json.dumps(one(args.one, args.games, args.budget_ms, args.against or ROOT)))
         return 0
-    procs = {side: subprocess.Popen([sys.executable, __file__, "--one", side, "--games", str(args.games),
-                                     "--budget-ms", str(args.budget_ms)], stdout=subprocess.PIPE, text=True)
-             for side in ("installed", "source")}
+    second = ["--one", "installed", "--against", str(args.against.resolve())] if args.against else ["--one", "source"]
+    common = ["--games", str(args.games), "--budget-ms", str(args.budget_ms)]
+    procs = {"installed": subprocess.Popen([sys.executable, __file__, "--one", "installed", *common],
+                                           stdout=subprocess.PIPE, text=True),
+             "source": subprocess.Popen([sys.executable, __file__, *second, *common], stdout=subprocess.PIPE,
+                                        text=True)}
     got = {side: json.loads(p.communicate()[0]) for side, p in procs.items()}
     for r in got.values():
         print(f"{r['side']:>9} ({', '.join(r['files'])}): {r['decisions']} decisions in {r['cpu_s']:.2f} s CPU; "
               f"with her CPU budget, deals a searched decision: mean {r['deals_mean']:.1f}, p50 {r['deals_p50']} "
               f"({r['searched']} searched)")
     same = got["installed"]["crc"] == got["source"]["crc"]
-    print(f"summary: the same decisions: {'yes' if same else 'NO'}; source CPU / installed CPU "
+    other = "the other checkout's" if args.against else "source"
+    print(f"summary: the same decisions: {'yes' if same else 'NO'}; {other} CPU / installed CPU "
           f"{got['source']['cpu_s'] / got['installed']['cpu_s']:.2f}x; deals a decision with her budget "
           f"{got['installed']['deals_mean'] / max(1e-9, got['source']['deals_mean']):.2f}x")
     return 0 if same else 1
