@@ -35,8 +35,10 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import redis as redis_lib
+from redis.backoff import ExponentialWithJitterBackoff
 from redis.cluster import ClusterNode, RedisCluster
 from redis.crc import key_slot
+from redis.retry import Retry
 
 from .config import Config
 from .locks import unpatched
@@ -45,6 +47,13 @@ from .locks import unpatched
 CONNECT_WAIT = 30.0
 # a pub/sub connection is idle for long stretches: a periodic PING finds a peer that is gone
 HEALTH_CHECK_INTERVAL = 30
+# a cluster command's tries and the pause before each: enough to follow a failover's new
+# topology, and a master that is away fails the command in well under a second. redis-py 8's
+# default (ten tries, backoff to 1 s) spent 3.5 s on each command for a dead master, and a worker
+# whose job was for its table served no other table meanwhile; our jobs retry with their own
+# backoff (workers.jobloop) and a move gets a 503 with Retry-After.
+CLUSTER_TRIES = 3
+CLUSTER_PAUSE = {"base": 0.01, "cap": 0.1}  # the jittered exponential pause before a try, s
 
 
 _POLL = unpatched("select", "poll")  # the operating system's, even in a process gevent has patched
@@ -258,7 +267,8 @@ def cluster_client(url: str, wait: float = CONNECT_WAIT) -> RedisCluster:
         try:
             more = [ClusterNode(parsed.hostname, parsed.port or 6379) for parsed in map(urlsplit, others)]
             # a cluster has only db 0: the URL's db, if any, is dropped
-            return RedisCluster.from_url(_without_db(first), startup_nodes=more,
+            retry = Retry(ExponentialWithJitterBackoff(**CLUSTER_PAUSE), CLUSTER_TRIES)
+            return RedisCluster.from_url(_without_db(first), startup_nodes=more, retry=retry,
                                          health_check_interval=HEALTH_CHECK_INTERVAL, **_connection_class(first))
         except Exception as exc:  # RedisClusterException: slots not covered yet; ConnectionError
             if time.monotonic() >= deadline:

@@ -52,6 +52,7 @@ MAINTENANCE_EVERY = 60  # seconds between RQ's own cleanups in a job loop
 REGISTRY_EVERY = 10.0  # seconds between writes of the worker's RQ registration (RQ: three per job)
 SUSPENSION_EVERY = 1.0  # seconds between looks at RQ's suspension flag (RQ: before every job)
 WAIT_MAX = 1.0  # the longest pause between two looks at a queue Redis that is away
+LISTEN_WAIT = 1.0  # the longest wait of the thread that listens for RQ's commands (RQ: 60 s)
 
 
 class _Survives:
@@ -102,6 +103,16 @@ class _Survives:
 
     def run_maintenance_tasks(self):
         return self._noting(super().run_maintenance_tasks)
+
+    def subscribe(self):
+        # RQ's own, with a shorter wait. Its listener waits up to 60 s at a time, and redis-py 8.2's
+        # stop() waits for it to end: a listener that had read its own unsubscribe went on to wait
+        # the whole 60 s for a subscription that never came, and the loop's teardown (every burst,
+        # every stop) hung a minute. A wait of a second costs one select a second.
+        self.pubsub = self.connection.pubsub()
+        self.pubsub.subscribe(**{self.pubsub_channel_name: self.handle_payload})
+        self.pubsub_thread = self.pubsub.run_in_thread(sleep_time=LISTEN_WAIT, daemon=True,
+                                                       exception_handler=self._pubsub_exception_handler)
 
     def bootstrap(self, *args, **kwargs):
         self._beat = liveness.Heartbeat(self.connection, self.name).start()

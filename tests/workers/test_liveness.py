@@ -182,3 +182,24 @@ def test_the_job_loop_starts_again_when_rq_quits_on_its_store(fake_queue, monkey
     assert frozen == [0]  # the heap settled once, before the first job (settle_heap)
     assert loops == ["loop", "loop.2"]
     assert not fake_queue.exists(Job.key_for("t8_bot_1"))  # run to its end by the second loop
+
+
+def test_a_workers_teardown_does_not_wait_out_its_listener(real_redis):
+    """The listener for RQ's commands that has read its own unsubscribe waits for a subscription that
+    never comes; the loop's teardown waits for the listener (redis-py 8.2). With RQ's 60 s wait a burst
+    or a stop hung a minute (seen in CI: a bot game stopped halfway through a test's burst)."""
+    worker = _worker(real_redis)
+    worker.subscribe()
+    deadline = time.monotonic() + 10
+    while not worker.pubsub.subscribed and time.monotonic() < deadline:
+        time.sleep(0.01)
+    worker.pubsub.unsubscribe()
+    # the listener reads the reply and finds itself unsubscribed: from here it waits for a subscription
+    while worker.pubsub.subscribed and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert not worker.pubsub.subscribed
+    time.sleep(0.2)
+    started = time.monotonic()
+    worker.unsubscribe()
+    assert time.monotonic() - started <= 5.0
+    assert not worker.pubsub_thread.is_alive()
