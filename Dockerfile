@@ -3,11 +3,12 @@
 FROM python:3.11 AS build
 WORKDIR /src
 COPY pyproject.toml setup.py README.md ./
+COPY constraints.txt ./
 COPY engine ./engine
 COPY events ./events
 COPY api ./api
 COPY workers ./workers
-RUN pip wheel --no-cache-dir --wheel-dir /wheels .
+RUN pip wheel --no-cache-dir --wheel-dir /wheels -c constraints.txt .
 
 FROM python:3.11-slim
 WORKDIR /app
