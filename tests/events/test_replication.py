@@ -18,6 +18,7 @@ import random
 import time
 
 import pytest
+import redis as redis_lib
 
 from events import autoplay
 from events.config import Config
@@ -118,13 +119,24 @@ def _setup(cluster, acks: int):
     return client, service, tid, acknowledged
 
 
-def _records_after_failover(cluster, table_id) -> dict[int, dict]:
-    # REDIS_URL lists every node: the first, maybe the dead master, is skipped
-    fresh = TableService(cluster_client(cluster.seeds_url, wait=10), cache_size=0, snapshot_every=0)
-    try:
-        return {r["version"]: r for r in fresh.records(table_id)}
-    finally:
-        fresh.redis.close()
+def _records_after_failover(cluster, table_id, within: float = 20.0) -> dict[int, dict]:
+    """The table's log as a new reader finds it once the cluster agrees on the promoted replica.
+
+    Just after the promotion, the node a new client maps its slots from may not have heard of it
+    yet and still names the killed master: the client fails fast there (events.connection's few
+    tries, a CI run's ConnectionError) and a reader asks again, as the API's callers and workers
+    do. REDIS_URL lists every node: the first, maybe the dead master, is skipped."""
+    deadline = time.monotonic() + within
+    while True:
+        fresh = TableService(cluster_client(cluster.seeds_url, wait=10), cache_size=0, snapshot_every=0)
+        try:
+            return {r["version"]: r for r in fresh.records(table_id)}
+        except (redis_lib.ConnectionError, redis_lib.exceptions.ClusterError, redis_lib.TimeoutError):
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.2)
+        finally:
+            fresh.redis.close()
 
 
 def test_with_acks_a_cut_replica_link_answers_unavailable_and_a_failover_loses_no_acknowledged_move(replicated):
