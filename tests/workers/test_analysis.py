@@ -4,6 +4,8 @@ a dead worker or a lost job leave resumable, and kept through compaction."""
 from __future__ import annotations
 
 import contextlib
+import functools
+import itertools
 import os
 import random
 import signal
@@ -69,6 +71,12 @@ def _resigned_after_a_round(svc) -> str:
     return tid
 
 
+def _rows_clock():
+    """A clock for ``workers.analysis.work`` that advances one second a row: a slice of ``n + 0.5``
+    seconds judges ``n`` rows on any machine."""
+    return itertools.count().__next__
+
+
 def _events(svc, tid) -> list:
     return [from_record(r) for r in svc.records(tid)]
 
@@ -116,7 +124,10 @@ def test_analysis_jobs_never_delay_a_bot_turn(stores, small, monkeypatch):
         ran.append((rq_job.origin, scheduling.queue_for(queue).count))
         return original(self, rq_job, rq_queue)
 
-    monkeypatch.setattr(job, "SLICE_SECONDS", 0.05)  # many slices, interleaved with the bots
+    # many slices, interleaved with the bots: a row a slice, whatever the machine's speed (a slice
+    # of 0.05 s of CPU judged a fast machine's whole analysis in one)
+    monkeypatch.setattr(job, "work", functools.partial(job.work, clock=_rows_clock()))
+    monkeypatch.setattr(job, "SLICE_SECONDS", 1.5)
     monkeypatch.setattr(runner.ThreadWorker, "execute_job", execute)
     runner.run_burst(tables, queue, time.time() + 5)
     assert ran[0][0] == scheduling.QUEUE_NAME
@@ -133,8 +144,8 @@ def test_a_lost_job_is_resumed_by_the_reconciler_from_the_rows_already_judged(st
     version = svc.load(tid).version
     job.request(tables, queue, tid, version)
     # a slice judged some rows, then its worker and the queue Redis were lost with the job
-    outcome, done = job.work(tables, svc, tid, version, 0.3)
-    assert outcome == "continued" and 0 < done < 36
+    outcome, done = job.work(tables, svc, tid, version, 9.5, clock=_rows_clock())
+    assert outcome == "continued" and done == 9  # (0.3 s of CPU judged all 36 on a fast CI machine)
     for key in queue.scan_iter("rq:*"):
         queue.delete(key)
     judged = []
