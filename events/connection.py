@@ -90,19 +90,35 @@ class TopologyError(RuntimeError):
     """The settings name a topology the server cannot run on (said in words an operator acts on)."""
 
 
+# A cluster that cannot be reached, as redis-py's cluster client says it: outside RedisError's
+# connection family. redis-py 8 raises RedisClusterUnreachableError once no node answers (a
+# command's ConnectionError becomes one), SlotNotCoveredError while its map of the slots has a
+# gap, and ClusterError "TTL exhausted" when redirected too often while slots move; redis-py 5 a
+# bare RedisClusterException whose text begins with CLUSTER_UNREACHABLE_TEXT.
+CLUSTER_AWAY = tuple(getattr(redis_lib.exceptions, name)
+                     for name in ("RedisClusterUnreachableError", "SlotNotCoveredError", "ClusterError")
+                     if hasattr(redis_lib.exceptions, name))
+CLUSTER_UNREACHABLE_TEXT = "Redis Cluster cannot be connected"
 # The store cannot take requests now (down, starting, failing over, read-only, full): worth
-# trying again later, unlike a bug. (api/errors.py answers 503 for the same family.)
+# trying again later, unlike a bug. (api/http/errors.py answers 503 for the same family.)
 STORE_DOWN = (redis_lib.ConnectionError, redis_lib.TimeoutError, redis_lib.BusyLoadingError,
               redis_lib.ReadOnlyError, redis_lib.exceptions.OutOfMemoryError,
               redis_lib.exceptions.ClusterDownError, redis_lib.exceptions.TryAgainError,
-              redis_lib.exceptions.MasterDownError)
+              redis_lib.exceptions.MasterDownError, *CLUSTER_AWAY)
 # the same refusals when they come back as a script's error text
 _DOWN_PREFIXES = ("OOM ", "READONLY ", "LOADING ", "MASTERDOWN ", "CLUSTERDOWN ", "TRYAGAIN ")
 
 
+def store_away(exc: BaseException) -> bool:
+    """Whether ``exc`` is one of ``STORE_DOWN`` (a class of them, or redis-py 5's words for a
+    cluster no node of which answers)."""
+    return isinstance(exc, STORE_DOWN) or (isinstance(exc, redis_lib.exceptions.RedisClusterException)
+                                           and str(exc).startswith(CLUSTER_UNREACHABLE_TEXT))
+
+
 def store_down(exc: BaseException) -> bool:
     """Whether ``exc`` says a Redis cannot take requests now (so a retry later may work)."""
-    if isinstance(exc, STORE_DOWN):
+    if store_away(exc):
         return True
     if isinstance(exc, redis_lib.ResponseError):
         text = str(exc)
@@ -294,5 +310,6 @@ def _where(url: str) -> str:
     return rest.split("/", 1)[0]
 
 
-__all__ = ["STORE_DOWN", "Backends", "Connection", "TopologyError", "cluster_client", "connect", "from_clients",
-           "is_cluster", "plain_client", "probe_cluster", "queue_shard", "seeds", "store_down", "tables_client"]
+__all__ = ["CLUSTER_AWAY", "STORE_DOWN", "Backends", "Connection", "TopologyError", "cluster_client", "connect",
+           "from_clients", "is_cluster", "plain_client", "probe_cluster", "queue_shard", "seeds", "store_away",
+           "store_down", "tables_client"]

@@ -13,6 +13,7 @@ from werkzeug.exceptions import HTTPException, RequestEntityTooLarge, RequestHea
 
 from api.http.schemas import BODY_MAX
 from engine import RuleError
+from events.connection import store_away
 from events.replication import NotAcknowledged
 
 _HTTP_CODES = {400: "bad_request", 401: "unauthorized", 403: "forbidden", 404: "not_found",
@@ -46,10 +47,6 @@ HEADERS_MAX = 8192
 # Seconds a client should wait before trying again when the store cannot take a request.
 RETRY_AFTER = 5
 
-# The store is down, starting, failing over, read-only or full: the request may work later.
-_UNAVAILABLE = (redis_errors.ConnectionError, redis_errors.TimeoutError, redis_errors.BusyLoadingError,
-                redis_errors.ReadOnlyError, redis_errors.OutOfMemoryError, redis_errors.ClusterDownError,
-                redis_errors.TryAgainError, redis_errors.MasterDownError)
 # the same refusals, when they come back as a script's error text
 # (NOREPLICAS: a master with min-replicas-to-write set and too few replicas, docs/operations.md)
 _UNAVAILABLE_PREFIXES = ("OOM ", "READONLY ", "LOADING ", "MASTERDOWN ", "CLUSTERDOWN ", "TRYAGAIN ",
@@ -66,7 +63,7 @@ def store_unavailable(exc: BaseException) -> str | None:
         return "read-only"
     if isinstance(exc, redis_errors.BusyLoadingError):
         return "loading"
-    if isinstance(exc, _UNAVAILABLE):
+    if store_away(exc):  # down, starting, failing over, a cluster no node of which answers
         return "unreachable"
     if isinstance(exc, redis_errors.ResponseError):
         text = str(exc)
@@ -128,7 +125,7 @@ def refusal(exc: Exception, logger: logging.Logger) -> Refusal:
                        {}, kept)
     state = store_unavailable(exc)
     if state is not None:  # the store, or a store error wrapped by a library on the way up
-        if isinstance(exc, redis_errors.RedisError):
+        if isinstance(exc, (redis_errors.RedisError, redis_errors.RedisClusterException)):
             logger.warning("table store unavailable (%s): %s: %s", state, type(exc).__name__, exc)
         return unavailable(state)
     logger.exception("unhandled error", exc_info=exc)

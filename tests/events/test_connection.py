@@ -216,6 +216,22 @@ def test_store_down_tells_a_store_away_from_a_bug():
     assert not store_down(redis.ResponseError("WRONGTYPE")) and not store_down(ValueError("a bug"))
 
 
+def test_store_down_knows_a_cluster_that_cannot_be_reached_as_the_cluster_client_says_it():
+    """redis-py's cluster client says so outside RedisError's connection family (the API answered
+    500 for a cluster with every node stopped, and a worker took it for a bug)."""
+    from redis import exceptions as errors
+
+    from events.connection import store_down
+
+    assert store_down(errors.RedisClusterUnreachableError("Redis Cluster cannot be connected. Please provide..."))
+    assert store_down(errors.SlotNotCoveredError('Slot "12" is not covered by the cluster.'))
+    assert store_down(errors.ClusterError("TTL exhausted."))
+    # redis-py 5's words for the same, on the base class
+    assert store_down(errors.RedisClusterException("Redis Cluster cannot be connected. Please provide at least"))
+    # the same base class for a bug of ours is not a store away
+    assert not store_down(errors.RedisClusterException("ASK/MOVED in a transaction: keys in more than one slot"))
+
+
 @pytest.mark.integration
 def test_connect_gives_every_queue_shard(topology, tmp_path):
     from ..redis_servers import start_plain

@@ -82,6 +82,50 @@ def test_a_stopped_store_answers_503_everywhere(private_redis, config):
         assert str(private_redis.port) not in str(body)
 
 
+@pytest.mark.integration
+def test_a_cluster_whose_master_dies_then_every_node_answers_503_never_500(tmp_path, config):
+    """A private cluster with no replica: a master killed -9 takes its slots away (the cluster then
+    says CLUSTERDOWN), then every node stopped; redis-py's cluster client raises errors outside
+    RedisError's family for the last (RedisClusterUnreachableError), which the API answered 500."""
+    from events.connection import cluster_client, from_clients
+    from events.store import events_key
+
+    from ...conftest import _need_binaries
+    from ...redis_servers import start_cluster, start_plain
+
+    _need_binaries(cluster=True)
+    cluster = start_cluster(tmp_path / "cluster", 3)
+    queue = start_plain(tmp_path / "queue")
+    client = cluster_client(cluster.url, wait=10)
+    try:
+        app = create_app(from_clients(client, queue.client()), dataclasses.replace(config, rate_limits="on"))
+        c = Client(app.test_client())
+        host = c.create()
+        table_id = host["table_id"]
+
+        def every_request():
+            return (c.http.get("/healthz"),
+                    c.http.get(f"/tables/{table_id}", headers={"Authorization": f"Bearer {host['token']}"}),
+                    c.http.post("/tables", json={"name": "Ana", "preset": "selminha"}),
+                    c.move(table_id, host["token"], type="add_bot", bot="tito"),
+                    c.http.get(f"/tables/{table_id}/chat"))
+
+        port = client.get_node_from_key(events_key(table_id)).port
+        next(node for node in cluster.nodes if node.port == port).kill()
+        answers = every_request()
+        assert all(r.status_code < 500 or r.status_code == 503 for r in answers), [r.status_code for r in answers]
+        _unavailable(answers[3], "unreachable")  # the table's own master is gone
+        for node in cluster.nodes:
+            node.stop()
+        for r in every_request():
+            body = _unavailable(r, "unreachable")
+            assert "127.0.0.1" not in str(body)
+    finally:
+        client.close()
+        cluster.stop()
+        queue.stop()
+
+
 def test_a_read_only_store_answers_503(private_redis, config):
     c, rdb = _app(private_redis, config)
     host = c.create()
