@@ -18,11 +18,10 @@ import random
 import time
 
 import pytest
-import redis as redis_lib
 
 from events import autoplay
 from events.config import Config
-from events.connection import cluster_client, connect
+from events.connection import cluster_client, connect, store_down
 from events.replication import NotAcknowledged, replica_acks
 from events.service import TableService
 from events.store import events_key
@@ -131,8 +130,8 @@ def _records_after_failover(cluster, table_id, within: float = 20.0) -> dict[int
         fresh = TableService(cluster_client(cluster.seeds_url, wait=10), cache_size=0, snapshot_every=0)
         try:
             return {r["version"]: r for r in fresh.records(table_id)}
-        except (redis_lib.ConnectionError, redis_lib.exceptions.ClusterError, redis_lib.TimeoutError):
-            if time.monotonic() > deadline:
+        except Exception as exc:
+            if not store_down(exc) or time.monotonic() > deadline:
                 raise
             time.sleep(0.2)
         finally:
