@@ -35,20 +35,21 @@ STYLE_NAMES = ("tito", "grab", "any", "take")
 def subsets(table: list[int], goal: int) -> list[list[int]]:
     """Every set of table cards whose values add up to ``goal``."""
     found: list[list[int]] = []
-    n = len(table)
-
-    def walk(start: int, left: int, chosen: list[int]) -> None:
-        for j in range(start, n):
-            c = table[j]
-            v = VAL[c]
-            if v == left:
-                found.append([*chosen, c])
-            elif v < left:
-                walk(j + 1, left - v, [*chosen, c])
-
-    if goal > 0 and n:
-        walk(0, goal, [])
+    if goal > 0 and table:
+        _walk(table, 0, goal, [], found)
     return found
+
+
+def _walk(table: list[int], start: int, left: int, chosen: list[int], found: list[list[int]]) -> None:
+    # a module function, not a closure: a recursive closure is a reference cycle, and one a call
+    # left for the collector kept it busy (some 15% of Luna's CPU went to collections)
+    for j in range(start, len(table)):
+        c = table[j]
+        v = VAL[c]
+        if v == left:
+            found.append([*chosen, c])
+        elif v < left:
+            _walk(table, j + 1, left - v, [*chosen, c], found)
 
 
 def sums_of(table: list[int]) -> dict[int, list[tuple[int, ...]]]:
@@ -284,15 +285,17 @@ class Round:
     def _plays(self, seat: int):
         """Each legal play of ``seat`` in a fixed order: (card, the set it takes, its worth);
         ``()`` and ``None`` to leave the card."""
-        options = _options(self.table, self.worth)
+        table = self.table
+        offsets, masks, worths = _options(table, self.worth)
         for card in self.hands[seat]:
             v = VAL[card]
-            sets = options[15 - v]
-            if self.hybrid:
-                sets = sets + options[v]
-            for s, sw, _ in sets:
-                yield card, s, sw
-            if not sets or not self.mandatory:
+            some = False
+            for part in range(2 if self.hybrid else 1):
+                t = 15 - v if part == 0 else v
+                for k in range(offsets[t], offsets[t + 1]):
+                    some = True
+                    yield card, _cards_in(table, masks[k]), worths[k]
+            if not some or not self.mandatory:
                 yield card, (), None
 
     def legal(self, seat: int) -> list[tuple[int, tuple[int, ...]]]:
@@ -350,7 +353,6 @@ class Round:
         table = self.table
         hand = self.hands[seat]
         hybrid = self.hybrid
-        n = len(table)
         stock = len(self.stock)
         left = stock + self.cards_left()
         last_card = left == 1
@@ -371,7 +373,7 @@ class Round:
             ends = left <= len(self.order)
             opp_escoba = self.last_sweep or not ends
             ranked = _RANKED.setdefault((id(w), hybrid, opp_escoba), {})
-        options = _options(table, w)
+        offsets, masks, worths = _options(table, w)
         tmask = 0
         for c in table:
             tmask |= BIT[c]
@@ -384,45 +386,55 @@ class Round:
         leave_costs = not self.mandatory
         take15 = self.take15 and not last_card
         best = -1e9
-        choice = wanted = None
+        wanted = None
+        chosen, chosen_mask = -1, 0
         for card in hand:
             v = VAL[card]
             wc = w[card]
-            sets = options[15 - v]
-            if hybrid:
-                sets = sets + options[v]
-            for s, sw, sm in sets:
-                score = wc + sw
-                amask = tmask ^ sm
-                if not amask and escoba_counts:
-                    score += 1.0
-                if last_card:
-                    capturer = seat
-                    if amask:
-                        lump = sum(w[c] for c in table if not BIT[c] & sm)
-                        score += lump if self.side_of[capturer] == self.side_of[seat] else -lump
-                elif threat and amask:
-                    # _exposure, inlined: this is the innermost loop of every rollout
-                    found = ranked.get(amask)
-                    if found is None:
-                        found = _ranked(amask, ranked, w, hybrid, opp_escoba)
-                    expected, miss = 0.0, 1.0
-                    for g, u in found:
-                        p = odds[u]
-                        if p:
-                            expected += g * p * miss
-                            miss *= 1 - p
-                    score -= RISK * expected
-                if score > best:
-                    best, choice = score, (card, s)
-                if card == want_card and sm == want_mask:
-                    wanted = score
-                if judged is not None:
-                    judged.append(score)
-            if not sets or leave_costs:
+            some = False
+            for part in range(2 if hybrid else 1):
+                t = 15 - v if part == 0 else v
+                for k in range(offsets[t], offsets[t + 1]):
+                    some = True
+                    sm = masks[k]
+                    score = wc + worths[k]
+                    amask = tmask ^ sm
+                    if not amask and escoba_counts:
+                        score += 1.0
+                    if last_card:
+                        capturer = seat
+                        if amask:
+                            lump = sum(w[c] for c in table if not BIT[c] & sm)
+                            score += lump if self.side_of[capturer] == self.side_of[seat] else -lump
+                    elif threat and amask:
+                        # _exposure, inlined: this is the innermost loop of every rollout
+                        found = ranked.get(amask)
+                        if found is None:
+                            found = _ranked(amask, ranked, w, hybrid, opp_escoba)
+                        expected, miss = 0.0, 1.0
+                        for k in range(0, len(found), 2):
+                            p = odds[int(found[k + 1])]
+                            if p:
+                                expected += found[k] * p * miss
+                                miss *= 1 - p
+                        score -= RISK * expected
+                    if score > best:
+                        best, chosen, chosen_mask = score, card, sm
+                    if card == want_card and sm == want_mask:
+                        wanted = score
+                    if judged is not None:
+                        judged.append(score)
+            if not some or leave_costs:
                 score = 0.0
-                if sets and take15:
-                    score -= max(wc + sw + (len(x) == n) for x, sw, _ in sets)
+                if some and take15:  # the most the 15 left behind gives the next player
+                    top = -1e9
+                    for part in range(2 if hybrid else 1):
+                        t = 15 - v if part == 0 else v
+                        for k in range(offsets[t], offsets[t + 1]):
+                            x = wc + worths[k] + (1.0 if masks[k] == tmask else 0.0)
+                            if x > top:
+                                top = x
+                    score -= top
                 if last_card:
                     capturer = self.last
                     if capturer >= 0:
@@ -434,14 +446,14 @@ class Round:
                     if found is None:
                         found = _ranked(amask, ranked, w, hybrid, opp_escoba)
                     expected, miss = 0.0, 1.0
-                    for g, u in found:
-                        p = odds[u]
+                    for k in range(0, len(found), 2):
+                        p = odds[int(found[k + 1])]
                         if p:
-                            expected += g * p * miss
+                            expected += found[k] * p * miss
                             miss *= 1 - p
                     score -= RISK * expected
                 if score > best:
-                    best, choice = score, (card, ())
+                    best, chosen, chosen_mask = score, card, 0
                 if card == want_card and want_mask == 0:
                     wanted = score
                 if judged is not None:
@@ -450,7 +462,9 @@ class Round:
             return wanted
         if want is not None:
             return wanted is not None and wanted >= best - 1e-9
-        return choice
+        if chosen < 0:
+            return None
+        return chosen, _cards_in(table, chosen_mask)
 
     def judge(self, seat: int, card: int, taken) -> tuple[list[float], float | None]:
         """Tito's score of every legal play of ``seat`` here, and of playing ``card`` to take ``taken``.
@@ -537,61 +551,95 @@ CHANCE = [
 ]
 BIT = [1 << i for i in range(40)]
 # per (worth table, hybrid, escoba counts): a table's mask -> for each card value, the most a
-# card of that value can take from it, best first
-_RANKED: dict[tuple, dict[int, tuple[tuple[float, int], ...]]] = {}
-# per (worth table, the table's cards in order) -> for each total 0..14, its sets (set, worth, mask)
-_OPTIONS: dict[tuple, tuple] = {}
+# card of that value can take from it, best first (flat: gain, value, gain, value, ...)
+_RANKED: dict[tuple, dict[int, tuple[float, ...]]] = {}
+# per (worth table, the table's cards in order) -> for each total 0..14, its sets' masks and worths
+_OPTIONS: dict[tuple, tuple[tuple[int, ...], tuple[int, ...], tuple[float, ...]]] = {}
 # kept small: a big cache makes every full garbage collection slow (seen as 70-200 ms pauses
 # in whichever decision it fell on, Tito's included), and emptying it costs a pause too
 # (about 15 ms at 20,000 entries, past Luna's budget in one go)
 RANKED_MAX = 4000
 
 
-def _options(table: list[int], w: list[float]) -> tuple:
-    """For each total 0..14, every set of ``table`` adding up to it, with its worth and mask.
+def _options(table: list[int], w: list[float]) -> tuple[tuple[int, ...], tuple[int, ...], tuple[float, ...]]:
+    """Every set of ``table`` adding up to 1..14, by total: ``(offsets, masks, worths)``.
 
-    In ``sums_of``'s order (the table's order kept in the key), so Tito's ties break the same.
-    Tuples of numbers only: the collector stops tracking them.
+    The sets adding up to ``t`` are ``masks[offsets[t]:offsets[t + 1]]`` with their worths beside,
+    in ``sums_of``'s order (the table's order kept in the key), so Tito's ties break the same; a
+    set's cards are ``_cards_in(table, mask)``. Three flat tuples of numbers, not a tuple a set:
+    the cache's entries are then few containers each, which the collector stops tracking at its
+    first pass (a tuple of cards, a worth and a mask a set were most of what a decision left it).
     """
     key = (id(w), *table)
     found = _OPTIONS.get(key)
     if found is not None:
         return found
     # sums_of's walk, carrying each set's worth and mask along
-    subs: list[tuple[int, tuple[int, ...], float, int]] = [(0, (), 0, 0)]
+    subs: list[tuple[int, float, int]] = [(0, 0.0, 0)]
     for c in table:
         v = VAL[c]
         wc = w[c]
         bc = BIT[c]
-        subs += [(t + v, s + (c,), x + wc, m | bc) for t, s, x, m in subs if t + v <= 14]
-    by_total: list[list] = [[] for _ in range(15)]
-    for t, s, x, m in subs[1:]:
-        by_total[t].append((s, x, m))
-    found = tuple(map(tuple, by_total))
+        subs += [(t + v, x + wc, m | bc) for t, x, m in subs if t + v <= 14]
+    counts = [0] * 16
+    for t, _, _ in subs:
+        counts[t + 1] += 1
+    counts[1] = 0  # the empty set is none
+    offsets = [0] * 16
+    for t in range(1, 16):
+        offsets[t] = offsets[t - 1] + counts[t]
+    at = list(offsets)
+    n = offsets[15]
+    masks = [0] * n
+    worths = [0.0] * n
+    for t, x, m in subs[1:]:
+        masks[at[t]] = m
+        worths[at[t]] = x
+        at[t] += 1
+    found = (tuple(offsets), tuple(masks), tuple(worths))
     if len(_OPTIONS) > RANKED_MAX:
         _OPTIONS.clear()
     _OPTIONS[key] = found
     return found
 
 
-def _ranked(mask: int, cache: dict, w: list[float], hybrid: bool, escoba: bool) -> tuple[tuple[float, int], ...]:
-    """For each card value, the most a card of that value can take from the table ``mask``, best first."""
+def _cards_in(table: list[int], mask: int) -> tuple[int, ...]:
+    """The table's cards in ``mask``, in the table's order."""
+    return tuple([c for c in table if BIT[c] & mask])
+
+
+def _ranked(mask: int, cache: dict, w: list[float], hybrid: bool, escoba: bool) -> tuple[float, ...]:
+    """For each card value, the most a card of that value can take from the table ``mask``, best first.
+
+    One flat tuple, each value's gain then the value: ``(g1, v1, g2, v2, ...)``, the values as floats.
+    """
     found = cache.get(mask)
     if found is not None:
         return found
-    table = [c for c in range(40) if mask >> c & 1]
-    best = [0.0] * 15
-    subs: list[tuple[int, float, int]] = [(0, 0.0, 0)]
-    for c in table:
+    # the most worth a set of each total 1..14 takes, by a knapsack over the table's cards in
+    # index order: the max of every set's worth summed in that order, to the last bit (adding
+    # a worth to the best so far is adding it to each and keeping the best: rounding is monotone)
+    most = [-1.0] * 15  # -1: no set adds up to that total
+    most[0] = 0.0
+    total = 0
+    whole = 0.0
+    for c in range(40):
+        if not mask >> c & 1:
+            continue
         v = VAL[c]
         wc = w[c]
-        subs += [(t + v, x + wc, k + 1) for t, x, k in subs if t + v <= 14]
-    n = len(table)
-    for t, x, k in subs[1:]:
-        if k == n and escoba:
-            x += 1.0
-        if x > best[t]:
-            best[t] = x
+        total += v
+        whole += wc
+        for t in range(14, v - 1, -1):
+            below = most[t - v]
+            if below >= 0.0 and below + wc > most[t]:
+                most[t] = below + wc
+    best = [0.0] * 15
+    for t in range(1, 15):
+        if most[t] > 0.0:
+            best[t] = most[t]
+    if escoba and total <= 14 and whole + 1.0 > best[total]:
+        best[total] = whole + 1.0  # the whole table: a sweep
     ranked_list = []
     for v in range(1, 11):
         g = best[15 - v]
@@ -600,8 +648,14 @@ def _ranked(mask: int, cache: dict, w: list[float], hybrid: bool, escoba: bool) 
         if g > 0:
             ranked_list.append((g + 0.12, v))
     ranked_list.sort(reverse=True)
-    # a tuple of tuples of numbers: the collector stops tracking it, so full collections stay short
-    ranked = tuple(ranked_list)
+    # one flat tuple of numbers, not a tuple of pairs: a rollout makes thousands of these, and each
+    # container is walked by the next collection (a pair each made two thirds of what a decision
+    # left for it); the collector stops tracking a tuple of numbers at its first pass
+    flat: list[float] = []
+    for g, v in ranked_list:
+        flat.append(g)
+        flat.append(float(v))
+    ranked = tuple(flat)
     if len(cache) > RANKED_MAX:
         cache.clear()
     cache[mask] = ranked

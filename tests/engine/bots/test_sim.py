@@ -167,3 +167,29 @@ def test_the_fast_tito_judges_as_the_plain_one(preset, players, settings):
             card, taken = rng.choice(moves)  # on random moves, to reach all sorts of tables
             sim.play(seat, card, list(taken))
     assert checked > 50
+
+
+@pytest.mark.parametrize("preset", ["selminha", "del15"])
+def test_what_a_table_exposes_is_every_sets_best_to_the_last_bit(preset):
+    """``_ranked``'s knapsack gives what walking every set gives, float for float (Tito's ties hang on it)."""
+    from engine.bots.common import card_worth
+    from engine.bots.sim import VAL, _ranked, worth_table
+
+    w = worth_table(card_worth(PRESETS[preset]))
+    rng = random.Random(preset)
+    for _ in range(400):
+        table = sorted(rng.sample(range(40), rng.randint(1, 9)))
+        mask = sum(1 << c for c in table)
+        for hybrid in (False, True):
+            for escoba in (False, True):
+                best = [0.0] * 15
+                subs = [(0, 0.0, 0)]
+                for c in table:
+                    subs += [(t + VAL[c], x + w[c], k + 1) for t, x, k in subs if t + VAL[c] <= 14]
+                for t, x, k in subs[1:]:
+                    x += 1.0 if k == len(table) and escoba else 0.0
+                    best[t] = max(best[t], x)
+                plain = sorted(((max(best[15 - v], best[v] if hybrid else 0.0) + 0.12, v) for v in range(1, 11)
+                                if max(best[15 - v], best[v] if hybrid else 0.0) > 0), reverse=True)
+                flat = _ranked(mask, {}, w, hybrid, escoba)
+                assert list(zip(flat[::2], map(int, flat[1::2]), strict=True)) == plain
