@@ -134,7 +134,10 @@ class Round:
         return sets
 
     def cards_left(self) -> int:
-        return sum(map(len, self.hands.values()))
+        n = 0
+        for hand in self.hands.values():  # a loop mypyc compiles, not sum(map(...))'s generic calls
+            n += len(hand)
+        return n
 
     def take_fifteen(self, seat: int, taken: list[int]) -> None:
         card = self.pending
@@ -171,7 +174,7 @@ class Round:
             self.pending = card if self.take15 and self.sets_for(card, table) else -1
             table.append(card)
         self.turn = self.nxt[seat]
-        if not any(self.hands.values()):
+        if self.cards_left() == 0:
             if self.stock:
                 self.deal()
             else:
@@ -364,12 +367,15 @@ class Round:
             mine = [0] * 11
             for c in hand:
                 mine[VAL[c]] += 1
-            pool = 40 - sum(public) - len(hand)
+            seen = 0
+            for count in public:
+                seen += count
+            pool = 40 - seen - len(hand)
             h = len(self.hands[nxt]) or HAND
             h = min(h, pool)
             chance = CHANCE[h][pool]
             # a value's cards out of sight: four, less those in sight and in this hand (never below 0)
-            odds = [chance[4 - p - m] for p, m in zip(public, mine, strict=True)]
+            odds = [chance[4 - public[u] - mine[u]] for u in range(11)]
             ends = left <= len(self.order)
             opp_escoba = self.last_sweep or not ends
             ranked = _RANKED.setdefault((id(w), hybrid, opp_escoba), {})
@@ -574,15 +580,22 @@ def _options(table: list[int], w: list[float]) -> tuple[tuple[int, ...], tuple[i
     found = _OPTIONS.get(key)
     if found is not None:
         return found
-    # sums_of's walk, carrying each set's worth and mask along
-    subs: list[tuple[int, float, int]] = [(0, 0.0, 0)]
+    # sums_of's walk, carrying each set's worth and mask along (three lists side by side: no tuple a set)
+    totals = [0]
+    sums = [0.0]
+    bits = [0]
     for c in table:
         v = VAL[c]
         wc = w[c]
         bc = BIT[c]
-        subs += [(t + v, x + wc, m | bc) for t, x, m in subs if t + v <= 14]
+        for i in range(len(totals)):
+            t = totals[i] + v
+            if t <= 14:
+                totals.append(t)
+                sums.append(sums[i] + wc)
+                bits.append(bits[i] | bc)
     counts = [0] * 16
-    for t, _, _ in subs:
+    for t in totals:
         counts[t + 1] += 1
     counts[1] = 0  # the empty set is none
     offsets = [0] * 16
@@ -592,9 +605,10 @@ def _options(table: list[int], w: list[float]) -> tuple[tuple[int, ...], tuple[i
     n = offsets[15]
     masks = [0] * n
     worths = [0.0] * n
-    for t, x, m in subs[1:]:
-        masks[at[t]] = m
-        worths[at[t]] = x
+    for i in range(1, len(totals)):
+        t = totals[i]
+        masks[at[t]] = bits[i]
+        worths[at[t]] = sums[i]
         at[t] += 1
     found = (tuple(offsets), tuple(masks), tuple(worths))
     if len(_OPTIONS) > RANKED_MAX:
