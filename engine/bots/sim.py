@@ -42,7 +42,7 @@ def subsets(table: list[int], goal: int) -> list[list[int]]:
 
 def _walk(table: list[int], start: int, left: int, chosen: list[int], found: list[list[int]]) -> None:
     # a module function, not a closure: a recursive closure is a reference cycle, and one a call
-    # left for the collector kept it busy (some 15% of Luna's CPU went to collections)
+    # left thousands of objects a decision for the collector to find (tests/engine/bots/test_luna.py)
     for j in range(start, len(table)):
         c = table[j]
         v = VAL[c]
@@ -654,21 +654,28 @@ def _ranked(mask: int, cache: dict, w: list[float], hybrid: bool, escoba: bool) 
             best[t] = most[t]
     if escoba and total <= 14 and whole + 1.0 > best[total]:
         best[total] = whole + 1.0  # the whole table: a sweep
-    ranked_list = []
+    # the values by their gain, the most first (the higher value first among equal gains): an
+    # insertion into two short lists, as sorting (gain, value) pairs in reverse would order them
+    gains: list[float] = []
+    values: list[int] = []
     for v in range(1, 11):
         g = best[15 - v]
         if hybrid:
             g = max(g, best[v])
         if g > 0:
-            ranked_list.append((g + 0.12, v))
-    ranked_list.sort(reverse=True)
+            g += 0.12
+            at = len(gains)
+            while at > 0 and (gains[at - 1] < g or (gains[at - 1] == g and values[at - 1] < v)):
+                at -= 1
+            gains.insert(at, g)
+            values.insert(at, v)
     # one flat tuple of numbers, not a tuple of pairs: a rollout makes thousands of these, and each
     # container is walked by the next collection (a pair each made two thirds of what a decision
     # left for it); the collector stops tracking a tuple of numbers at its first pass
     flat: list[float] = []
-    for g, v in ranked_list:
-        flat.append(g)
-        flat.append(float(v))
+    for i in range(len(gains)):
+        flat.append(gains[i])
+        flat.append(float(values[i]))
     ranked = tuple(flat)
     if len(cache) > RANKED_MAX:
         cache.clear()
