@@ -60,6 +60,9 @@ Tito; +0.32, +0.22, +0.43 against the field; p99 103.9 ms (the three styles: 109
 With the heap frozen as the worker freezes it (seed 'final29e'): p99 93.5 ms; 55.0% against Tito
 on those decks, 61.7% [57.2%..65.9%] over three runs (480 games: docs/bots.md); a fourth run
 (seed 'final29f', a faster machine): 66.7%, and 63.0% [59.3%..66.6%] over the four (660 games).
+With the simulator compiled and its caches kept flat (seeds 'memo6' to 'memo10', 4,500 games): 69.3%
+against Tito (624 of 900); Luna less Tito +0.39 (tito20), +0.33 (Carmen), +0.48 (greedy); decision
+CPU p99 94.7 ms (docs/bots.md).
 """
 
 from __future__ import annotations
