@@ -84,20 +84,27 @@ def test_a_round_in_the_simulator_is_the_engines_round(preset, players, settings
 
 # --- Tito's fast judgement (bitmasks, cached sets) is the plain one -----------------
 
+def _plain_ranked(table, w, hybrid, escoba):
+    """What a table exposes, by listing every set of it: (the best gain, the value), the most first."""
+    from engine.bots.sim import VAL
+
+    best = [0.0] * 15
+    subs = [(0, 0.0, 0)]
+    for c in table:
+        subs += [(t + VAL[c], x + w[c], k + 1) for t, x, k in subs if t + VAL[c] <= 14]
+    for t, x, k in subs[1:]:
+        x += 1.0 if k == len(table) and escoba else 0.0
+        best[t] = max(best[t], x)
+    return sorted(((max(best[15 - v], best[v] if hybrid else 0.0) + 0.12, v) for v in range(1, 11)
+                   if max(best[15 - v], best[v] if hybrid else 0.0) > 0), reverse=True)
+
+
 def _plain_tito(r, seat, want=None):
     """The simulator's Tito as first written (lists, a sort-keyed exposure): the reference."""
     from engine.bots.sim import CHANCE, HAND, RISK, VAL
 
     def exposure(table, odds, w, hybrid, escoba):
-        best = [0.0] * 15
-        subs = [(0, 0.0, 0)]
-        for c in table:
-            subs += [(t + VAL[c], x + w[c], k + 1) for t, x, k in subs if t + VAL[c] <= 14]
-        for t, x, k in subs[1:]:
-            x += 1.0 if k == len(table) and escoba else 0.0
-            best[t] = max(best[t], x)
-        ranked = sorted(((max(best[15 - v], best[v] if hybrid else 0.0) + 0.12, v) for v in range(1, 11)
-                         if max(best[15 - v], best[v] if hybrid else 0.0) > 0), reverse=True)
+        ranked = _plain_ranked(table, w, hybrid, escoba)
         expected, miss = 0.0, 1.0
         for g, v in ranked:
             expected += g * odds[v] * miss
@@ -173,7 +180,7 @@ def test_the_fast_tito_judges_as_the_plain_one(preset, players, settings):
 def test_what_a_table_exposes_is_every_sets_best_to_the_last_bit(preset):
     """``_ranked``'s knapsack gives what walking every set gives, float for float (Tito's ties hang on it)."""
     from engine.bots.common import card_worth
-    from engine.bots.sim import VAL, _ranked, worth_table
+    from engine.bots.sim import _ranked, worth_table
 
     w = worth_table(card_worth(PRESETS[preset]))
     rng = random.Random(preset)
@@ -182,14 +189,6 @@ def test_what_a_table_exposes_is_every_sets_best_to_the_last_bit(preset):
         mask = sum(1 << c for c in table)
         for hybrid in (False, True):
             for escoba in (False, True):
-                best = [0.0] * 15
-                subs = [(0, 0.0, 0)]
-                for c in table:
-                    subs += [(t + VAL[c], x + w[c], k + 1) for t, x, k in subs if t + VAL[c] <= 14]
-                for t, x, k in subs[1:]:
-                    x += 1.0 if k == len(table) and escoba else 0.0
-                    best[t] = max(best[t], x)
-                plain = sorted(((max(best[15 - v], best[v] if hybrid else 0.0) + 0.12, v) for v in range(1, 11)
-                                if max(best[15 - v], best[v] if hybrid else 0.0) > 0), reverse=True)
                 flat = _ranked(mask, {}, w, hybrid, escoba)
-                assert list(zip(flat[::2], map(int, flat[1::2]), strict=True)) == plain
+                pairs = list(zip(flat[::2], map(int, flat[1::2]), strict=True))
+                assert pairs == _plain_ranked(table, w, hybrid, escoba)
