@@ -106,7 +106,7 @@ STORE_DOWN = (redis_lib.ConnectionError, redis_lib.TimeoutError, redis_lib.BusyL
               redis_lib.exceptions.ClusterDownError, redis_lib.exceptions.TryAgainError,
               redis_lib.exceptions.MasterDownError, *CLUSTER_AWAY)
 # the same refusals when they come back as a script's error text
-_DOWN_PREFIXES = ("OOM ", "READONLY ", "LOADING ", "MASTERDOWN ", "CLUSTERDOWN ", "TRYAGAIN ")
+DOWN_PREFIXES = ("OOM ", "READONLY ", "LOADING ", "MASTERDOWN ", "CLUSTERDOWN ", "TRYAGAIN ")
 
 
 def store_away(exc: BaseException) -> bool:
@@ -122,7 +122,7 @@ def store_down(exc: BaseException) -> bool:
         return True
     if isinstance(exc, redis_lib.ResponseError):
         text = str(exc)
-        return any(text.startswith(p) or f": {p}" in text for p in _DOWN_PREFIXES)
+        return any(text.startswith(p) or f": {p}" in text for p in DOWN_PREFIXES)
     return False
 
 
@@ -310,6 +310,6 @@ def _where(url: str) -> str:
     return rest.split("/", 1)[0]
 
 
-__all__ = ["CLUSTER_AWAY", "STORE_DOWN", "Backends", "Connection", "TopologyError", "cluster_client", "connect",
-           "from_clients", "is_cluster", "plain_client", "probe_cluster", "queue_shard", "seeds", "store_away",
-           "store_down", "tables_client"]
+__all__ = ["CLUSTER_AWAY", "DOWN_PREFIXES", "STORE_DOWN", "Backends", "Connection", "TopologyError",
+           "cluster_client", "connect", "from_clients", "is_cluster", "plain_client", "probe_cluster",
+           "queue_shard", "seeds", "store_away", "store_down", "tables_client"]

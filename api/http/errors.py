@@ -13,7 +13,7 @@ from werkzeug.exceptions import HTTPException, RequestEntityTooLarge, RequestHea
 
 from api.http.schemas import BODY_MAX
 from engine import RuleError
-from events.connection import store_away
+from events.connection import DOWN_PREFIXES, store_away
 from events.replication import NotAcknowledged
 
 _HTTP_CODES = {400: "bad_request", 401: "unauthorized", 403: "forbidden", 404: "not_found",
@@ -47,10 +47,9 @@ HEADERS_MAX = 8192
 # Seconds a client should wait before trying again when the store cannot take a request.
 RETRY_AFTER = 5
 
-# the same refusals, when they come back as a script's error text
+# the same refusals, when they come back as a script's error text, and one more for a client
 # (NOREPLICAS: a master with min-replicas-to-write set and too few replicas, docs/operations.md)
-_UNAVAILABLE_PREFIXES = ("OOM ", "READONLY ", "LOADING ", "MASTERDOWN ", "CLUSTERDOWN ", "TRYAGAIN ",
-                         "NOREPLICAS ")
+_UNAVAILABLE_PREFIXES = (*DOWN_PREFIXES, "NOREPLICAS ")
 
 
 def store_unavailable(exc: BaseException) -> str | None:
