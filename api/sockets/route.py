@@ -32,7 +32,7 @@ import engine
 from api import auth
 from api.http.tables import redacted_events, version_arg
 from api.server import collector, wire
-from api.sockets import frames, readable
+from api.sockets import frames, reader
 from api.sockets.client_frames import QuickFrames
 from api.sockets.hub import Mailbox
 from api.sockets.moves import POLICY_VIOLATION, Inbox, SocketMoves
@@ -42,6 +42,11 @@ RECEIVE_BYTES = 4096  # what one read takes off a socket, so what an oversize fr
 SEND_TIMEOUT = 10.0  # seconds a send may wait for a client that does not read
 LINGER = 1.0  # seconds a closing socket reads what the client was still sending, so the close frame arrives
 LINGER_BYTES = 256 * 1024  # ... and at most this much of it
+# ... or this much, for a socket closed because its client sends more than it reads (1008): the
+# handler reads only between its answers (api/sockets/reader.py), so such a client's backlog waits
+# in the kernel's buffers, not read ahead, and draining it lets the close frame reach the client
+# instead of a reset. An oversize message's close (1009) keeps the smaller bound.
+FLOOD_LINGER_BYTES = 1024 * 1024
 _DRAIN = bytearray(RECEIVE_BYTES)
 
 log = logging.getLogger("escoba.sockets")
@@ -51,9 +56,9 @@ def server_options(config) -> dict:
     """simple-websocket's options (flask-sock's SOCK_SERVER_OPTIONS)."""
     options = {"ping_interval": config.socket_ping_interval, "max_message_size": MAX_CLIENT_MESSAGE,
                "receive_bytes": RECEIVE_BYTES}
-    selector = readable.selector_class()  # under gevent, one wait a read (api/sockets/readable.py)
-    if selector is not None:
-        options["selector_class"] = selector
+    reads = reader.thread_class()  # under gevent, the handler reads its own frames (api/sockets/reader.py)
+    if reads is not None:
+        options["thread_class"] = reads
     return options
 
 
@@ -62,10 +67,11 @@ class _LingeringSocket:
     and drops what the client is still sending (bounded in time and bytes). Closed at once with unread
     bytes, the kernel would answer with a reset, and the client would lose the close frame (1009)."""
 
-    __slots__ = ("_sock",)
+    __slots__ = ("_sock", "linger_bytes")
 
     def __init__(self, sock):
         self._sock = sock
+        self.linger_bytes = LINGER_BYTES
 
     def __getattr__(self, name):
         return getattr(self._sock, name)
@@ -76,7 +82,7 @@ class _LingeringSocket:
             sock.shutdown(socket.SHUT_WR)
             sock.settimeout(LINGER)
             deadline, drained = time.monotonic() + LINGER, 0
-            while drained < LINGER_BYTES and time.monotonic() < deadline:
+            while drained < self.linger_bytes and time.monotonic() < deadline:
                 n = sock.recv_into(_DRAIN)  # into one buffer for every socket: what is read is dropped
                 if not n:
                     break
@@ -97,23 +103,28 @@ def install(sock, app) -> None:
     @sock.route("/tables/<table_id>/ws")
     def table_socket(ws, table_id):
         ws.input_buffer = Inbox()
-        if readable.selector_class() is not None:  # gevent: its reader has read nothing yet (it runs once this waits)
+        handler_reads = isinstance(ws.thread, reader.HandlerReads)
+        if handler_reads:  # gevent: nothing is read until the handler reads
             ws.ws = QuickFrames(ws.ws)
         ws.sock = _LingeringSocket(ws.sock)
         try:
-            ws.sock.settimeout(SEND_TIMEOUT)
-        except OSError:
-            return
-        ctx = current_app.extensions["escoba"]
-        address = request.remote_addr or "unknown"
-        refusal = ctx.socket_limits.acquire(address, table_id)
-        if refusal is not None:
-            _refuse(ws, "too_many_sockets", refusal.message(), {"scope": refusal.scope, "limit": refusal.limit})
-            return
-        try:
-            _serve(ws, ctx, table_id)
+            try:
+                ws.sock.settimeout(SEND_TIMEOUT)
+            except OSError:
+                return
+            ctx = current_app.extensions["escoba"]
+            address = request.remote_addr or "unknown"
+            refusal = ctx.socket_limits.acquire(address, table_id)
+            if refusal is not None:
+                _refuse(ws, "too_many_sockets", refusal.message(), {"scope": refusal.scope, "limit": refusal.limit})
+                return
+            try:
+                _serve(ws, ctx, table_id)
+            finally:
+                ctx.socket_limits.release(address, table_id)
         finally:
-            ctx.socket_limits.release(address, table_id)
+            if handler_reads:  # its watchers stop and its socket closes with the handler, whatever ended it
+                ws.thread.join(LINGER + 1.0)
 
 
 def _serve(ws, ctx, table_id: str) -> None:
@@ -141,9 +152,12 @@ def _serve(ws, ctx, table_id: str) -> None:
             collector.socket_ready()
             inbox: Inbox = ws.input_buffer
             moves = SocketMoves(ctx, table_id, token, request.remote_addr, deck, current_app.logger, mailbox)
+            pump = ws.thread.pump if isinstance(ws.thread, reader.HandlerReads) else None
             while True:
                 ws.event.wait()  # a change, a client frame, the reader ending, or the hub's periodic check
                 ws.event.clear()
+                if pump is not None:
+                    pump()  # what the client sent, into the inbox (and a ping when one is due)
                 out, moved = b"", None
                 frames_in = inbox.take()
                 for raw in frames_in:  # answered in order, before the mailbox is read
@@ -156,10 +170,11 @@ def _serve(ws, ctx, table_id: str) -> None:
                     # the meantime and woke this socket: what it posted is taken below, so the wake
                     # is spent here (a frame or the reader's end that came meanwhile wakes it again)
                     ws.event.clear()
-                    if inbox.frames or not ws.connected:
+                    if inbox.frames or not ws.connected or (pump is not None and ws.thread.pending):
                         ws.event.set()
                 if inbox.overflow or moves.struck_out:  # answered what it had sent, then closed
                     _send(ws, out)
+                    ws.sock.linger_bytes = FLOOD_LINGER_BYTES
                     ws.close(reason=POLICY_VIOLATION,
                              message="too many frames waiting" if inbox.overflow else "too many frames refused")
                     ws.thread.join(LINGER + 1.0)
