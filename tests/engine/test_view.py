@@ -239,3 +239,27 @@ def test_the_shared_part_of_a_view_names_no_hand_and_completes_to_each_readers_v
             assert for_reader(base, state, reader) == view(state, reader)
         assert for_reader(base, state, None, full=True) == view(state, None, full=True)
         state = apply(state, random_command(state, rng))
+
+
+@pytest.mark.parametrize("preset", ["selminha", "del15", "cardgames"])
+def test_a_shared_part_built_from_the_previous_versions_is_the_one_built_afresh(preset):
+    """table_view(state, previous=...) takes the previous version's history entries again; across
+    rounds, and for a late reader of an older version, it is the fresh build."""
+    from engine import table_view
+    from engine.view import _shown_cards
+
+    rng = random.Random(3)
+    state = started(preset, 2, None, shuffled(rng))
+    states, previous, rounds = [], None, set()
+    while state.status in ("playing", "round_over") and len(states) < 400:
+        fresh = table_view(state)
+        chained = table_view(state, previous=previous)
+        assert chained == fresh
+        assert fresh.shown == frozenset(_shown_cards(fresh.fields))  # every card its fields name
+        states.append(state)
+        rounds.add(state.round)
+        previous = chained
+        state = apply(state, random_command(state, rng))
+    assert len(rounds) >= 2  # a new round's history starts afresh from a previous one's
+    for older in rng.sample(states, 20):  # a late reader: previous is a later version
+        assert table_view(older, previous=previous) == table_view(older)
