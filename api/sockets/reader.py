@@ -31,7 +31,7 @@ from simple_websocket import ConnectionClosed
 from wsproto.events import Ping
 from wsproto.utilities import LocalProtocolError
 
-POLICY_VIOLATION = 1008
+from api.sockets.moves import POLICY_VIOLATION
 
 
 class HandlerReads:

@@ -152,12 +152,12 @@ def _serve(ws, ctx, table_id: str) -> None:
             collector.socket_ready()
             inbox: Inbox = ws.input_buffer
             moves = SocketMoves(ctx, table_id, token, request.remote_addr, deck, current_app.logger, mailbox)
-            pump = ws.thread.pump if isinstance(ws.thread, reader.HandlerReads) else None
+            reads = ws.thread if isinstance(ws.thread, reader.HandlerReads) else None  # gevent: this handler reads
             while True:
                 ws.event.wait()  # a change, a client frame, the reader ending, or the hub's periodic check
                 ws.event.clear()
-                if pump is not None:
-                    pump()  # what the client sent, into the inbox (and a ping when one is due)
+                if reads is not None:
+                    reads.pump()  # what the client sent, into the inbox (and a ping when one is due)
                 out, moved = b"", None
                 frames_in = inbox.take()
                 for raw in frames_in:  # answered in order, before the mailbox is read
@@ -170,7 +170,7 @@ def _serve(ws, ctx, table_id: str) -> None:
                     # the meantime and woke this socket: what it posted is taken below, so the wake
                     # is spent here (a frame or the reader's end that came meanwhile wakes it again)
                     ws.event.clear()
-                    if inbox.frames or not ws.connected or (pump is not None and ws.thread.pending):
+                    if inbox.frames or not ws.connected or (reads is not None and reads.pending):
                         ws.event.set()
                 if inbox.overflow or moves.struck_out:  # answered what it had sent, then closed
                     _send(ws, out)
