@@ -133,28 +133,33 @@ class AlreadyApplied(Exception):
 # The log's length is its version: this step alone adds entries, versions 1..n with no gap, and
 # nothing trims the stream (compaction drops it whole), so XLEN (O(1), a number) tells the version
 # where reading the last entry back would copy its record. Each redis.call is most of the step's
-# cost, so the step makes as few as it can (the listeners set in one read).
+# cost, so the step makes as few as it can: the listeners set in one read; the idempotency key
+# set and a repeat found in one (SET NX GET: a repeat gets the key's value and sets nothing; one
+# at an older version, the common repeat, is told apart from a conflict by a GET then); the stamp
+# read from the hash's own HGETALL, not a HGET before it. The key is set before the XADDs: one
+# that failed would leave a key that names no append, but an XADD of ID expected + i after XLEN
+# said expected cannot fail (and under maxmemory the SET, the step's first write, is the one
+# refused, with nothing written).
 _APPEND = """
 local expected = tonumber(ARGV[1])
 local n = tonumber(ARGV[2])
 local idem = ARGV[8] == '1'
 local first = 8
-if idem then
-  local seen = redis.call('GET', KEYS[2])
-  if seen then
-    local v = string.match(seen, '"version"%s*:%s*(%d+)')
-    return {2, tonumber(v or -1)}
-  end
+local function repeated(seen)
+  return {2, tonumber(string.match(seen, '"version"%s*:%s*(%d+)') or -1)}
 end
 local current = redis.call('XLEN', KEYS[1])
 if current ~= expected then
+  local seen = idem and redis.call('GET', KEYS[2])
+  if seen then return repeated(seen) end
   return {0, current}
+end
+if idem then
+  local seen = redis.call('SET', KEYS[2], ARGV[5], 'NX', 'GET', 'EX', tonumber(ARGV[6]))
+  if seen then return repeated(seen) end
 end
 for i = 1, n do
   redis.call('XADD', KEYS[1], tostring(expected + i) .. '-0', 'e', ARGV[15 + i])
-end
-if idem then
-  redis.call('SET', KEYS[2], ARGV[5], 'EX', tonumber(ARGV[6]))
 end
 if ARGV[10] ~= '' then
   redis.call('ZADD', KEYS[3], 'NX', ARGV[10], ARGV[11])
@@ -179,12 +184,20 @@ if ARGV[3] ~= '' then
   if not alone then redis.call(ARGV[9], ARGV[3], ARGV[4]) end
 end
 local out = {1, expected + n, 0}
-if ARGV[7] == '1' then
-  out[3] = tonumber(redis.call('HGET', KEYS[first], 'version') or '0')
-  if expected + n > out[3] then redis.call('HSET', KEYS[first], 'version', expected + n) end
-end
 for i = first, #KEYS do
   out[#out + 1] = redis.call('HGETALL', KEYS[i])
+end
+if ARGV[7] == '1' then
+  local hash, at = out[4], nil
+  for i = 1, #hash, 2 do
+    if hash[i] == 'version' then at = i + 1 break end
+  end
+  out[3] = at and tonumber(hash[at]) or 0
+  if expected + n > out[3] then
+    redis.call('HSET', KEYS[first], 'version', expected + n)
+    if not at then at = #hash + 2; hash[at - 1] = 'version' end
+    hash[at] = tostring(expected + n)
+  end
 end
 return out
 """

@@ -116,6 +116,17 @@ def test_no_partial_batch_on_conflict_or_repeat(any_redis):
     assert 0 < any_redis.ttl(key) <= 60
     assert json.loads(any_redis.get(key)) == {"version": 2}
     assert store.idempotent_version(t, "seat:0", "k") == 2
+    # at an older version (a resend after the first's answer was lost): a repeat, not a conflict
+    with pytest.raises(AlreadyApplied) as exc:
+        store.append(t, 0, [rec(1)], idempotency=(key, {"version": 1}, 60))
+    assert exc.value.version == 2
+    # a new key at the wrong version: a conflict, and the key stays free for its retry
+    fresh = idempotency_key(t, "seat:0", "k2")
+    with pytest.raises(VersionConflict):
+        store.append(t, 1, [rec(2)], idempotency=(fresh, {"version": 2}, 60))
+    assert any_redis.get(fresh) is None
+    assert store.append(t, 2, [rec(3)], idempotency=(fresh, {"version": 3}, 60)) == 3
+    assert store.version(t) == 3 and json.loads(any_redis.get(fresh)) == {"version": 3}
 
 
 def test_records_must_carry_the_versions_they_make(any_redis):
