@@ -1,0 +1,114 @@
+"""What the append's Lua step costs Redis, against the same writes sent as a plain MULTI/EXEC.
+
+    python bench/append_step.py [--tables 100] [--moves 50] [--rounds 3]
+
+On a durable ``redis-server`` of the bench's own for each run (AOF, ``appendfsync always``, as
+production): ``--tables`` tables, each with the timers hash and listeners set a table in play has,
+get ``--moves`` appends of one move's record each, round-robin over the tables, as the API sends
+them: ``EventStore.append_reading`` with the move's idempotency key, the timers' two hashes read back
+and stamped, and this process as the table's only listener (so no notice is published). The
+baseline sends the writes such a move makes (``XADD``, the key's ``SET``, the stamp's ``HSET``) and
+the two reads back as one ``MULTI``/``EXEC``, which keeps none of the step's guarantees (no version
+check, no repeat found): it is the floor of those commands without Lua. Runs alternate, ``--rounds``
+of each; it prints Redis's user CPU per append (``INFO cpu``, to the microsecond) for each run and
+the ratio of the means.
+
+Redis's system time is printed too, but it is mostly the AOF's ``fdatasync`` and swings with the
+disk: the user time is what the step's calls change. What it leaves out: the API's side (its CPU is
+bench/games.py's), several clients at once, a cluster, and the first move of a table (its stream
+made).
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench._common import start_private_redis  # noqa: E402
+
+TIMERS = {
+    "rev": "2",
+    "away": '{"id":"t_away_1796592574","due":1796592573.481,"func":"workers.jobs.away",'
+            '"args":["t",1,4],"kwargs":{},"retry":null}',
+    "expire": '{"id":"t_expire_1797024574","due":1797024573.477,"func":"workers.jobs.expire",'
+              '"args":["t",1],"kwargs":{},"retry":null}',
+}
+
+
+def record(version: int) -> dict:
+    return {"type": "CardPlayed", "v": 1, "version": version, "at": "2026-12-04T21:25:32.044Z",
+            "actor": "player:p_3e5b37827f519b24",
+            "data": {"seat": 0, "card": "9o", "captured": ["4e"], "escoba": False, "fifteen_left": False}}
+
+
+def cpu(client) -> tuple[float, float]:
+    """Redis's own (user, system) seconds, to the microsecond (/proc counts in ticks of 10 ms)."""
+    info = client.info("cpu")
+    return float(info["used_cpu_user"]), float(info["used_cpu_sys"])
+
+
+def run(way: str, tables: int, moves: int) -> tuple[float, float]:
+    """(user, system) microseconds of Redis CPU per append, on a fresh durable Redis."""
+    from redis import Redis
+
+    from events.records import dumps
+    from events.store import EventStore, idempotency_key, table_key
+
+    server = start_private_redis()
+    client = Redis(port=server.port)
+    try:
+        store = EventStore(client)
+        ids = [f"bench{i:05d}" for i in range(tables)]
+        for t in ids:
+            client.hset(table_key(t, "timers"), mapping=TIMERS)
+            client.sadd(table_key(t, "listeners"), "me")
+        user0, system0 = cpu(client)
+        for v in range(moves):
+            for t in ids:
+                key = idempotency_key(t, "player:p_x", f"m{v}")
+                hashes = (table_key(t, "timers"), table_key(t, "notify"))
+                if way == "step":
+                    store.append_reading(t, v, [record(v + 1)], idempotency=(key, {"version": v + 1}, 86400),
+                                         read_back=hashes, stamp=True, local="me")
+                else:
+                    pipe = client.pipeline(transaction=True)
+                    pipe.xadd(table_key(t, "events"), {"e": dumps(record(v + 1))}, id=f"{v + 1}-0")
+                    pipe.set(key, f'{{"version": {v + 1}}}', ex=86400)
+                    pipe.hset(hashes[0], "version", v + 1)
+                    pipe.hgetall(hashes[0])
+                    pipe.hgetall(hashes[1])
+                    pipe.execute()
+        user1, system1 = cpu(client)
+        n = tables * moves
+        return (user1 - user0) / n * 1e6, (system1 - system0) / n * 1e6
+    finally:
+        client.close()
+        server.stop()
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description="The append's Lua step against a plain MULTI/EXEC")
+    parser.add_argument("--tables", type=int, default=100)
+    parser.add_argument("--moves", type=int, default=50)
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args(argv)
+    users: dict[str, list[float]] = {"step": [], "multi": []}
+    for _ in range(args.rounds):
+        for way in ("step", "multi"):
+            user, system = run(way, args.tables, args.moves)
+            users[way].append(user)
+            print(f"{way:5}: Redis user {user:5.1f} us, system {system:5.1f} us per append", flush=True)
+    step, multi = statistics.mean(users["step"]), statistics.mean(users["multi"])
+    # a short run can see no tick of Redis's CPU at all
+    ratio = f"{step / multi:.2f}x" if multi > 0 else "(no baseline time measured)"
+    print(f"the step's Redis user time per append: {step:.1f} us, {ratio} the same writes as "
+          f"MULTI/EXEC ({multi:.1f} us)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
