@@ -133,13 +133,13 @@ class AlreadyApplied(Exception):
 # The log's length is its version: this step alone adds entries, versions 1..n with no gap, and
 # nothing trims the stream (compaction drops it whole), so XLEN (O(1), a number) tells the version
 # where reading the last entry back would copy its record. Each redis.call is most of the step's
-# cost, so the step makes as few as it can: the listeners set in one read; the idempotency key
-# set and a repeat found in one (SET NX GET: a repeat gets the key's value and sets nothing; one
-# at an older version, the common repeat, is told apart from a conflict by a GET then); the stamp
-# read from the hash's own HGETALL, not a HGET before it. The key is set before the XADDs: one
-# that failed would leave a key that names no append, but an XADD of ID expected + i after XLEN
-# said expected cannot fail (and under maxmemory the SET, the step's first write, is the one
-# refused, with nothing written).
+# cost, so the step makes as few as it can: the listeners set in one read; the idempotency key set
+# and a repeat found in one (SET NX GET, Redis 7.0 as SPUBLISH: a repeat gets the key's value and
+# sets nothing; one at an older version, the common repeat, is told apart from a conflict by a GET
+# then); the stamp read from the hash's own HGETALL, not a HGET before it. The key is set before the
+# XADDs: one that failed would leave a key that names no append, but an XADD of ID expected + i
+# after XLEN said expected cannot fail (and under maxmemory the SET, the step's first write, is the
+# one refused, with nothing written).
 _APPEND = """
 local expected = tonumber(ARGV[1])
 local n = tonumber(ARGV[2])
