@@ -83,6 +83,28 @@ def test_append_reads_back_the_tables_hashes_and_stamps_the_first(any_redis):
     assert "version" not in {k.decode() if isinstance(k, bytes) else k for k in any_redis.hkeys(other)}
 
 
+def _calls(client) -> dict[str, int]:
+    stats = client.info("commandstats")
+    return {name.removeprefix("cmdstat_"): each["calls"] for name, each in stats.items()}
+
+
+def test_a_moves_append_is_one_step_of_seven_calls(real_redis):
+    """What a move's append asks of Redis, call by call (each redis.call is most of the step's cost,
+    docs/benchmarks.md): a call added here is a cost every move pays."""
+    store, t = EventStore(real_redis), tid()
+    timers, notify = table_key(t, "timers"), table_key(t, "notify")
+    real_redis.hset(timers, mapping={"version": "1", "away": "{}"})
+    store.listen(t, "me")
+    store.append(t, 0, [rec(1)])  # the stream made and the script loaded, as for a table in play
+    before = _calls(real_redis)
+    store.append_reading(t, 1, [rec(2)], idempotency=(idempotency_key(t, "seat:0", "m2"), {"version": 2}, 60),
+                         read_back=(timers, notify), stamp=True, local="me")
+    after = _calls(real_redis)
+    made = {name: n - before.get(name, 0) for name, n in after.items() if n != before.get(name, 0)}
+    made.pop("info", None)
+    assert made == {"evalsha": 1, "xlen": 1, "set": 1, "xadd": 1, "smembers": 1, "hgetall": 2, "hset": 1}
+
+
 def test_read_back_takes_only_the_tables_own_keys(any_redis):
     store, t = EventStore(any_redis), tid()
     with pytest.raises(ValueError, match="own keys"):
