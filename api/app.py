@@ -56,7 +56,7 @@ class Context:
     socket_limits: SocketLimits
     frames: ViewFrames  # the frames of each change for each reader, built once in this process
     backends: Backends | None = None
-    move_limit: limits.PerToken | None = None  # None when the limits are off
+    move_limit: limits.MoveLimit | None = None  # None when the limits are off
 
 
 def change_hook(backends: Backends, config: Config):

@@ -370,11 +370,15 @@ class Http:
         self.port = port
         self.timeout = timeout
         self.conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+        # the client address a trusted proxy would have appended (the server's ESCOBA_TRUSTED_PROXIES=1)
+        self.forwarded_for: str | None = None
 
     def call(self, method: str, path: str, body=None, token: str | None = None) -> tuple[int, dict]:
         headers = {"Content-Type": "application/json"}
         if token:
             headers["Authorization"] = f"Bearer {token}"
+        if self.forwarded_for:
+            headers["X-Forwarded-For"] = self.forwarded_for
         data = json.dumps(body).encode() if body is not None else None
         for attempt in range(2):
             try:

@@ -26,11 +26,14 @@ more than one API process or a Redis Cluster (bench/cluster.py): with one proces
 moves publish no change notice (the mover's process is the table's only listener), where two
 players of a table on two processes make every move publish one and the other process read it; bots and the workers'
 jobs (the timers a move schedules are written, but no worker runs them); a real
-network's latency (everything is on 127.0.0.1); the page's work in a browser; the rate
-limits (``ESCOBA_RATE_LIMITS=off``, as in every bench here: it opens 100 tables from one
-address), so the moves' per-token window, one more Redis round trip a move in production
-(api/http/limits.py), is not counted; replica acknowledgements (one Redis, no replica:
-bench/cluster.py measures ``ESCOBA_REPLICA_ACKS``).
+network's latency (everything is on 127.0.0.1); the page's work in a browser; replica
+acknowledgements (one Redis, no replica: bench/cluster.py measures ``ESCOBA_REPLICA_ACKS``).
+
+The rate limits are on, as in production (``--limits on``, the default): every move is counted on
+its token's window (api/http/limits.py, in the append's own step). The tables are opened as if from
+one client address each, behind a trusted proxy (``ESCOBA_TRUSTED_PROXIES=1``, ``X-Forwarded-For``),
+so that opening 100 tables from one machine stays under the per-address limits. ``--limits off``
+measures without them, as the benches here did before 2026-12-04.
 
 The peer: boardgame.io (Node, in-memory store), the same closed loop of two-player
 games with a socket per player, run here in the same run, in turn with escoba (bench/peer.py;
@@ -210,6 +213,8 @@ def main(argv=None) -> int:
     parser.add_argument("--fsync", default="always", choices=("always", "everysec"),
                         help="the Redis AOF's appendfsync: always, as production runs it; everysec is a "
                              "diagnostic (what the fsync's tail adds to the opponent's p99), never a result")
+    parser.add_argument("--limits", default="on", choices=("on", "off"),
+                        help="the rate limits: on, as production runs them (the moves' per-token count); off: none")
     parser.add_argument("--rounds", type=int, default=1,
                         help="escoba and the peer, this many times, in turn first (escoba first in odd rounds, "
                              "the peer in even ones); the ratio pools every round's CPU and moves")
@@ -221,7 +226,8 @@ def main(argv=None) -> int:
         f"(x0.5..1.5); escoba serve: gunicorn {args.worker_class} workers={args.workers}; a private durable "
         f"redis-server (appendfsync {args.fsync}{'' if args.fsync == 'always' else ': NOT production'}); "
         f"{args.warmup:g} s warm-up, {args.duration:g} s measured; "
-        f"{args.rounds} round(s); moves sent by {'socket' if args.transport == 'socket' else 'POST'}",
+        f"{args.rounds} round(s); moves sent by {'socket' if args.transport == 'socket' else 'POST'}; "
+        f"rate limits {args.limits}{'' if args.limits == 'on' else ': NOT production'}",
         flush=True,
     )
     print(f"interpreter: {interpreter()}", flush=True)
@@ -271,10 +277,15 @@ def run_escoba(args, scripts) -> dict:
     reader = Reader()
     loop = None
     try:
-        server = escoba_server(free_port(), 4 * args.games + 64, args.workers, env=server_env(REDIS_URL=redis.url),
+        limits = {"ESCOBA_RATE_LIMITS": "on", "ESCOBA_TRUSTED_PROXIES": "1"} if args.limits == "on" else {}
+        server = escoba_server(free_port(), 4 * args.games + 64, args.workers,
+                               env=server_env(REDIS_URL=redis.url, **limits),
                                extra=("--worker-class", args.worker_class))
         http = Http(server.port)
-        games = [Game(i, *open_table(http, s), s) for i, s in enumerate(scripts)]
+        games = []
+        for i, s in enumerate(scripts):
+            http.forwarded_for = f"10.0.{i // 250}.{i % 250 + 1}"  # a client address of the table's own
+            games.append(Game(i, *open_table(http, s), s))
         http.close()
         loop = Loop(server.port, games, args.think, args.senders, args.seed, args.transport)
         reader.start()

@@ -35,6 +35,7 @@ from .store import (
     IDEMPOTENCY_TTL,
     AlreadyApplied,
     Appended,
+    Count,
     EventStore,
     VersionConflict,
     idempotency_key,
@@ -347,7 +348,8 @@ class TableService:
     def execute(self, table_id: str, command: dict, *, actor: str,
                 expected_version: int | None = None,
                 idempotency_key: str | None = None,
-                grant: tuple[str, str] | None = None, local: str | None = None) -> Outcome:
+                grant: tuple[str, str] | None = None, local: str | None = None,
+                count: Count | None = None) -> Outcome:
         """Decide ``command`` at the table and append its events; the outcome.
 
         ``grant`` = ``(token_hash, player)``: a seat token issued in the append's own
@@ -355,6 +357,10 @@ class TableService:
         caller's listener id when it posts the change to its own sockets itself (the append
         then publishes no notice if no other process listens: ``EventStore.append_reading``).
         Raises engine.RuleError: the rules' refusals, ``not_found``, ``version_conflict``.
+
+        ``count``: the request's rate counter (events.store.Count), counted in the first append's
+        own step (OverLimit: over the limit, and no repeat); a request that never reaches an append
+        leaves it uncounted (``count.counted``) for the caller to count.
 
         A used idempotency key is not looked up before deciding: the append refuses it in
         its own step (AlreadyApplied), so a repeat the rules accept is answered from there,
@@ -385,7 +391,8 @@ class TableService:
                     {"current": state.version},
                 )
             try:
-                outcome = self._apply(table_id, state, command, actor, idempotency_key, grant=grant, local=local)
+                outcome = self._apply(table_id, state, command, actor, idempotency_key, grant=grant, local=local,
+                                      count=count)
             except replication.NotAcknowledged:
                 self._unacknowledged(table_id)
                 raise
@@ -442,7 +449,8 @@ class TableService:
 
     def _apply(self, table_id: str, state: State, command: dict, actor: str,
                idem: str | None, *, created_at: float | None = None,
-               grant: tuple[str, str] | None = None, local: str | None = None) -> Outcome:
+               grant: tuple[str, str] | None = None, local: str | None = None,
+               count: Count | None = None) -> Outcome:
         events, new_state = engine.decide_and_fold(state, self.with_chance(command))
         if not events:
             return Outcome(state.version, state, [], False)
@@ -466,7 +474,8 @@ class TableService:
         try:
             appended = self.store.append_reading(table_id, state.version, records, idempotency=idempotency,
                                                  read_back=read_back, stamp=stamp, created_at=created_at,
-                                                 status=status, grant=grant, encoded=encoded, local=local)
+                                                 status=status, grant=grant, encoded=encoded, local=local,
+                                                 count=count)
         finally:
             if self._in_flight.get(table_id, (None, None))[1] is encoded:
                 del self._in_flight[table_id]

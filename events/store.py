@@ -110,6 +110,31 @@ class VersionConflict(Exception):
         self.current = current
 
 
+class OverLimit(Exception):
+    """The request's rate counter (``Count``) went over its limit: nothing was appended."""
+
+    def __init__(self, retry_after: int):
+        super().__init__(f"over the limit for {retry_after} s more")
+        self.retry_after = retry_after
+
+
+@dataclass
+class Count:
+    """A fixed-window rate counter a request is counted on once (``counted``): in the append's own
+    step when the request reaches it, else by ``EventStore.count``. ``key`` is the table's own
+    (``limit_key``), so both land in the table's cluster slot."""
+
+    key: str
+    limit: int
+    window: int  # seconds, from the window's first request
+    counted: bool = False
+
+
+def limit_key(table_id: str, name: str) -> str:
+    """A rate counter of the table's (``name``: what it counts, and whose)."""
+    return table_key(table_id, "limit:" + name)
+
+
 class AlreadyApplied(Exception):
     """The idempotency key was used already: the request was applied at ``version``."""
 
@@ -120,16 +145,21 @@ class AlreadyApplied(Exception):
 
 # KEYS: [1] the stream, [2] the idempotency key (the stream again when ARGV[8] is not '1'),
 #       [3] the index bucket, [4] the status bucket, [5] the status counts bucket,
-#       [6] the tokens hash, [7] the listeners set, [8..] the hashes to read back
+#       [6] the tokens hash, [7] the listeners set, [8] the request's rate counter (the stream again
+#       when ARGV[16] is ''), [9..] the hashes to read back
 # ARGV: [1] expected version, [2] number of records, [3] channel ('' = no notice),
 #       [4] notice message, [5] idempotency value, [6] its ttl (seconds),
 #       [7] '1' = stamp the new version in the first hash to read back, [8] see KEYS[2],
 #       [9] 'SPUBLISH' (a cluster: sharded pub/sub) or 'PUBLISH', [10] index score ('' = not a create),
 #       [11] table id, [12] the table's status after the batch ('' = unchanged),
 #       [13] token hash to grant ('' = none), [14] its player, [15] the appender's listener id
-#       ('' = none: the notice is published whoever listens), [16..] records
+#       ('' = none: the notice is published whoever listens), [16] the counter's limit ('' = not
+#       counted), [17] its window (seconds), [18..] records
 # Returns {1, new_version, old_stamp, hash, ...} | {0, current_version} (conflict)
-#       | {2, applied_version} (repeat)
+#       | {2, applied_version} (repeat) | {3, seconds until the counter's window ends} (over the limit)
+# The request is counted first, whatever follows (a conflict, a repeat, the append): the moves'
+# per-token limit (api/http/limits.py) costs a move no round trip and no write of its own. Over the
+# limit a repeat still gets its first answer, and nothing else happens.
 # The log's length is its version: this step alone adds entries, versions 1..n with no gap, and
 # nothing trims the stream (compaction drops it whole), so XLEN (O(1), a number) tells the version
 # where reading the last entry back would copy its record. Each redis.call is most of the step's
@@ -144,9 +174,18 @@ _APPEND = """
 local expected = tonumber(ARGV[1])
 local n = tonumber(ARGV[2])
 local idem = ARGV[8] == '1'
-local first = 8
+local first = 9
 local function repeated(seen)
   return {2, tonumber(string.match(seen, '"version"%s*:%s*(%d+)') or -1)}
+end
+if ARGV[16] ~= '' then
+  local count = redis.call('INCR', KEYS[8])
+  if count == 1 then redis.call('EXPIRE', KEYS[8], tonumber(ARGV[17])) end
+  if count > tonumber(ARGV[16]) then
+    local seen = idem and redis.call('GET', KEYS[2])
+    if seen then return repeated(seen) end
+    return {3, redis.call('TTL', KEYS[8])}
+  end
 end
 local current = redis.call('XLEN', KEYS[1])
 if current ~= expected then
@@ -159,7 +198,7 @@ if idem then
   if seen then return repeated(seen) end
 end
 for i = 1, n do
-  redis.call('XADD', KEYS[1], tostring(expected + i) .. '-0', 'e', ARGV[15 + i])
+  redis.call('XADD', KEYS[1], tostring(expected + i) .. '-0', 'e', ARGV[17 + i])
 end
 if ARGV[10] ~= '' then
   redis.call('ZADD', KEYS[3], 'NX', ARGV[10], ARGV[11])
@@ -237,6 +276,16 @@ class Appended:
     hashes: tuple = ()  # one dict per key of ``read_back``, as it was after the append
 
 
+# KEYS: [1] a rate counter. ARGV: [1] its window (seconds), [2] its limit. Counts one request (the window
+# starts with the first); returns the seconds until the window ends when that was over the limit, else 0.
+_COUNT = """
+local count = redis.call('INCR', KEYS[1])
+if count == 1 then redis.call('EXPIRE', KEYS[1], tonumber(ARGV[1])) end
+if count > tonumber(ARGV[2]) then return math.max(1, redis.call('TTL', KEYS[1])) end
+return 0
+"""
+
+
 # KEYS: [1] an idempotency key. Sets it again as it is (a write the replicas must copy, after
 # the append that set it: WAIT after this covers that append). Returns its value or nil.
 _TOUCH = """
@@ -259,6 +308,7 @@ class EventStore:
         self.ack_timeout = ack_timeout
         self._append = redis.register_script(_APPEND)
         self._touch = redis.register_script(_TOUCH)
+        self._count = redis.register_script(_COUNT)
         self._direct = Direct.for_client(redis)  # the append's EVALSHA without redis-py's per-command work
         self.slots = SlotDirectory(redis)
         # sharded pub/sub on a cluster: a notice goes only to the shard that owns the table
@@ -281,7 +331,7 @@ class EventStore:
                        read_back: tuple[str, ...] = (), stamp: bool = False,
                        created_at: float | None = None, status: str | None = None,
                        grant: tuple[str, str] | None = None, encoded: list[str] | None = None,
-                       local: str | None = None) -> Appended:
+                       local: str | None = None, count: Count | None = None) -> Appended:
         """``append``, also reading back hashes of the same table in the same step.
 
         ``read_back``: keys of the table's own (``table_key``), so a hook that follows
@@ -294,7 +344,9 @@ class EventStore:
         counts), ``grant`` = ``(token_hash, player)`` issues a seat token. ``encoded``: the records
         as ``records.dumps`` writes them, when the caller has them already. ``local``: the
         caller's listener id (``listen``), when it posts the change to its own sockets itself:
-        no notice is published if it is the table's only listener.
+        no notice is published if it is the table's only listener. ``count``: the request's rate
+        counter, counted here first unless it was already (``count.counted``); OverLimit when the
+        request goes over it and is no repeat.
         """
         if not records:
             raise ValueError("append needs at least one record")
@@ -319,8 +371,12 @@ class EventStore:
             ttl = int(rest[0]) if rest else IDEMPOTENCY_TTL
             if not isinstance(idem_value, str):
                 idem_value = json.dumps(idem_value, separators=(",", ":"))
+        counting = count is not None and not count.counted
+        if counting and not count.key.startswith(prefix):
+            raise ValueError("the rate counter must be the table's own (one cluster slot)")
         keys = [stream, idem_key, index_key(table_id), bucket_key(STATUS, table_id),
-                bucket_key(COUNTS, table_id), tokens_key(table_id), listeners_key(table_id)]
+                bucket_key(COUNTS, table_id), tokens_key(table_id), listeners_key(table_id),
+                count.key if counting else stream]
         channel = changes_channel(table_id) if notice else ""
         waits = self.replica_acks > 0
         if encoded is None:
@@ -331,7 +387,8 @@ class EventStore:
         args = [expected_version, len(records), "" if waits else channel, message, idem_value, ttl,
                 "1" if stamp else "0", "1" if idempotency is not None else "0", self.publish,
                 "" if created_at is None else repr(float(created_at)), table_id, status or "",
-                token_hash, player, local or ""]
+                token_hash, player, local or "", count.limit if counting else "",
+                count.window if counting else ""]
         args.extend(encoded)
         if created_at is not None:
             self.slots.note(table_id)
@@ -342,7 +399,11 @@ class EventStore:
                 self.replica_acks, self.ack_timeout, script=_APPEND)
         else:
             reply = self._run(self._append, keys, args)
+        if counting:
+            count.counted = True
         status, version = int(reply[0]), int(reply[1])
+        if status == 3:
+            raise OverLimit(max(1, version))
         if status == 0:
             raise VersionConflict(version)
         if status == 2:  # (the WAIT above counted an older write: the caller confirms the repeat)
@@ -364,6 +425,15 @@ class EventStore:
         except NoScriptError:
             script.sha = self.redis.script_load(script.script)
             return self._direct.execute("EVALSHA", script.sha, len(keys), *keys, *args)
+
+    def count(self, count: Count) -> int:
+        """Count one request on ``count`` (a request that did not reach an append); the seconds until
+        its window ends when that was over the limit, else 0."""
+        if count.counted:
+            return 0
+        over = int(self._count(keys=[count.key], args=[count.window, count.limit]))
+        count.counted = True
+        return over
 
     def confirm(self, table_id: str, actor: str, key: str) -> int | None:
         """The version a request with this idempotency key made (None: no such request), once

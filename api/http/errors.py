@@ -87,7 +87,7 @@ class Refusal:
 
 
 class RateLimited(Exception):
-    """A limit counted by our own code (api/http/limits.py PerToken) was reached."""
+    """A limit counted by our own code (api/http/limits.py: PerToken, MoveLimit) was reached."""
 
     def __init__(self, limit: str, wait: int):
         super().__init__(limit)

@@ -6,13 +6,15 @@ Defaults (``ESCOBA_RATE_LIMITS=off`` turns them all off, for benchmarks and test
 |---|---|---|
 | ``POST /tables`` (open a table) | client address | 10 a minute, 60 an hour |
 | ``POST /tables/{id}/seats`` (take a seat) | client address | 30 a minute |
-| ``POST /tables/{id}/moves`` | seat token | 120 a minute |
+| ``POST /tables/{id}/moves`` and socket moves | seat token (at its table) | 120 a minute |
 | ``POST /tables/{id}/chat`` | seat token | 20 a minute |
 
-A request over a limit is refused before anything is read or written: 429 ``rate_limited``
-in the contract's shape, with ``Retry-After`` (seconds). Tokens are counted by a hash, never
-stored as such. Each counter is one Redis key (fixed windows, flask-limiter's default), so the
-counters spread over a Redis Cluster like any other key.
+A request over a limit is refused and changes nothing: 429 ``rate_limited`` in the contract's
+shape, with ``Retry-After`` (seconds). Tokens are counted by a hash, never stored as such. Each
+counter is one Redis key (fixed windows, flask-limiter's default), so the counters spread over a
+Redis Cluster like any other key. The moves' counter is the table's own key, counted in the
+append's step (``MoveLimit``): a move over the limit is decided, then refused by that step before
+it writes anything; the other limits refuse a request before it is read.
 
 The client address is the TCP peer's, unless ``ESCOBA_TRUSTED_PROXIES=N`` says N proxies in
 front of the API each append to ``X-Forwarded-For``: then the address N hops from the right of
@@ -33,6 +35,7 @@ from werkzeug.middleware.proxy_fix import ProxyFix
 from api.auth import bearer_of, token_hash
 from api.http.errors import RateLimited, rate_limited, respond
 from events.config import Config
+from events.store import Count, limit_key
 
 CREATE_TABLE = "10 per minute;60 per hour"
 TAKE_SEAT = "30 per minute"
@@ -83,8 +86,31 @@ class PerToken:
                 raise RateLimited(str(item), max(1, int(reset - time.time())))
 
 
-def moves(limiter: Limiter | None) -> PerToken | None:
-    return None if limiter is None else PerToken(limiter, MOVES, "moves")
+class MoveLimit:
+    """The moves' per-token limit (``MOVES``: one window), counted in the table's own slot.
+
+    Every move counts, once: in the append's own step when it reaches one (events/store.py: no
+    round trip and no write of its own, where a counter of its own was a second durable write a
+    move), else by itself after it was refused (``EventStore.count``). A request without a token
+    is counted per client address by flask-limiter, as the other limits are, before anything else."""
+
+    def __init__(self, limiter: Limiter, limit: str = MOVES):
+        (self.item,) = parse_many(limit)
+        self.per_address = PerToken(limiter, limit, "moves")
+
+    def counter(self, table_id: str, token: str | None) -> Count | None:
+        """The counter of a request with ``token`` at the table (None without a token)."""
+        if not token:
+            return None
+        return Count(limit_key(table_id, "moves:" + token_hash(token)[:32]), self.item.amount,
+                     self.item.get_expiry())
+
+    def refused(self, retry_after: int) -> RateLimited:
+        return RateLimited(str(self.item), retry_after)
+
+
+def moves(limiter: Limiter | None) -> MoveLimit | None:
+    return None if limiter is None else MoveLimit(limiter)
 
 
 def _storage(redis) -> tuple[str, dict]:

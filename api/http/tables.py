@@ -17,10 +17,10 @@ from werkzeug.http import parse_etags
 import engine
 from api import auth
 from api.http import feed, limits, schemas
-from api.http.errors import RateLimited
 from api.http.schemas import load_move
 from engine import RuleError
 from events.service import Outcome
+from events.store import OverLimit
 from workers import outbound
 from workers.scheduling import notify_key
 
@@ -218,17 +218,33 @@ def decide_move(ctx, ask: Ask, log: dict) -> Moved:
     gets that answer, never a 429. (It is counted like any request: knowing it is a repeat before
     counting would cost every move a round trip to the store.)"""
     started = time.perf_counter()
+    log.update(table_id=ask.table_id, transport=ask.transport)
+    limit = ctx.move_limit
+    count = limit.counter(ask.table_id, ask.token) if limit is not None else None
+    if limit is not None and count is None:  # no token: per address, before anything else is read
+        limit.per_address.hit(limits.token_key(ask.token, ask.address))
+    try:
+        outcome, player, deck = _decided(ctx, ask, log, count)
+    except OverLimit as exc:  # the append's step counted it over the limit, and it is no repeat
+        raise limit.refused(exc.retry_after) from None
+    except Exception:
+        if count is not None and not count.counted:  # refused before an append: it counts too
+            over = ctx.service.store.count(count)
+            if over:
+                raise limit.refused(over) from None
+        raise
+    if count is not None and not count.counted:  # answered without an append (a repeat, a no-op)
+        over = ctx.service.store.count(count)
+        if over and not outcome.repeated:
+            raise limit.refused(over)
+    return _moved(ctx, ask, log, outcome, player, deck, started)
+
+
+def _decided(ctx, ask: Ask, log: dict, count) -> tuple[Outcome, str, str | None]:
+    """The move decided and appended (counted on ``count`` in the append's step): its outcome,
+    the mover and the reader's deck."""
     table_id = ask.table_id
-    log.update(table_id=table_id, transport=ask.transport)
     key = ask.idempotency_key
-    if ctx.move_limit is not None:  # counted before anything else is read: a refused move counts too
-        try:
-            ctx.move_limit.hit(limits.token_key(ask.token, ask.address))
-        except RateLimited:
-            repeat = _repeat_of(ctx, ask)
-            if repeat is None:
-                raise
-            return _moved(ctx, ask, log, *repeat, None, started)
     if ask.token is None and ask.transport == SOCKET:  # shared/API.md v1.2: "answers forbidden"
         raise RuleError("forbidden", "This socket has no seat token: open it with ?token= to move.")
     player = auth.require(ctx.redis, table_id, ask.token)
@@ -243,21 +259,9 @@ def decide_move(ctx, ask: Ask, log: dict) -> Moved:
         table_id, {**move, "player": player}, actor=f"player:{player}",
         expected_version=expected, idempotency_key=key,
         local=ctx.hub.listener_id,  # every caller posts the move to this process's sockets (post_local)
+        count=count,
     )
-    return _moved(ctx, ask, log, outcome, player, deck, started)
-
-
-def _repeat_of(ctx, ask: Ask) -> tuple[Outcome, str] | None:
-    """(the first answer's outcome, the player) when ``ask`` repeats a used key of its seat, else None."""
-    key = ask.idempotency_key
-    if key is None or ask.token is None or not (0 < len(key) <= 100):
-        return None
-    try:
-        player = auth.player_for(ctx.redis, ask.table_id, ask.token)
-    except RuleError:
-        return None
-    done = ctx.service.repeated(ask.table_id, f"player:{player}", key)
-    return None if done is None else (done, player)
+    return outcome, player, deck
 
 
 def _moved(ctx, ask: Ask, log: dict, outcome: Outcome, player: str, deck, started: float) -> Moved:

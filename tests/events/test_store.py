@@ -13,12 +13,15 @@ from events.connection import is_cluster
 from events.records import dumps
 from events.store import (
     AlreadyApplied,
+    Count,
     EventStore,
+    OverLimit,
     VersionConflict,
     changes_channel,
     events_key,
     idempotency_key,
     index_key,
+    limit_key,
     table_key,
 )
 
@@ -103,6 +106,42 @@ def test_a_moves_append_is_one_step_of_seven_calls(real_redis):
     made = {name: n - before.get(name, 0) for name, n in after.items() if n != before.get(name, 0)}
     made.pop("info", None)
     assert made == {"evalsha": 1, "xlen": 1, "set": 1, "xadd": 1, "smembers": 1, "hgetall": 2, "hset": 1}
+
+
+def _count(raw) -> int:
+    return int(raw) if raw is not None else 0
+
+
+def test_a_request_is_counted_once_in_the_append_step_and_refused_over_its_limit(any_redis):
+    store, t = EventStore(any_redis), tid()
+    key = limit_key(t, "moves:abc")
+    count = Count(key, limit=2, window=60)
+    assert store.append(t, 0, [rec(1)], notice=False) == 1
+    store.append_reading(t, 1, [rec(2)], count=count)
+    assert count.counted and _count(any_redis.get(key)) == 1 and 0 < any_redis.ttl(key) <= 60
+    store.append_reading(t, 2, [rec(3)], count=count)  # counted already: not again
+    assert _count(any_redis.get(key)) == 1
+    # a conflict counts too, and a repeat, and each is refused as before
+    with pytest.raises(VersionConflict):
+        store.append_reading(t, 1, [rec(2)], count=Count(key, 2, 60))
+    idem = idempotency_key(t, "seat:0", "k")
+    with pytest.raises(OverLimit) as over:  # the third in the window: nothing appended, no key set
+        store.append_reading(t, 3, [rec(4)], idempotency=(idem, {"version": 4}, 60), count=Count(key, 2, 60))
+    assert 1 <= over.value.retry_after <= 60
+    assert store.version(t) == 3 and any_redis.get(idem) is None and _count(any_redis.get(key)) == 3
+    # over the limit, a repeat still gets its first answer
+    store.append_reading(t, 3, [rec(4)], idempotency=(idem, {"version": 4}, 60))
+    with pytest.raises(AlreadyApplied) as repeat:
+        store.append_reading(t, 3, [rec(4)], idempotency=(idem, {"version": 4}, 60), count=Count(key, 2, 60))
+    assert repeat.value.version == 4 and store.version(t) == 4
+    # a request that reaches no append is counted by itself, on the same key
+    alone = Count(key, 2, 60)
+    assert 1 <= store.count(alone) <= 60 and alone.counted and _count(any_redis.get(key)) == 5
+    assert store.count(alone) == 0 and _count(any_redis.get(key)) == 5  # once
+    fresh = Count(limit_key(t, "moves:other"), 2, 60)
+    assert store.count(fresh) == 0 and any_redis.ttl(fresh.key) > 0
+    with pytest.raises(ValueError, match="own"):
+        store.append_reading(t, 4, [rec(5)], count=Count("escoba:elsewhere", 2, 60))
 
 
 def test_read_back_takes_only_the_tables_own_keys(any_redis):

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import dataclasses
+import secrets
 
 from api.app import create_app
+from api.auth import token_hash
 from api.http import limits
-from events.store import EventStore
+from events.store import EventStore, limit_key
 
 from ..conftest import Client
 
@@ -138,3 +140,40 @@ def test_a_retry_with_its_idempotency_key_gets_its_first_answer_over_the_limit(f
     # a new key, or the key of another seat, is a new request: refused
     _rate_limited(c.move(tid, host["token"], headers={"Idempotency-Key": "start-2"}, type="start"))
     assert c.view(tid)["version"] == first.get_json()["version"]
+
+
+def _moves_counted(redis, table_id: str, token: str) -> int:
+    raw = redis.get(limit_key(table_id, "moves:" + token_hash(token)[:32]))
+    return int(raw) if raw is not None else 0
+
+
+def _calls(redis) -> dict[str, int]:
+    return {name.removeprefix("cmdstat_"): each["calls"] for name, each in redis.info("commandstats").items()}
+
+
+def test_a_move_is_counted_once_in_its_own_append_and_a_refused_one_by_itself(real_redis, config):
+    """The moves' counter costs a move no round trip of its own: one EVALSHA, the count inside it.
+    (flask-limiter's counter was a second durable write a move: 25% more API CPU and 58% more
+    Redis a move in bench/games.py, docs/benchmarks.md.)"""
+    c = _limited(real_redis, config)
+    # an address of its own: the suite's Redis outlives this test, and its per-address counts with it
+    c.http.environ_base["REMOTE_ADDR"] = f"198.51.100.{secrets.randbelow(250) + 1}"
+    host = c.create()
+    tid = host["table_id"]
+    guest = c.sit(tid)
+    assert c.move(tid, host["token"], type="start").status_code == 200
+    assert _moves_counted(real_redis, tid, host["token"]) == 1
+    mover = host["token"] if c.view(tid, host["token"])["turn"] == 0 else guest["token"]
+    option = c.view(tid, mover)["options"][0]
+    play = {"type": "play", "card": option["card"], "capture": option["captures"][0] if option["captures"] else []}
+    counted = _moves_counted(real_redis, tid, mover)
+    before = _calls(real_redis)
+    r = c.move(tid, mover, **play)
+    assert r.status_code == 200, r.get_json()
+    made = {k: n - before.get(k, 0) for k, n in _calls(real_redis).items() if n != before.get(k, 0)}
+    made.pop("info", None)
+    assert made.get("evalsha") == 1 and made.get("incr") == 1 and "eval" not in made, made
+    assert _moves_counted(real_redis, tid, mover) == counted + 1
+    # refused by the rules (not its turn any more): counted too, once
+    assert c.move(tid, mover, **play).status_code == 409
+    assert _moves_counted(real_redis, tid, mover) == counted + 2
