@@ -41,8 +41,9 @@ What it leaves out: bots and the RQ worker (the timers the API schedules on
 every move are in, the jobs that would fire are not run), chat and the event
 feed, If-None-Match (each GET follows a change, so a 304 would never apply),
 TLS and a proxy in front, more than one Redis or a network between them, and the
-rate limits (off on both servers: the moves' per-token window is one more Redis round
-trip a move in production).
+rate limits (off on both servers, the baseline having none: in production the moves'
+per-token window is counted inside the move's append step, about 1% more Redis a move,
+bench/games.py --limits on|off).
 """
 
 from __future__ import annotations

@@ -69,8 +69,8 @@ LIMITS = {
 
 
 class PerToken:
-    """A limit our own code counts (the moves: api/http/tables.py, served with or without Flask's request
-    cycle, api/http/hot.py), through flask-limiter's own strategy and store: one Redis key a window."""
+    """A limit our own code counts through flask-limiter's own strategy and store, one Redis key a window
+    (the moves of a request without a token, per client address: ``MoveLimit``)."""
 
     def __init__(self, limiter: Limiter, limit: str, scope: str):
         self.limiter = limiter

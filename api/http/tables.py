@@ -216,7 +216,11 @@ def decide_move(ctx, ask: Ask, log: dict) -> Moved:
     A repeat of a key this seat used already (an ``Idempotency-Key`` or a socket move's ``id``: one
     key) is answered as the first time, over the rate limit too: a client retrying an answer it lost
     gets that answer, never a 429. (It is counted like any request: knowing it is a repeat before
-    counting would cost every move a round trip to the store.)"""
+    counting would cost every move a round trip to the store.)
+
+    The per-token limit is counted in the append's own step (api/http/limits.py ``MoveLimit``): a
+    move that reaches no append is counted after it, by itself, and its refusal becomes a 429 when
+    that count is over the limit, as it would have been had it been counted first."""
     started = time.perf_counter()
     log.update(table_id=ask.table_id, transport=ask.transport)
     limit = ctx.move_limit
