@@ -159,7 +159,9 @@ class AlreadyApplied(Exception):
 #       | {2, applied_version} (repeat) | {3, seconds until the counter's window ends} (over the limit)
 # The request is counted first, whatever follows (a conflict, a repeat, the append): the moves'
 # per-token limit (api/http/limits.py) costs a move no round trip and no write of its own. Over the
-# limit a repeat still gets its first answer, and nothing else happens.
+# limit a repeat still gets its first answer, and nothing else happens. So it does when the store
+# refuses the step's first write (full: maxmemory, where every write is refused and reads are not):
+# the count and the key's SET are pcalls, and a refused one reads the key as a repeat would.
 # The log's length is its version: this step alone adds entries, versions 1..n with no gap, and
 # nothing trims the stream (compaction drops it whole), so XLEN (O(1), a number) tells the version
 # where reading the last entry back would copy its record. Each redis.call is most of the step's
@@ -178,8 +180,14 @@ local first = 9
 local function repeated(seen)
   return {2, tonumber(string.match(seen, '"version"%s*:%s*(%d+)') or -1)}
 end
+local function refused(err)
+  local seen = idem and redis.call('GET', KEYS[2])
+  if seen then return repeated(seen) end
+  return err
+end
 if ARGV[16] ~= '' then
-  local count = redis.call('INCR', KEYS[8])
+  local count = redis.pcall('INCR', KEYS[8])
+  if type(count) == 'table' then return refused(count) end
   if count == 1 then redis.call('EXPIRE', KEYS[8], tonumber(ARGV[17])) end
   if count > tonumber(ARGV[16]) then
     local seen = idem and redis.call('GET', KEYS[2])
@@ -194,7 +202,8 @@ if current ~= expected then
   return {0, current}
 end
 if idem then
-  local seen = redis.call('SET', KEYS[2], ARGV[5], 'NX', 'GET', 'EX', tonumber(ARGV[6]))
+  local seen = redis.pcall('SET', KEYS[2], ARGV[5], 'NX', 'GET', 'EX', tonumber(ARGV[6]))
+  if type(seen) == 'table' then return refused(seen) end
   if seen then return repeated(seen) end
 end
 for i = 1, n do

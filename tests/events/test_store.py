@@ -144,6 +144,35 @@ def test_a_request_is_counted_once_in_the_append_step_and_refused_over_its_limit
         store.append_reading(t, 4, [rec(5)], count=Count("escoba:elsewhere", 2, 60))
 
 
+def test_a_full_store_still_answers_a_repeat_from_the_append_step(redis_server_binary, tmp_path):
+    """Under maxmemory every write is refused and reads are not: the step's refused first write (the
+    count, then the key's SET) reads the key as a repeat would, so a retry still gets its answer."""
+    import redis as redis_lib
+
+    from ..redis_servers import RedisServer, free_port
+
+    server = RedisServer(free_port(), tmp_path, extra=("--maxmemory", "4mb")).start()
+    client = redis_lib.Redis(port=server.port)
+    try:
+        store, t = EventStore(client), tid()
+        key, other = idempotency_key(t, "seat:0", "k"), idempotency_key(t, "seat:0", "k2")
+        store.append(t, 0, [rec(1)], idempotency=(key, {"version": 1}, 60))
+        with pytest.raises(redis_lib.exceptions.OutOfMemoryError):  # noqa: PT012
+            for i in range(100_000):
+                client.set(f"filler:{i}", b"x" * 1000)
+        client.config_set("maxmemory", client.info("memory")["used_memory"] - 64 * 1024)
+        for count in (None, Count(limit_key(t, "moves:abc"), 10, 60)):  # the SET refused, or the count first
+            with pytest.raises(AlreadyApplied) as repeat:  # at the log's version: the step's SET NX GET
+                store.append_reading(t, 1, [rec(2)], idempotency=(key, {"version": 2}, 60), count=count)
+            assert repeat.value.version == 1
+            with pytest.raises(redis_lib.exceptions.OutOfMemoryError):
+                store.append_reading(t, 1, [rec(2)], idempotency=(other, {"version": 2}, 60), count=count)
+        assert store.version(t) == 1 and client.get(other) is None
+    finally:
+        client.close()
+        server.stop()
+
+
 def test_read_back_takes_only_the_tables_own_keys(any_redis):
     store, t = EventStore(any_redis), tid()
     with pytest.raises(ValueError, match="own keys"):

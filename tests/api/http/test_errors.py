@@ -47,6 +47,8 @@ def test_a_full_store_answers_503_and_healthz_says_so(private_redis, config):
     host = c.create()
     table_id = host["table_id"]
     assert c.http.get("/healthz").status_code == 200
+    first = c.move(table_id, host["token"], headers={"Idempotency-Key": "bot-1"}, type="add_bot", bot="carmen")
+    assert first.status_code == 200, first.get_json()
     # fill it: noeviction refuses every write once used memory passes maxmemory
     with pytest.raises(redis_lib.exceptions.OutOfMemoryError):  # noqa: PT012
         for i in range(100_000):  # small values: a big refused one only fills the query buffer
@@ -62,6 +64,11 @@ def test_a_full_store_answers_503_and_healthz_says_so(private_redis, config):
     _unavailable(c.http.post("/tables", json={"name": "Ana", "preset": "selminha"}), "full")
     _unavailable(c.http.post(f"/tables/{table_id}/seats", json={"name": "Bea"}), "full")
     _unavailable(c.move(table_id, host["token"], type="add_bot", bot="tito"), "full")
+    _unavailable(c.move(table_id, host["token"], headers={"Idempotency-Key": "bot-2"}, type="add_bot",
+                        bot="tito"), "full")
+    # a retry of a move that was applied still gets its first answer: it needs only a read
+    again = c.move(table_id, host["token"], headers={"Idempotency-Key": "bot-1"}, type="add_bot", bot="carmen")
+    assert again.status_code == 200 and again.data == first.data, again.get_json()
     assert rdb.xlen(events) == before
     # reads still work: a full store still answers them
     assert c.http.get(f"/tables/{table_id}").status_code == 200
