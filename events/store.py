@@ -11,6 +11,8 @@ bucket whose tag hashes to the same slot, see ``events/buckets.py``):
   their hubs' ids, each added once its subscription is confirmed and before it reads the log
 - ``table:{ID}:analysis``  the game analysis, beside the log (events/analysis.py)
 - ``table:{ID}:confirmed``  the version a job last confirmed its replicas hold (``confirm_log``; a minute's TTL)
+- ``table:{ID}:limit:moves:<token hash>``  a seat token's moves in the current window (``Count``; the
+  window's TTL), counted in the append's step (api/http/limits.py ``MoveLimit``)
 - ``escoba:tables:{T}``   the index bucket of the table's slot: sorted set of table ids (score: creation time)
 - ``escoba:status:{T}``   the status bucket: table id -> status; ``escoba:counts:{T}``: status -> tables
 - ``escoba:slots``        the slots whose buckets hold anything (events/buckets.py; not in the step)
@@ -25,8 +27,9 @@ listens. A listener adds itself before it reads the log on each subscription (th
 resync, api/sockets/hub.py), so whatever it was not sent it reads there.
 Either the whole batch is in the log, with everything that goes with it, or none
 of it: a table's first event, its host's token and its index entry are written
-together. Every write comes after every check, and once a script has written,
-Redis (noeviction) lets it finish, so a full Redis refuses a create whole.
+together. Every write comes after every check (but a request's rate count, which
+counts whatever follows), and once a script has written, Redis (noeviction) lets it
+finish, so a full Redis refuses a create whole.
 The same code runs on one Redis, on a Redis Cluster and on fakeredis[lua].
 
 With ``replica_acks`` (ESCOBA_REPLICA_ACKS) the step is followed by ``WAIT`` on the same
