@@ -183,30 +183,22 @@ local first = 9
 local function repeated(seen)
   return {2, tonumber(string.match(seen, '"version"%s*:%s*(%d+)') or -1)}
 end
-local function refused(err)
+local function repeat_or(answer)
   local seen = idem and redis.call('GET', KEYS[2])
   if seen then return repeated(seen) end
-  return err
+  return answer
 end
 if ARGV[16] ~= '' then
   local count = redis.pcall('INCR', KEYS[8])
-  if type(count) == 'table' then return refused(count) end
+  if type(count) == 'table' then return repeat_or(count) end
   if count == 1 then redis.call('EXPIRE', KEYS[8], tonumber(ARGV[17])) end
-  if count > tonumber(ARGV[16]) then
-    local seen = idem and redis.call('GET', KEYS[2])
-    if seen then return repeated(seen) end
-    return {3, redis.call('TTL', KEYS[8])}
-  end
+  if count > tonumber(ARGV[16]) then return repeat_or({3, redis.call('TTL', KEYS[8])}) end
 end
 local current = redis.call('XLEN', KEYS[1])
-if current ~= expected then
-  local seen = idem and redis.call('GET', KEYS[2])
-  if seen then return repeated(seen) end
-  return {0, current}
-end
+if current ~= expected then return repeat_or({0, current}) end
 if idem then
   local seen = redis.pcall('SET', KEYS[2], ARGV[5], 'NX', 'GET', 'EX', tonumber(ARGV[6]))
-  if type(seen) == 'table' then return refused(seen) end
+  if type(seen) == 'table' then return repeat_or(seen) end
   if seen then return repeated(seen) end
 end
 for i = 1, n do

@@ -231,16 +231,15 @@ def decide_move(ctx, ask: Ask, log: dict) -> Moved:
         outcome, player, deck = _decided(ctx, ask, log, count)
     except OverLimit as exc:  # the append's step counted it over the limit, and it is no repeat
         raise limit.refused(exc.retry_after) from None
-    except Exception:
-        if count is not None and not count.counted:  # refused before an append: it counts too
-            over = ctx.service.store.count(count)
-            if over:
-                raise limit.refused(over) from None
+    except Exception:  # refused before an append: it counts too (nothing more if the step counted it)
+        over = ctx.service.store.count(count) if count is not None else 0
+        if over:
+            raise limit.refused(over) from None
         raise
-    if count is not None and not count.counted:  # answered without an append (a repeat, a no-op)
-        over = ctx.service.store.count(count)
-        if over and not outcome.repeated:
-            raise limit.refused(over)
+    # answered without an append (a repeat, a no-op): counted here; after an append, nothing more
+    over = ctx.service.store.count(count) if count is not None else 0
+    if over and not outcome.repeated:
+        raise limit.refused(over)
     return _moved(ctx, ask, log, outcome, player, deck, started)
 
 
