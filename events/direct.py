@@ -17,7 +17,15 @@ What redis-py does that matters here is kept:
   any other failure drops it (disconnected, never reused) and is raised as it came,
   as redis-py does with no retries configured (the clients here have none);
 - a process forked after connecting (gunicorn's workers) never uses its parent's
-  connections.
+  connections;
+- a socket timeout is redis-py's ``TimeoutError``, any other socket error its ``ConnectionError``.
+
+And what redis-py's connection does that costs a move system calls of its own is not: its
+``sendall`` (gevent's asks the kernel for the socket's buffer size first, a ``getsockopt`` on
+every write) is one ``send``, unless the server's window is full; under gevent the reply is
+waited for before it is read (it cannot be there yet: the step waits for its fsync), where
+reading at once fails with ``EAGAIN`` first; and the check for a fork is done once, in the
+child (``os.register_at_fork``), not with a ``getpid`` a command.
 
 Only a plain Redis whose pool makes ``events.connection.Connection`` (``plain_client``,
 TCP) takes this way; a cluster, a fake or a TLS client is sent the command the
@@ -28,6 +36,7 @@ from __future__ import annotations
 
 import os
 import threading
+import weakref
 
 import redis as redis_lib
 from redis.utils import HIREDIS_AVAILABLE
@@ -50,7 +59,7 @@ class Direct:
         self._idle: list = []
         self._open = 0  # connections of ours, idle or in use
         self._lock = threading.Lock()
-        self._pid = os.getpid()
+        _ALL.add(self)
 
     @classmethod
     def for_client(cls, client) -> Direct | None:
@@ -70,7 +79,7 @@ class Direct:
         if conn is None:  # as many as we keep are in use: the client's pool (which may wait)
             return self.client.execute_command(*args)
         try:
-            conn.send_packed_command(_packed(conn, args), check_health=False)
+            _send(conn, _packed(conn, args))
             reply = conn.read_response()
         except redis_lib.ResponseError:
             self._give(conn)  # the whole reply was read: the connection is fine
@@ -81,10 +90,12 @@ class Direct:
         self._give(conn)
         return reply
 
+    def _forked(self) -> None:
+        """In a forked child: the parent's connections are not ours (never closed here: the
+        parent may still use them)."""
+        self._idle, self._open, self._lock = [], 0, threading.Lock()
+
     def _take(self):
-        if self._pid != os.getpid():  # forked: the parent's connections are not ours
-            with self._lock:
-                self._idle, self._open, self._pid = [], 0, os.getpid()
         try:
             conn = self._idle.pop()
         except IndexError:
@@ -118,14 +129,38 @@ class Direct:
                 self._open -= 1
 
 
-def _packed(conn, args: tuple) -> list:
+def _packed(conn, args: tuple) -> bytes:
     """The command's wire bytes, as ``conn.pack_command(*args)`` makes them. With hiredis, straight from
     its C packer: redis-py's serializer only splits a first argument holding spaces and copies each
     argument in a Python loop first (bytearrays and memoryviews to bytes), 55 calls for a move's append.
     Our commands are a name without spaces and str, bytes, int and float arguments."""
     if _hiredis_pack is None:
-        return conn.pack_command(*args)
-    return [_hiredis_pack(args)]
+        return b"".join(conn.pack_command(*args))
+    return _hiredis_pack(args)
+
+
+def _send(conn, data: bytes) -> None:
+    """``data`` on ``conn``'s socket, whole, then (under gevent) the wait for its reply; a socket's
+    failure as redis-py's connection raises it."""
+    sock = conn._sock
+    try:
+        sent = sock.send(data)
+        if sent < len(data):  # the server's window is full: the rest as redis-py would
+            sock.sendall(memoryview(data)[sent:])
+    except TimeoutError as e:
+        raise redis_lib.TimeoutError("Timeout writing to socket") from e
+    except OSError as e:
+        raise redis_lib.ConnectionError(f"Error while writing to socket: {e}") from e
+    wait = getattr(sock, "_wait", None)  # gevent's socket: its own read watcher, reused
+    if wait is not None:
+        try:
+            wait(sock._read_event)
+        except TimeoutError as e:
+            raise redis_lib.TimeoutError("Timeout reading from socket") from e
+
+
+_ALL: weakref.WeakSet = weakref.WeakSet()  # every Direct of the process, for a fork
+os.register_at_fork(after_in_child=lambda: [direct._forked() for direct in list(_ALL)])
 
 
 __all__ = ["Direct"]

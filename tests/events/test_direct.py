@@ -144,6 +144,49 @@ def test_the_commands_wire_bytes_are_redis_pys(client, args):
 
     conn = client.connection_pool.make_connection()
     try:
-        assert b"".join(_packed(conn, args)) == b"".join(conn.pack_command(*args))
+        assert _packed(conn, args) == b"".join(conn.pack_command(*args))
     finally:
         conn.disconnect()
+
+
+def test_a_command_is_one_send_and_under_gevent_its_reply_is_waited_for_on_the_sockets_watcher():
+    from types import SimpleNamespace
+
+    from gevent import socket as gsocket
+
+    from events.direct import _send
+
+    ours, server = gsocket.socketpair()
+    try:
+        ours.settimeout(0.05)
+        conn = SimpleNamespace(_sock=ours)
+        with pytest.raises(redis_lib.TimeoutError, match="reading"):  # sent, and no reply came
+            _send(conn, b"*1\r\n$4\r\nPING\r\n")
+        assert server.recv(100) == b"*1\r\n$4\r\nPING\r\n"
+        server.sendall(b"+PONG\r\n")
+        _send(conn, b"*1\r\n$4\r\nPING\r\n")  # a reply is waiting: back at once
+        assert ours.recv(100) == b"+PONG\r\n" and server.recv(100) == b"*1\r\n$4\r\nPING\r\n"
+        big = b"x" * (8 << 20)  # past the socket's buffer: the rest goes out as the server reads
+        reader = __import__("gevent").spawn(lambda: b"".join(iter(lambda: server.recv(1 << 20), b"")))
+        with pytest.raises(redis_lib.TimeoutError):
+            _send(conn, big)
+        ours.close()
+        assert reader.get(timeout=5) == big
+    finally:
+        ours.close()
+        server.close()
+
+
+def test_a_socket_that_fails_on_send_is_redis_pys_connection_error():
+    import socket
+    from types import SimpleNamespace
+
+    from events.direct import _send
+
+    ours, server = socket.socketpair()
+    server.close()
+    try:
+        with pytest.raises(redis_lib.ConnectionError):
+            _send(SimpleNamespace(_sock=ours), b"*1\r\n$4\r\nPING\r\n")
+    finally:
+        ours.close()
