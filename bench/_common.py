@@ -282,6 +282,24 @@ class PrivateRedis:
         calls.update({"usec:" + name.removeprefix("cmdstat_"): each["usec"] for name, each in stats.items()})
         return calls
 
+    def write_floor_ms(self, writes: int = 3000, size: int = 600) -> float:
+        """The least Redis CPU a durable move can cost, in ms: ``writes`` plain ``SET``s of a move's
+        size (its record, key and counters) sent one at a time, as a game's moves come, so each is
+        a round trip and a write with its own fsync (``INFO cpu``: to the microsecond)."""
+        from redis import Redis
+
+        client = Redis(port=self.port)
+        try:
+            before = client.info("cpu")
+            for i in range(writes):
+                client.set(f"bench:floor:{i % 100}", "x" * size)
+            after = client.info("cpu")
+            client.delete(*(f"bench:floor:{i}" for i in range(min(writes, 100))))
+        finally:
+            client.close()
+        spent = sum(float(after[k]) - float(before[k]) for k in ("used_cpu_user", "used_cpu_sys"))
+        return spent * 1000 / writes
+
     def stop(self) -> None:
         if self.proc.poll() is None:
             self.proc.terminate()

@@ -64,3 +64,22 @@ def test_the_rounds_mean_interval_is_students_t():
     assert mean_interval([1.2]) == (1.2, 1.2, 1.2)  # one round: no interval to give
     wide, narrow = mean_interval([0.9, 1.1]), mean_interval([0.9, 1.1] * 5)
     assert wide[2] - wide[1] > 5 * (narrow[2] - narrow[1])  # two rounds say little; ten say more
+
+
+@pytest.mark.skipif(__import__("shutil").which("redis-server") is None, reason="starts a redis-server")
+def test_the_write_floor_is_measured_on_the_durable_redis_and_leaves_no_key():
+    from redis import Redis
+
+    from bench._common import start_private_redis
+
+    server = start_private_redis()
+    try:
+        client = Redis(port=server.port)
+        assert client.config_get("appendfsync") == {"appendfsync": "always"}
+        floor = server.write_floor_ms(writes=200)
+        assert 0 < floor < 50  # ms a write: each one a round trip and an fsync of the server's own
+        assert client.info("commandstats")["cmdstat_set"]["calls"] == 200
+        assert client.dbsize() == 0
+        client.close()
+    finally:
+        server.stop()
