@@ -22,6 +22,11 @@ DURABLE = ("--appendonly", "yes", "--appendfsync", "always")
 VOLATILE = ("--appendonly", "no")
 
 
+def command_calls(client) -> dict[str, int]:
+    """Calls so far by command name (``INFO commandstats``): what a step asked of the server."""
+    return {name.removeprefix("cmdstat_"): each["calls"] for name, each in client.info("commandstats").items()}
+
+
 def redis_binary() -> str | None:
     return shutil.which("redis-server")
 

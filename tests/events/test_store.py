@@ -25,6 +25,8 @@ from events.store import (
     table_key,
 )
 
+from ..redis_servers import command_calls
+
 
 def rec(version: int, seat: int = 0) -> dict:
     return {"type": "BotRemoved", "v": 1, "version": version, "at": "2024-01-01T00:00:00.000Z",
@@ -86,11 +88,6 @@ def test_append_reads_back_the_tables_hashes_and_stamps_the_first(any_redis):
     assert "version" not in {k.decode() if isinstance(k, bytes) else k for k in any_redis.hkeys(other)}
 
 
-def _calls(client) -> dict[str, int]:
-    stats = client.info("commandstats")
-    return {name.removeprefix("cmdstat_"): each["calls"] for name, each in stats.items()}
-
-
 def test_a_moves_append_is_one_step_of_seven_calls(real_redis):
     """What a move's append asks of Redis, call by call (each redis.call is most of the step's cost,
     docs/benchmarks.md): a call added here is a cost every move pays."""
@@ -99,10 +96,10 @@ def test_a_moves_append_is_one_step_of_seven_calls(real_redis):
     real_redis.hset(timers, mapping={"version": "1", "away": "{}"})
     store.listen(t, "me")
     store.append(t, 0, [rec(1)])  # the stream made and the script loaded, as for a table in play
-    before = _calls(real_redis)
+    before = command_calls(real_redis)
     store.append_reading(t, 1, [rec(2)], idempotency=(idempotency_key(t, "seat:0", "m2"), {"version": 2}, 60),
                          read_back=(timers, notify), stamp=True, local="me")
-    after = _calls(real_redis)
+    after = command_calls(real_redis)
     made = {name: n - before.get(name, 0) for name, n in after.items() if n != before.get(name, 0)}
     made.pop("info", None)
     assert made == {"evalsha": 1, "xlen": 1, "set": 1, "xadd": 1, "smembers": 1, "hgetall": 2, "hset": 1}

@@ -10,6 +10,7 @@ from api.auth import token_hash
 from api.http import limits
 from events.store import EventStore, limit_key
 
+from ...redis_servers import command_calls
 from ..conftest import Client
 
 
@@ -147,10 +148,6 @@ def _moves_counted(redis, table_id: str, token: str) -> int:
     return int(raw) if raw is not None else 0
 
 
-def _calls(redis) -> dict[str, int]:
-    return {name.removeprefix("cmdstat_"): each["calls"] for name, each in redis.info("commandstats").items()}
-
-
 def test_a_move_is_counted_once_in_its_own_append_and_a_refused_one_by_itself(real_redis, config):
     """The moves' counter costs a move no round trip of its own: one EVALSHA, the count inside it.
     (flask-limiter's counter was a second durable write a move: 25% more API CPU and 58% more
@@ -167,10 +164,10 @@ def test_a_move_is_counted_once_in_its_own_append_and_a_refused_one_by_itself(re
     option = c.view(tid, mover)["options"][0]
     play = {"type": "play", "card": option["card"], "capture": option["captures"][0] if option["captures"] else []}
     counted = _moves_counted(real_redis, tid, mover)
-    before = _calls(real_redis)
+    before = command_calls(real_redis)
     r = c.move(tid, mover, **play)
     assert r.status_code == 200, r.get_json()
-    made = {k: n - before.get(k, 0) for k, n in _calls(real_redis).items() if n != before.get(k, 0)}
+    made = {k: n - before.get(k, 0) for k, n in command_calls(real_redis).items() if n != before.get(k, 0)}
     made.pop("info", None)
     assert made.get("evalsha") == 1 and made.get("incr") == 1 and "eval" not in made, made
     assert _moves_counted(real_redis, tid, mover) == counted + 1
