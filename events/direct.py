@@ -18,7 +18,8 @@ What redis-py does that matters here is kept:
   as redis-py does with no retries configured (the clients here have none);
 - a process forked after connecting (gunicorn's workers) never uses its parent's
   connections;
-- a socket timeout is redis-py's ``TimeoutError``, any other socket error its ``ConnectionError``.
+- a socket timeout is redis-py's ``TimeoutError``, any other socket error (the kernel's ``ETIMEDOUT``
+  too) its ``ConnectionError``.
 
 And what redis-py's connection does that costs a move system calls of its own is not: its
 ``sendall`` (gevent's asks the kernel for the socket's buffer size first, a ``getsockopt`` on
@@ -148,7 +149,7 @@ def _send(conn, data: bytes) -> None:
         if sent < len(data):  # the server's window is full: the rest as redis-py would
             sock.sendall(memoryview(data)[sent:])
     except TimeoutError as e:
-        raise redis_lib.TimeoutError("Timeout writing to socket") from e
+        raise _timeout(e, "writing to") from e
     except OSError as e:
         raise redis_lib.ConnectionError(f"Error while writing to socket: {e}") from e
     wait = getattr(sock, "_wait", None)  # gevent's socket: its own read watcher, reused
@@ -156,7 +157,15 @@ def _send(conn, data: bytes) -> None:
         try:
             wait(sock._read_event)
         except TimeoutError as e:
-            raise redis_lib.TimeoutError("Timeout reading from socket") from e
+            raise _timeout(e, "reading from") from e
+
+
+def _timeout(e: TimeoutError, doing: str) -> Exception:
+    """The socket's own timeout as redis-py's ``TimeoutError``; the kernel's ``ETIMEDOUT`` (a dead
+    connection, not a slow one) as its ``ConnectionError``, as redis-py's connection tells them apart."""
+    if e.errno is not None:
+        return redis_lib.ConnectionError(f"Error {e.errno} while {doing} socket. {e.strerror}.")
+    return redis_lib.TimeoutError(f"Timeout {doing} socket")
 
 
 _ALL: weakref.WeakSet = weakref.WeakSet()  # every Direct of the process, for a fork

@@ -190,3 +190,14 @@ def test_a_socket_that_fails_on_send_is_redis_pys_connection_error():
             _send(SimpleNamespace(_sock=ours), b"*1\r\n$4\r\nPING\r\n")
     finally:
         ours.close()
+
+
+def test_the_kernels_timeout_is_a_dead_connection_and_the_sockets_own_a_slow_one():
+    import errno
+
+    from events.direct import _timeout
+
+    dead = _timeout(TimeoutError(errno.ETIMEDOUT, "Connection timed out"), "reading from")
+    slow = _timeout(TimeoutError("timed out"), "reading from")
+    assert type(dead) is redis_lib.ConnectionError and str(errno.ETIMEDOUT) in str(dead)
+    assert type(slow) is redis_lib.TimeoutError
