@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import multiprocessing
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -66,7 +67,7 @@ def test_the_rounds_mean_interval_is_students_t():
     assert wide[2] - wide[1] > 5 * (narrow[2] - narrow[1])  # two rounds say little; ten say more
 
 
-@pytest.mark.skipif(__import__("shutil").which("redis-server") is None, reason="starts a redis-server")
+@pytest.mark.skipif(shutil.which("redis-server") is None, reason="starts a redis-server")
 def test_the_write_floor_is_measured_on_the_durable_redis_and_leaves_no_key():
     from redis import Redis
 

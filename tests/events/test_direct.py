@@ -152,6 +152,7 @@ def test_the_commands_wire_bytes_are_redis_pys(client, args):
 def test_a_command_is_one_send_and_under_gevent_its_reply_is_waited_for_on_the_sockets_watcher():
     from types import SimpleNamespace
 
+    import gevent
     from gevent import socket as gsocket
 
     from events.direct import _send
@@ -167,7 +168,7 @@ def test_a_command_is_one_send_and_under_gevent_its_reply_is_waited_for_on_the_s
         _send(conn, b"*1\r\n$4\r\nPING\r\n")  # a reply is waiting: back at once
         assert ours.recv(100) == b"+PONG\r\n" and server.recv(100) == b"*1\r\n$4\r\nPING\r\n"
         big = b"x" * (8 << 20)  # past the socket's buffer: the rest goes out as the server reads
-        reader = __import__("gevent").spawn(lambda: b"".join(iter(lambda: server.recv(1 << 20), b"")))
+        reader = gevent.spawn(lambda: b"".join(iter(lambda: server.recv(1 << 20), b"")))
         with pytest.raises(redis_lib.TimeoutError):
             _send(conn, big)
         ours.close()
