@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
+from operator import is_
 
 from . import events as ev
 from .cards import FULL_DECK, SEVEN_OF_COINS, design_for, is_coin, is_seven, label_map
@@ -46,6 +47,7 @@ class TableView:
     fields: dict
     shown: frozenset
     plays: list | None = None  # the state's history its "history" was built from (see table_view's previous)
+    history_cards: frozenset = frozenset()  # the cards its "history" names: a later version adds its own plays'
 
 
 def table_view(state: State, *, deck: str | None = None, previous: TableView | None = None) -> TableView:
@@ -55,6 +57,7 @@ def table_view(state: State, *, deck: str | None = None, previous: TableView | N
     round's every one."""
     s = state
     design = design_for(s.settings.deck, deck)
+    history, history_cards = _history(s.history, previous)
     fields = {
         "version": s.version,
         "status": s.status,
@@ -78,28 +81,36 @@ def table_view(state: State, *, deck: str | None = None, previous: TableView | N
         "fifteen_to_take": _fifteen(s),
         "options": None,  # the reader's, on their turn
         "last_deal": bool(s.status == "playing" and s.last_deal),
-        "history": _history(s.history, previous),
+        "history": history,
         "winners": list(s.winners) if s.winners is not None else None,
         "ended_by": s.ended_by,
         "away": {"seat": s.away_open} if s.away_open is not None else None,
         "rematch": _rematch(s),
         "deck": design,
     }
-    return TableView(fields, frozenset(_shown_cards(fields)), s.history)
+    shown = history_cards.union(s.table)  # what _shown_cards finds in these fields, the history not read again
+    if fields["fifteen_to_take"]:
+        shown = shown.union((fields["fifteen_to_take"]["card"],))
+    return TableView(fields, shown, s.history, history_cards)
 
 
-def _history(plays: list, previous: TableView | None) -> list[dict]:
-    known, built = (previous.plays, previous.fields["history"]) if previous is not None else ((), ())
-    if known is None:
-        known = ()
-    out = []
-    for i, play in enumerate(plays):
-        if i < len(known) and known[i] is play:
-            out.append(built[i])  # never changed in place: views are only read (and encoded)
-        else:
-            kind, seat, card, captured = play
-            out.append({"kind": kind, "seat": seat, "card": card, "captured": list(captured)})
-    return out
+def _history(plays: list, previous: TableView | None) -> tuple[list[dict], frozenset]:
+    """The history's entries and the cards they name. When ``previous`` was built from a beginning of
+    these plays (a later move of the same round) its entries and cards are taken again, and only the
+    new plays read; otherwise (a new round, an older version) all of them."""
+    out, named, start = [], set(), 0
+    if previous is not None and previous.plays:
+        known = previous.plays
+        if len(known) <= len(plays) and all(map(is_, known, plays)):
+            out = list(previous.fields["history"])  # never changed in place: views are only read (and encoded)
+            named = set(previous.history_cards)
+            start = len(known)
+    for kind, seat, card, captured in plays[start:]:
+        out.append({"kind": kind, "seat": seat, "card": card, "captured": list(captured)})
+        named.update(captured)
+        if card is not None:
+            named.add(card)
+    return out, frozenset(named)
 
 
 def for_reader(base: TableView, state: State, reader: int | None = SPECTATOR, *, full: bool = False) -> dict:
