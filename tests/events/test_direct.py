@@ -178,6 +178,46 @@ def test_a_command_is_one_send_and_under_gevent_its_reply_is_waited_for_on_the_s
         server.close()
 
 
+def test_the_reply_wait_keeps_one_timer_a_connection_that_never_fires_once_the_reply_came():
+    from types import SimpleNamespace
+
+    import gevent
+    from gevent import socket as gsocket
+
+    from events.direct import _send
+
+    pairs = [gsocket.socketpair() for _ in range(2)]
+    try:
+        conns = []
+        for ours, _server in pairs:
+            ours.settimeout(0.1)
+            conns.append(SimpleNamespace(_sock=ours))
+        (ours, server), conn = pairs[0], conns[0]
+        for _ in range(3):  # answered each time: the same timer, started and stopped
+            gevent.spawn_later(0.01, server.sendall, b"+PONG\r\n")
+            _send(conn, b"*1\r\n$4\r\nPING\r\n")
+            assert ours.recv(100) == b"+PONG\r\n"
+            timer = conn._reply_timer[2]
+            assert not timer.active
+        assert conn._reply_timer[2] is timer
+        gevent.sleep(0.25)  # past the timeout: a stopped timer throws into nobody
+        # two connections waiting at once: each its own timer; the one answered is not thrown at
+        waits = [gevent.spawn(_send, c, b"*1\r\n$4\r\nPING\r\n") for c in conns]
+        gevent.sleep(0.02)
+        pairs[1][1].sendall(b"+PONG\r\n")
+        gevent.joinall(waits, timeout=2)
+        assert isinstance(waits[0].exception, redis_lib.TimeoutError)
+        assert waits[1].successful()
+        ours.settimeout(0.2)  # a new timeout: a new timer
+        server.sendall(b"+PONG\r\n")
+        _send(conn, b"*1\r\n$4\r\nPING\r\n")
+        assert conn._reply_timer[1] == 0.2 and conn._reply_timer[2] is not timer
+    finally:
+        for ours, server in pairs:
+            ours.close()
+            server.close()
+
+
 def test_a_socket_that_fails_on_send_is_redis_pys_connection_error():
     import socket
     from types import SimpleNamespace
