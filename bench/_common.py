@@ -118,7 +118,7 @@ def interpreter() -> str:
         build = "the distribution's build"
     else:
         build = "built WITHOUT --enable-optimizations: slower than production's image"
-    return f"CPython {sys.version.split()[0]} ({sys.base_prefix}), {build}"
+    return f"CPython {sys.version.split()[0]} ({sys.base_prefix}), {build}; servers' allocator: {allocator_said()}"
 
 
 def free_port() -> int:
@@ -127,8 +127,36 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+# The allocator production's image preloads under Python (Dockerfile): the servers benched here
+# run on it too, escoba and the baseline alike, where this machine has it (Debian's redis-server
+# brings libjemalloc2). ``BENCH_ALLOCATOR=system`` runs them on the C library's malloc instead.
+JEMALLOC = "libjemalloc.so.2"
+
+
+def allocator() -> str | None:
+    """The jemalloc to preload in the servers, as production's image does; None where this machine has
+    none, or ``BENCH_ALLOCATOR=system`` asks for the C library's."""
+    if os.environ.get("BENCH_ALLOCATOR", "jemalloc") == "system":
+        return None
+    for folder in ("/usr/local/lib", *sorted(Path("/usr/lib").glob("*-linux-gnu")), "/usr/lib"):
+        path = Path(folder) / JEMALLOC
+        if path.exists():
+            return str(path)
+    return None
+
+
+def allocator_said() -> str:
+    preload = allocator()
+    if preload is not None:
+        return f"jemalloc preloaded ({preload}), as production's image"
+    return "the C library's malloc (production's image preloads jemalloc: CPU reads some 5% high)"
+
+
 def server_env(**extra) -> dict:
     env = dict(os.environ)
+    preload = allocator()
+    if preload is not None:
+        env["LD_PRELOAD"] = " ".join(filter(None, (env.get("LD_PRELOAD"), preload)))
     env.update(
         {
             "PYTHONPATH": str(ROOT),

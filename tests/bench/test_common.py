@@ -84,3 +84,26 @@ def test_the_write_floor_is_measured_on_the_durable_redis_and_leaves_no_key():
         client.close()
     finally:
         server.stop()
+
+
+def test_the_benched_servers_run_on_the_allocator_production_s_image_preloads(monkeypatch):
+    """The Dockerfile preloads jemalloc in the image that runs; the benches start their servers on
+    the same library where the machine has one (and say which), or on malloc when asked."""
+    from bench import _common
+
+    run = (_common.ROOT / "Dockerfile").read_text().split("\nFROM ")[-1]
+    assert "libjemalloc2" in run and f"ENV LD_PRELOAD=/usr/local/lib/{_common.JEMALLOC}\n" in run
+    assert f"/usr/local/lib/{_common.JEMALLOC}" in run.split("ln -s", 1)[1].split("\n")[0]
+
+    monkeypatch.setenv("BENCH_ALLOCATOR", "system")
+    assert _common.allocator() is None and "LD_PRELOAD" not in _common.server_env(LD_PRELOAD_X="1")
+    assert "malloc" in _common.interpreter()
+    monkeypatch.delenv("BENCH_ALLOCATOR")
+    preload = _common.allocator()
+    if preload is None:
+        pytest.skip("no libjemalloc.so.2 on this machine (Debian's redis-server brings it)")
+    env = _common.server_env()
+    assert env["LD_PRELOAD"].split()[-1] == preload and "jemalloc preloaded" in _common.interpreter()
+    maps = subprocess.run([sys.executable, "-c", "print(open('/proc/self/maps').read())"], env=env,
+                          capture_output=True, text=True, check=True).stdout
+    assert _common.JEMALLOC in maps  # the server's process has it loaded
