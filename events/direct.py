@@ -171,9 +171,11 @@ def _wait_reply(conn, sock) -> None:
     hub = sock.hub
     kept = getattr(conn, "_reply_timer", None)
     if kept is None or kept[0] is not hub or kept[1] != sock.timeout:  # a connection's first, or a new loop
-        kept = conn._reply_timer = (hub, sock.timeout, hub.loop.timer(sock.timeout, ref=True, priority=-1))
+        timeout = sock.timeout  # repeating: ``again`` starts it with the whole timeout each time (libev's
+        # ev_timer_stop leaves a plain timer only what was left of it, so a reused ``start`` would shrink)
+        kept = conn._reply_timer = (hub, timeout, hub.loop.timer(timeout, timeout, ref=True, priority=-1))
     timer = kept[2]
-    timer.start(_expired, getcurrent(), update=True)  # the loop's clock read now, as Timeout does
+    timer.again(_expired, getcurrent(), update=True)  # the loop's clock read now, as Timeout does
     try:
         hub.wait(sock._read_event)
     finally:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import time
 
 import pytest
 import redis as redis_lib
@@ -193,14 +194,20 @@ def test_the_reply_wait_keeps_one_timer_a_connection_that_never_fires_once_the_r
             ours.settimeout(0.1)
             conns.append(SimpleNamespace(_sock=ours))
         (ours, server), conn = pairs[0], conns[0]
-        for _ in range(3):  # answered each time: the same timer, started and stopped
-            gevent.spawn_later(0.01, server.sendall, b"+PONG\r\n")
+        for _ in range(6):  # answered each time, 0.18 s in all past a 0.1 s timeout: the same timer,
+            # started afresh each time (a timer stopped by libev keeps only what was left of it)
+            gevent.spawn_later(0.03, server.sendall, b"+PONG\r\n")
             _send(conn, b"*1\r\n$4\r\nPING\r\n")
             assert ours.recv(100) == b"+PONG\r\n"
             timer = conn._reply_timer[2]
             assert not timer.active
         assert conn._reply_timer[2] is timer
         gevent.sleep(0.25)  # past the timeout: a stopped timer throws into nobody
+        started = time.monotonic()
+        with pytest.raises(redis_lib.TimeoutError):  # and a reply that never comes waits the whole timeout
+            _send(conn, b"*1\r\n$4\r\nPING\r\n")
+        assert time.monotonic() - started >= 0.09
+        assert server.recv(100) == b"*1\r\n$4\r\nPING\r\n" * 7
         # two connections waiting at once: each its own timer; the one answered is not thrown at
         waits = [gevent.spawn(_send, c, b"*1\r\n$4\r\nPING\r\n") for c in conns]
         gevent.sleep(0.02)
