@@ -96,7 +96,7 @@ def test_the_benched_servers_run_on_the_allocator_production_s_image_preloads(mo
     assert f"/usr/local/lib/{_common.JEMALLOC}" in run.split("ln -s", 1)[1].split("\n")[0]
 
     monkeypatch.setenv("BENCH_ALLOCATOR", "system")
-    assert _common.allocator() is None and "LD_PRELOAD" not in _common.server_env(LD_PRELOAD_X="1")
+    assert _common.allocator() is None and "LD_PRELOAD" not in _common.server_env()
     assert "malloc" in _common.interpreter()
     monkeypatch.delenv("BENCH_ALLOCATOR")
     preload = _common.allocator()
