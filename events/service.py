@@ -205,7 +205,7 @@ class TableService:
         state = fold_entries(base, records) if records else base
         if until is None:
             if not from_cache and self.snapshot_every and len(records) >= self.snapshot_every:
-                snapshots.save_snapshot(self.redis, table_id, state, self.snapshot_every)
+                snapshots.save_snapshot(self.store, table_id, state, self.snapshot_every)
             self._remember(table_id, state)
         return state
 
@@ -481,7 +481,7 @@ class TableService:
                 del self._in_flight[table_id]
         version = appended.version
         if self.snapshot_every and snapshots.due(state.version, version, self.snapshot_every):
-            snapshots.save_snapshot(self.redis, table_id, new_state, self.snapshot_every)
+            snapshots.save_snapshot(self.store, table_id, new_state, self.snapshot_every)
         self._remember(table_id, new_state)
         return Outcome(version, new_state, records, False, appended)
 

@@ -127,10 +127,21 @@ def load_snapshot(redis, table_id: str) -> State | None:
     return loads_snapshot(redis.get(snapshot_key(table_id)))
 
 
-def save_snapshot(redis, table_id: str, state: State, every: int = SNAPSHOT_EVERY) -> None:
+# A snapshot's writes in one step: the newest, the stretch's checkpoint when it has none, and the
+# checkpoint that falls out of the recent ones
+_SAVE = """
+redis.call('SET', KEYS[1], ARGV[1])
+if ARGV[2] ~= '' then redis.call('HSETNX', KEYS[2], ARGV[2], ARGV[1]) end
+if ARGV[3] ~= '' then redis.call('HDEL', KEYS[2], ARGV[3]) end
+return 1
+"""
+
+
+def save_snapshot(store, table_id: str, state: State, every: int = SNAPSHOT_EVERY) -> None:
     """The newest snapshot; also the checkpoint of the stretch of ``every`` versions it falls in,
     and the checkpoint that falls out of the recent ones goes unless it is a sparse one (one
-    round trip).
+    step of ``store``'s, an EventStore: on its direct connection where it has one, as the append;
+    redis-py's pipeline was half of a save's CPU in the API, py-spy under bench/games.py).
 
     A checkpoint is named by its stretch (``version // every * every``), not its version: a
     command that appends several events crosses a multiple of ``every`` without stopping on
@@ -138,18 +149,11 @@ def save_snapshot(redis, table_id: str, state: State, every: int = SNAPSHOT_EVER
     find one) and the recent ones would never be pruned. The first state saved in a stretch
     stays (HSETNX): it is the one that serves the most versions of it.
     """
-    blob = dumps_snapshot(state)
-    key = checkpoints_key(table_id)
-    with redis.pipeline(transaction=False) as pipe:
-        pipe.set(snapshot_key(table_id), blob)
-        mark = state.version // every * every if every > 0 else state.version
-        if mark > 0:
-            pipe.hsetnx(key, str(mark), blob)
-        if every > 0:
-            old = mark - KEEP_RECENT * every
-            if old > 0 and old % (every * SPARSE_EVERY):
-                pipe.hdel(key, str(old))
-        pipe.execute()
+    mark = state.version // every * every if every > 0 else state.version
+    old = mark - KEEP_RECENT * every if every > 0 else 0
+    store.run_script(_SAVE, [snapshot_key(table_id), checkpoints_key(table_id)],
+                     [dumps_snapshot(state), str(mark) if mark > 0 else "",
+                      str(old) if old > 0 and old % (every * SPARSE_EVERY) else ""])
 
 
 def load_checkpoint(redis, table_id: str, at_most: int, every: int = SNAPSHOT_EVERY) -> State | None:

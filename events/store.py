@@ -313,6 +313,7 @@ class EventStore:
         self._append = redis.register_script(_APPEND)
         self._touch = redis.register_script(_TOUCH)
         self._count = redis.register_script(_COUNT)
+        self._scripts: dict = {}  # run_script's, by their text
         self._direct = Direct.for_client(redis)  # the append's EVALSHA without redis-py's per-command work
         self.slots = SlotDirectory(redis)
         # sharded pub/sub on a cluster: a notice goes only to the shard that owns the table
@@ -418,6 +419,13 @@ class EventStore:
             if channel:
                 self._publish(node, table_id, channel, message)
         return Appended(version, int(reply[2]), tuple(flat_hash(flat) for flat in reply[3:]))
+
+    def run_script(self, text: str, keys: list, args: list):
+        """The Lua ``text`` run on keys of one table's (one cluster slot), as the append's step is run."""
+        script = self._scripts.get(text)
+        if script is None:
+            script = self._scripts.setdefault(text, self.redis.register_script(text))
+        return self._run(script, keys, args)
 
     def _run(self, script, keys: list, args: list):
         """``script(keys=keys, args=args)``, on a direct connection when there is one (events/direct.py);

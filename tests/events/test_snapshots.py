@@ -54,3 +54,19 @@ def test_an_older_version_falls_back_to_a_sparse_checkpoint_at_or_before_it(fake
         assert state is not None and state.version <= at_most
         assert state == svc.load(tid, until=state.version)
     assert snapshots.load_checkpoint(fake_redis, tid, EVERY - 1) is None
+
+
+def test_a_snapshot_is_saved_in_one_step_on_both_topologies_and_again_after_a_script_flush(tables, monkeypatch):
+    """The save is the store's step (its direct connection on one Redis), no pipeline; a server that
+    lost the script is given it again."""
+    monkeypatch.setattr(type(tables), "pipeline", lambda *a, **k: (_ for _ in ()).throw(AssertionError("pipeline")))
+    svc = TableService(tables, rng=random.Random(5))
+    tid = autoplay.new_table(svc)
+    autoplay.play(svc, tid, random.Random(5), until_version=2 * EVERY + 5, games=None)
+    saved = snapshots.loads_snapshot(tables.get(snapshots.snapshot_key(tid)))
+    assert saved is not None and saved.version >= 2 * EVERY and saved == svc.load(tid, until=saved.version)
+    assert {int(f) for f in tables.hkeys(snapshots.checkpoints_key(tid))} >= {EVERY, 2 * EVERY}
+    tables.script_flush()
+    state = svc.load(tid)
+    snapshots.save_snapshot(svc.store, tid, state)
+    assert snapshots.loads_snapshot(tables.get(snapshots.snapshot_key(tid))) == state
