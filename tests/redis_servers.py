@@ -27,6 +27,14 @@ def command_calls(client) -> dict[str, int]:
     return {name.removeprefix("cmdstat_"): each["calls"] for name, each in client.info("commandstats").items()}
 
 
+def command_calls_since(client, before: dict[str, int]) -> dict[str, int]:
+    """The calls made by command name since ``command_calls`` gave ``before`` (the INFO that reads
+    them left out)."""
+    made = {name: n - before.get(name, 0) for name, n in command_calls(client).items() if n != before.get(name, 0)}
+    made.pop("info", None)
+    return made
+
+
 def redis_binary() -> str | None:
     return shutil.which("redis-server")
 
