@@ -157,7 +157,7 @@ class AlreadyApplied(Exception):
 #       [11] table id, [12] the table's status after the batch ('' = unchanged),
 #       [13] token hash to grant ('' = none), [14] its player, [15] the appender's listener id
 #       ('' = none: the notice is published whoever listens), [16] the counter's limit ('' = not
-#       counted), [17] its window (seconds), [18..] records
+#       counted), [17] its window (seconds), [18] the new version (expected + number of records), [19..] records
 # Returns {1, new_version, old_stamp, hash, ...} | {0, current_version} (conflict)
 #       | {2, applied_version} (repeat) | {3, seconds until the counter's window ends} (over the limit)
 # The request is counted first, whatever follows (a conflict, a repeat, the append): the moves'
@@ -191,19 +191,20 @@ end
 if ARGV[16] ~= '' then
   local count = redis.pcall('INCR', KEYS[8])
   if type(count) == 'table' then return repeat_or(count) end
-  if count == 1 then redis.call('EXPIRE', KEYS[8], tonumber(ARGV[17])) end
+  if count == 1 then redis.call('EXPIRE', KEYS[8], ARGV[17]) end
   if count > tonumber(ARGV[16]) then return repeat_or({3, redis.call('TTL', KEYS[8])}) end
 end
 local current = redis.call('XLEN', KEYS[1])
 if current ~= expected then return repeat_or({0, current}) end
 if idem then
-  local seen = redis.pcall('SET', KEYS[2], ARGV[5], 'NX', 'GET', 'EX', tonumber(ARGV[6]))
+  local seen = redis.pcall('SET', KEYS[2], ARGV[5], 'NX', 'GET', 'EX', ARGV[6])
   if type(seen) == 'table' then return repeat_or(seen) end
   if seen then return repeated(seen) end
 end
-for i = 1, n do
-  redis.call('XADD', KEYS[1], tostring(expected + i) .. '-0', 'e', ARGV[17 + i])
+for i = 1, n - 1 do
+  redis.call('XADD', KEYS[1], tostring(expected + i) .. '-0', 'e', ARGV[18 + i])
 end
+redis.call('XADD', KEYS[1], ARGV[18] .. '-0', 'e', ARGV[18 + n])
 if ARGV[10] ~= '' then
   redis.call('ZADD', KEYS[3], 'NX', ARGV[10], ARGV[11])
 end
@@ -237,9 +238,9 @@ if ARGV[7] == '1' then
   end
   out[3] = at and tonumber(hash[at]) or 0
   if expected + n > out[3] then
-    redis.call('HSET', KEYS[first], 'version', expected + n)
+    redis.call('HSET', KEYS[first], 'version', ARGV[18])
     if not at then at = #hash + 2; hash[at - 1] = 'version' end
-    hash[at] = tostring(expected + n)
+    hash[at] = ARGV[18]
   end
 end
 return out
@@ -393,7 +394,7 @@ class EventStore:
                 "1" if stamp else "0", "1" if idempotency is not None else "0", self.publish,
                 "" if created_at is None else repr(float(created_at)), table_id, status or "",
                 token_hash, player, local or "", count.limit if counting else "",
-                count.window if counting else ""]
+                count.window if counting else "", new_version]
         args.extend(encoded)
         if created_at is not None:
             self.slots.note(table_id)
