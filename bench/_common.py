@@ -310,6 +310,30 @@ class PrivateRedis:
         calls.update({"usec:" + name.removeprefix("cmdstat_"): each["usec"] for name, each in stats.items()})
         return calls
 
+    def watch_stalls(self, threshold_ms: int = 5) -> None:
+        """From now on, Redis's latency monitor notes every second in which its AOF's fdatasync (the
+        step a durable write waits for, ``appendfsync always``) took over ``threshold_ms``."""
+        from redis import Redis
+
+        client = Redis(port=self.port)
+        try:
+            client.execute_command("LATENCY", "RESET")
+            client.config_set("latency-monitor-threshold", threshold_ms)
+        finally:
+            client.close()
+
+    def stalls(self) -> list[int]:
+        """Since ``watch_stalls``: the worst fdatasync (ms) of each second that had one over the threshold
+        (``LATENCY HISTORY aof-fsync-always``; Redis keeps the last 160 such seconds)."""
+        from redis import Redis
+
+        client = Redis(port=self.port)
+        try:
+            history = client.execute_command("LATENCY", "HISTORY", "aof-fsync-always")
+        finally:
+            client.close()
+        return [int(ms) for _second, ms in history]
+
     def write_floor_ms(self, writes: int = 3000, size: int = 600) -> float:
         """The least Redis CPU a durable move can cost, in ms: ``writes`` plain ``SET``s of a move's
         size (its record, key and counters) sent one at a time, as a game's moves come, so each is

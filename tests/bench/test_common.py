@@ -86,6 +86,35 @@ def test_the_write_floor_is_measured_on_the_durable_redis_and_leaves_no_key():
         server.stop()
 
 
+@pytest.mark.skipif(shutil.which("redis-server") is None, reason="starts a redis-server")
+def test_the_games_watch_the_aofs_fdatasync_with_redis_latency_monitor():
+    """bench/games.py says how often the disk stalled Redis's fsync in its window (the opponent's p99
+    against an in-memory peer's is the disk's then): the monitor is on from ``watch_stalls``, what it
+    saw before is dropped, and the seconds it notes are read back as milliseconds."""
+    from redis import Redis
+
+    from bench._common import start_private_redis
+    from bench.games import _stalls_said
+
+    server = start_private_redis()
+    try:
+        client = Redis(port=server.port)
+        client.config_set("latency-monitor-threshold", 1)
+        busy = ("local t = redis.call('TIME') repeat local n = redis.call('TIME') "
+                "until (n[1] - t[1]) * 1e6 + n[2] - t[2] > 10000")
+        client.eval(busy, 0)  # a slow command: a sample of another event, before the watch
+        assert client.execute_command("LATENCY", "LATEST")
+        server.watch_stalls(5)
+        assert client.config_get("latency-monitor-threshold") == {"latency-monitor-threshold": "5"}
+        assert client.execute_command("LATENCY", "LATEST") == [] and server.stalls() == []
+        client.close()
+    finally:
+        server.stop()
+    assert _stalls_said([], 30.0).startswith("no fdatasync of Redis's AOF took over 5 ms in the 30 s")
+    said = _stalls_said([7, 31, 9], 30.0)
+    assert "over 5 ms in 3 of the 30 seconds" in said and "median 9 ms, worst 31 ms" in said
+
+
 def test_the_benched_servers_run_on_the_allocator_production_s_image_preloads(monkeypatch):
     """The Dockerfile preloads jemalloc in the image that runs; the benches start their servers on
     the same library where the machine has one (and say which), or on malloc when asked."""
