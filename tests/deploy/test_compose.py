@@ -23,6 +23,7 @@ def test_three_services_with_redis_durable_and_healthy():
     command = " ".join(redis["command"])
     assert "--appendonly yes" in command and "--appendfsync always" in command
     assert "--maxmemory-policy noeviction" in command
+    assert "--latency-monitor-threshold 50" in command  # RedisLatencySpikes (deploy/monitoring/alerts.yml)
     assert redis["healthcheck"]["test"][-1] == "ping"
     assert any(v.endswith(":/data") for v in redis["volumes"])
     assert "redis-data" in compose()["volumes"]

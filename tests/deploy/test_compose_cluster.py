@@ -37,6 +37,7 @@ def test_six_nodes_a_create_one_shot_a_queue_two_apis_two_workers():
         assert "--cluster-enabled yes" in command
         assert "--appendonly yes" in command and "--appendfsync always" in command
         assert "--maxmemory-policy noeviction" in command
+        assert "--latency-monitor-threshold 50" in command  # RedisLatencySpikes
         assert f"--cluster-announce-hostname {name}" in command
         # 0 would let a replica that never synced be elected (docs/operations.md)
         factor = services[name]["command"].index("--cluster-replica-validity-factor")
@@ -45,6 +46,7 @@ def test_six_nodes_a_create_one_shot_a_queue_two_apis_two_workers():
         assert any(v.endswith(":/data") for v in services[name]["volumes"])
     queue = " ".join(services["queue"]["command"])
     assert "--cluster-enabled" not in queue and "--appendfsync always" in queue
+    assert "--latency-monitor-threshold 50" in queue
     create = services["cluster-create"]
     assert create["restart"] == "no"
     assert all(create["depends_on"][m]["condition"] == "service_healthy" for m in NODES)

@@ -180,6 +180,43 @@ def test_promtool_checks_the_prometheus_configs_and_their_rules(config):
     assert out.returncode == 0 and f"{len(rule_queries())} rules found" in out.stdout, out.stdout + out.stderr
 
 
+def test_redis_latency_spikes_fires_on_a_new_spike_in_five_scrapes_of_fifteen_minutes(tmp_path):
+    """promtool's rule test: a node whose fsync stalls in every scrape, one with a new spike in five of
+    them and one with four (strays) over fifteen minutes; the alert names the first two only."""
+    node = 'redis_latency_spike_last{{instance="{}",event_name="{}"}}'
+    scrapes = 61  # fifteen minutes of 15 s scrapes
+    five = " ".join(str(100 + 10 * min(i // 12, 4)) for i in range(scrapes))  # changes at 12, 24, 36, 48
+    five = five.rsplit(" ", 1)[0] + " 999"  # and a fifth in the last scrape
+    four = " ".join(str(100 + 10 * min(i // 12, 4)) for i in range(scrapes))
+    summary = "Redis {}: {} over 50 ms, again and again"
+    tests = {
+        "rule_files": [str(RULES)],
+        "evaluation_interval": "15s",
+        "tests": [{
+            "interval": "15s",
+            "input_series": [
+                {"series": node.format("redis-1:6379", "aof-fsync-always"), "values": "1000+15x60"},
+                {"series": node.format("redis-2:6379", "command"), "values": five},
+                {"series": node.format("redis-3:6379", "aof-fsync-always"), "values": four},
+            ],
+            "alert_rule_test": [{
+                "eval_time": "15m",
+                "alertname": "RedisLatencySpikes",
+                "exp_alerts": [
+                    {"exp_labels": {"severity": "warning", "instance": instance, "event_name": event},
+                     "exp_annotations": {"summary": summary.format(instance, event),
+                                         "runbook": "docs/operations.md#redislatencyspikes"}}
+                    for instance, event in (("redis-1:6379", "aof-fsync-always"), ("redis-2:6379", "command"))
+                ],
+            }],
+        }],
+    }
+    path = tmp_path / "latency_test.yml"
+    path.write_text(yaml.safe_dump(tests))
+    out = subprocess.run([_tool("promtool"), "test", "rules", str(path)], capture_output=True, text=True)
+    assert out.returncode == 0, out.stdout + out.stderr
+
+
 def test_amtool_checks_the_alertmanager_config():
     out = subprocess.run([_tool("amtool"), "check-config", str(MONITORING / "alertmanager.yml")],
                          capture_output=True, text=True)
@@ -258,7 +295,10 @@ def test_every_query_of_the_dashboard_and_the_rules_finds_data_after_a_game(tmp_
         pytest.skip("redis-server is not installed")
     import websocket
 
-    master = RedisServer(free_port(), tmp_path / "master", extra=("--maxmemory", "1gb")).start()
+    redis_flags = compose("docker-compose.yml")["services"]["redis"]["command"]
+    threshold = redis_flags[redis_flags.index("--latency-monitor-threshold") + 1]  # ms, as production's
+    master = RedisServer(free_port(), tmp_path / "master",
+                         extra=("--maxmemory", "1gb", "--latency-monitor-threshold", threshold)).start()
     replica = RedisServer(free_port(), tmp_path / "replica",
                           extra=("--replicaof", "127.0.0.1", str(master.port))).start()
     ports = {name: free_port() for name in ("api", "worker", "exporter", "prometheus")}
@@ -291,6 +331,13 @@ def test_every_query_of_the_dashboard_and_the_rules_finds_data_after_a_game(tmp_
         play_out(http, host["table_id"], {0: host["token"], 1: guest["token"]}, random.Random(7), until="round_over")
         _wait(lambda: http.view(watched["table_id"])["status"] == "finished", timeout=120, what="the bots' game")
         ws.close()
+        # a command slower than the threshold: the latency monitor's series (RedisLatencySpikes) exist
+        busy = ("local t = redis.call('TIME') repeat local n = redis.call('TIME') "
+                "until (n[1] - t[1]) * 1e6 + n[2] - t[2] > tonumber(ARGV[1]) * 1000")
+        client = master.client()
+        client.eval(busy, 0, int(threshold) + 20)
+        assert b"command" in [event[0] for event in client.execute_command("LATENCY", "LATEST")]
+        client.close()
 
         config = _local_prometheus_config(tmp_path, ports["api"], ports["worker"], ports["exporter"],
                                           [master.port, replica.port])
