@@ -146,7 +146,7 @@ def test_the_dashboard_and_the_rules_name_only_metrics_the_code_registers():
                  "escoba_open_sockets", "escoba_fanout_seconds_bucket", "escoba_jobs", "escoba_job_runs_total",
                  "escoba_job_wait_seconds_bucket", "escoba_timers_due", "escoba_timers_late",
                  "escoba_schedule_failures_total", 'function="compact"', "redis_memory_used_bytes",
-                 "redis_commands_processed_total", "redis_connected_slave_lag_seconds"):
+                 "redis_commands_processed_total", "redis_connected_slave_lag_seconds", "redis_latency_spike_last"):
         assert name in shown, name
     assert 'transport' in shown and 'route' in shown
 
