@@ -29,6 +29,12 @@ jobs (the timers a move schedules are written, but no worker runs them); a real
 network's latency (everything is on 127.0.0.1); the page's work in a browser; replica
 acknowledgements (one Redis, no replica: bench/cluster.py measures ``ESCOBA_REPLICA_ACKS``).
 
+Each run also says how often the disk stalled Redis's AOF fsync over 5 ms in its window (Redis's own
+latency monitor, ``LATENCY HISTORY aof-fsync-always``): under ``appendfsync always`` Redis fsyncs in its
+main thread, so every move that comes during a stall waits for it, where the in-memory peer never waits;
+on a virtual disk that stalls (docs/benchmarks.md, 2026-12-05) the opponent's p99 is those stalls, and
+``--fsync everysec`` shows the same run without them.
+
 After each run it measures Redis's floor for a move on the same durable Redis: a plain ``SET`` of
 a move's size, one at a time (each its own round trip and fsync, as the moves of a hundred games at
 this pace come), and says what API + Redis would be were the append's step that cheap, and how
