@@ -287,6 +287,12 @@ class PrivateRedis:
     def url(self) -> str:
         return f"redis://127.0.0.1:{self.port}/0"
 
+    def _client(self):
+        """A client of this server's, closed when its ``with`` ends."""
+        from redis import Redis
+
+        return Redis(port=self.port)
+
     def cpu_seconds(self) -> float:
         return cpu_seconds([self.proc.pid])
 
@@ -299,13 +305,8 @@ class PrivateRedis:
         ``"usec:NAME"``, each command's own time in microseconds (no I/O, no fsync). A script's (the
         append's EVALSHA) holds the time of the commands it calls, which commandstats also counts
         under their own names, so no sum of them all is a time spent."""
-        from redis import Redis
-
-        client = Redis(port=self.port)
-        try:
+        with self._client() as client:
             stats = client.info("commandstats")
-        finally:
-            client.close()
         calls = {name.removeprefix("cmdstat_"): each["calls"] for name, each in stats.items()}
         calls.update({"usec:" + name.removeprefix("cmdstat_"): each["usec"] for name, each in stats.items()})
         return calls
@@ -313,42 +314,27 @@ class PrivateRedis:
     def watch_stalls(self, threshold_ms: int = 5) -> None:
         """From now on, Redis's latency monitor notes every second in which its AOF's fdatasync (the
         step a durable write waits for, ``appendfsync always``) took over ``threshold_ms``."""
-        from redis import Redis
-
-        client = Redis(port=self.port)
-        try:
+        with self._client() as client:
             client.execute_command("LATENCY", "RESET")
             client.config_set("latency-monitor-threshold", threshold_ms)
-        finally:
-            client.close()
 
     def stalls(self) -> list[int]:
         """Since ``watch_stalls``: the worst fdatasync (ms) of each second that had one over the threshold
         (``LATENCY HISTORY aof-fsync-always``; Redis keeps the last 160 such seconds)."""
-        from redis import Redis
-
-        client = Redis(port=self.port)
-        try:
+        with self._client() as client:
             history = client.execute_command("LATENCY", "HISTORY", "aof-fsync-always")
-        finally:
-            client.close()
         return [int(ms) for _second, ms in history]
 
     def write_floor_ms(self, writes: int = 3000, size: int = 600) -> float:
         """The least Redis CPU a durable move can cost, in ms: ``writes`` plain ``SET``s of a move's
         size (its record, key and counters) sent one at a time, as a game's moves come, so each is
         a round trip and a write with its own fsync (``INFO cpu``: to the microsecond)."""
-        from redis import Redis
-
-        client = Redis(port=self.port)
-        try:
+        with self._client() as client:
             before = client.info("cpu")
             for i in range(writes):
                 client.set(f"bench:floor:{i % 100}", "x" * size)
             after = client.info("cpu")
             client.delete(*(f"bench:floor:{i}" for i in range(min(writes, 100))))
-        finally:
-            client.close()
         spent = sum(float(after[k]) - float(before[k]) for k in ("used_cpu_user", "used_cpu_sys"))
         return spent * 1000 / writes
 

@@ -35,6 +35,16 @@ def command_calls_since(client, before: dict[str, int]) -> dict[str, int]:
     return made
 
 
+_BUSY = ("local t = redis.call('TIME') repeat local n = redis.call('TIME') "
+         "until (n[1] - t[1]) * 1e6 + n[2] - t[2] > tonumber(ARGV[1]) * 1000")
+
+
+def slow_command(client, ms: int) -> None:
+    """One command that holds the server ``ms`` milliseconds (a script waiting on Redis's own clock):
+    a ``command`` event for its latency monitor, whatever the disk does."""
+    client.eval(_BUSY, 0, ms)
+
+
 def redis_binary() -> str | None:
     return shutil.which("redis-server")
 

@@ -96,13 +96,13 @@ def test_the_games_watch_the_aofs_fdatasync_with_redis_latency_monitor():
     from bench._common import start_private_redis
     from bench.games import _stalls_said
 
+    from ..redis_servers import slow_command
+
     server = start_private_redis()
     try:
         client = Redis(port=server.port)
         client.config_set("latency-monitor-threshold", 1)
-        busy = ("local t = redis.call('TIME') repeat local n = redis.call('TIME') "
-                "until (n[1] - t[1]) * 1e6 + n[2] - t[2] > 10000")
-        client.eval(busy, 0)  # a slow command: a sample of another event, before the watch
+        slow_command(client, 10)  # a sample of another event, before the watch
         assert client.execute_command("LATENCY", "LATEST")
         server.watch_stalls(5)
         assert client.config_get("latency-monitor-threshold") == {"latency-monitor-threshold": "5"}

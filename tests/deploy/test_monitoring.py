@@ -289,7 +289,7 @@ def _local_prometheus_config(tmp: Path, api: int, worker: int, exporter: int, no
 def test_every_query_of_the_dashboard_and_the_rules_finds_data_after_a_game(tmp_path):
     prometheus, exporter_bin = _tool("prometheus"), _tool("prometheus-redis-exporter")
     from ..api.conftest import play_out
-    from ..redis_servers import RedisServer, free_port, redis_binary
+    from ..redis_servers import RedisServer, free_port, redis_binary, slow_command
 
     if redis_binary() is None:
         pytest.skip("redis-server is not installed")
@@ -332,10 +332,8 @@ def test_every_query_of_the_dashboard_and_the_rules_finds_data_after_a_game(tmp_
         _wait(lambda: http.view(watched["table_id"])["status"] == "finished", timeout=120, what="the bots' game")
         ws.close()
         # a command slower than the threshold: the latency monitor's series (RedisLatencySpikes) exist
-        busy = ("local t = redis.call('TIME') repeat local n = redis.call('TIME') "
-                "until (n[1] - t[1]) * 1e6 + n[2] - t[2] > tonumber(ARGV[1]) * 1000")
         client = master.client()
-        client.eval(busy, 0, int(threshold) + 20)
+        slow_command(client, int(threshold) + 20)
         assert b"command" in [event[0] for event in client.execute_command("LATENCY", "LATEST")]
         client.close()
 
