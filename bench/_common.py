@@ -319,11 +319,15 @@ class PrivateRedis:
             client.config_set("latency-monitor-threshold", threshold_ms)
 
     def stalls(self) -> list[int]:
-        """Since ``watch_stalls``: the worst fdatasync (ms) of each second that had one over the threshold
-        (``LATENCY HISTORY aof-fsync-always``; Redis keeps the last 160 such seconds)."""
+        """Since ``watch_stalls``: the worst fdatasync (ms) of each second that had one over the threshold."""
+        return [ms for _second, ms in self.stalled_seconds()]
+
+    def stalled_seconds(self) -> list[tuple[int, int]]:
+        """Since ``watch_stalls``: ``(unix second, worst ms)`` of each second in which an fdatasync over the
+        threshold ended (``LATENCY HISTORY aof-fsync-always``; Redis keeps the last 160 such seconds)."""
         with self._client() as client:
             history = client.execute_command("LATENCY", "HISTORY", "aof-fsync-always")
-        return [int(ms) for _second, ms in history]
+        return [(int(second), int(ms)) for second, ms in history]
 
     def write_floor_ms(self, writes: int = 3000, size: int = 600) -> float:
         """The least Redis CPU a durable move can cost, in ms: ``writes`` plain ``SET``s of a move's

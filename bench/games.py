@@ -33,7 +33,9 @@ Each run also says how often the disk stalled Redis's AOF fsync over 5 ms in its
 latency monitor, ``LATENCY HISTORY aof-fsync-always``): under ``appendfsync always`` Redis fsyncs in its
 main thread, so every move that comes during a stall waits for it, where the in-memory peer never waits;
 on a virtual disk that stalls (docs/benchmarks.md, 2026-12-05) the opponent's p99 is those stalls, and
-``--fsync everysec`` shows the same run without them.
+``--fsync everysec`` shows the same run without them. In the same run, it also gives the opponent's p99
+over the moves no stall touched (sent and heard outside every second in which one ended, and the stall's
+length before it): a diagnostic that tells the disk's tail from the server's, never the result.
 
 After each run it measures Redis's floor for a move on the same durable Redis: a plain ``SET`` of
 a move's size, one at a time (each its own round trip and fsync, as the moves of a hundred games at
@@ -286,6 +288,13 @@ def main(argv=None) -> int:
           f"{'met' if with_redis <= 1.2 * peer['cpu_ms'] else 'MISSED'})")
     stalls, window = [s for r in runs for s in r["stalls"]], sum(r["window"] for r in runs)
     print(f"  the disk, over the rounds: {_stalls_said(stalls, window)}")
+    untouched = [t for r in runs for t in r["untouched"]]
+    if stalls and untouched:
+        calm = percentile(untouched, 99) * 1000
+        print(f"  the opponent's p99 over the moves no disk stall touched ({len(untouched)} of {len(to_opponent)}): "
+              f"{calm:.1f} ms = {calm / peer['p99_ms']:.2f}x the peer's (a diagnostic, never the result: it leaves "
+              f"out every second in which an fsync took over {STALL_MS} ms, where the peer's p99 is over all of its "
+              f"seconds; fsyncs under {STALL_MS} ms stay in)")
     floor = sum(r["floor_ms"] * r["moves"] for r in runs) / max(1, moves)
     print(f"  with Redis at its floor (a move's size written and fsynced alone, as this load's moves come: "
           f"{floor:.3f} ms) API + Redis would be {(cpu_ms + floor) / peer['cpu_ms']:.2f}x; for 1.2x the API's CPU "
@@ -327,6 +336,7 @@ def run_escoba(args, scripts) -> dict:
         time.sleep(args.warmup)
         api0, redis0, calls0, client0 = cpu_split(server.pids()), redis.cpu_split(), redis.commands(), _own_cpu()
         redis.watch_stalls(STALL_MS)
+        wall = time.time() - time.perf_counter()  # Redis notes its stalls by the clock's second
         loop.measuring = True
         t0 = time.perf_counter()
         time.sleep(args.duration)
@@ -335,14 +345,16 @@ def run_escoba(args, scripts) -> dict:
         api_user, api_system = (b - a for a, b in zip(api0, cpu_split(server.pids()), strict=True))
         user, system = (b - a for a, b in zip(redis0, redis.cpu_split(), strict=True))
         calls = redis.commands()
-        stalls = redis.stalls()
+        stalled = redis.stalled_seconds()
+        stalls = [ms for _second, ms in stalled]
         client_cpu = _own_cpu() - client0
         server_cpu, redis_cpu = api_user + api_system, user + system
         loop.stop.set()
         time.sleep(1.0)  # let the last sockets hear
         floor_ms = redis.write_floor_ms()
 
-        to_opponent, http_lat, missing = [], [], 0
+        to_opponent, untouched, http_lat, missing = [], [], [], 0
+        spans = _stall_spans(stalled, wall)
         for gi, k, sent, answered in list(loop.sent):
             game = games[gi]
             seat, _move, version = game.moves[k]
@@ -352,6 +364,8 @@ def run_escoba(args, scripts) -> dict:
                 missing += 1
             else:
                 to_opponent.append(heard - sent)
+                if not _touched(sent, heard, spans):
+                    untouched.append(heard - sent)
         n = len(loop.sent)
         cpu_ms = server_cpu * 1000 / max(1, n)
         print(f"measured: {n} moves in {window:.1f}s ({n / window:.0f} moves/s); errors {len(loop.errors)}"
@@ -361,6 +375,9 @@ def run_escoba(args, scripts) -> dict:
         print(f"  {sent_by} sent -> the opponent's socket holds the version: {summary_ms(to_opponent)}")
         print(f"  never heard by the opponent: {missing}")
         print(f"  the disk: {_stalls_said(stalls, window)}", flush=True)
+        if stalls and untouched:
+            print(f"  the moves no disk stall touched ({len(untouched)} of {len(to_opponent)}: sent and heard outside "
+                  f"the seconds above): the opponent's p99 {percentile(untouched, 99) * 1000:.2f} ms", flush=True)
         print(f"  server CPU (gunicorn master + workers): {cpu_ms:.2f} ms per move "
               f"({server_cpu / window * 100:.0f}% of a core); redis-server {redis_cpu * 1000 / max(1, n):.2f} ms",
               flush=True)
@@ -382,7 +399,7 @@ def run_escoba(args, scripts) -> dict:
               f"a write costs more, so the floor is low); the moves cost "
               f"{redis_cpu * 1000 / max(1, n) - floor_ms:.3f} ms more", flush=True)
         return {"moves": n, "cpu_ms": cpu_ms, "redis_ms": redis_cpu * 1000 / max(1, n), "to_opponent": to_opponent,
-                "missing": missing, "floor_ms": floor_ms, "stalls": stalls, "window": window}
+                "untouched": untouched, "missing": missing, "floor_ms": floor_ms, "stalls": stalls, "window": window}
     finally:
         if loop is not None:
             loop.stop.set()
@@ -402,6 +419,17 @@ def _stalls_said(stalls: list[int], window: float) -> str:
             f"(the worst of each: median {statistics.median(stalls):g} ms, worst {max(stalls)} ms; LATENCY "
             f"HISTORY aof-fsync-always): every move that came meanwhile waited for it "
             f"(--fsync everysec runs without those waits)")
+
+
+def _stall_spans(stalled: list[tuple[int, int]], wall: float) -> list[tuple[float, float]]:
+    """The times (``perf_counter``'s, ``wall`` = the clock less it) a stall may have held Redis: Redis notes a
+    stall at the second its fdatasync ended, so from its length before that second to the second's end."""
+    return [(second - ms / 1000 - wall, second + 1 - wall) for second, ms in stalled]
+
+
+def _touched(sent: float, heard: float, spans: list[tuple[float, float]]) -> bool:
+    """Whether a move sent at ``sent`` and heard at ``heard`` overlapped one of ``spans``."""
+    return any(start < heard and sent < end for start, end in spans)
 
 
 def _own_cpu() -> float:

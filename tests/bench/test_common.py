@@ -107,12 +107,27 @@ def test_the_games_watch_the_aofs_fdatasync_with_redis_latency_monitor():
         server.watch_stalls(5)
         assert client.config_get("latency-monitor-threshold") == {"latency-monitor-threshold": "5"}
         assert client.execute_command("LATENCY", "LATEST") == [] and server.stalls() == []
+        assert server.stalled_seconds() == []
         client.close()
     finally:
         server.stop()
     assert _stalls_said([], 30.0).startswith("no fdatasync of Redis's AOF took over 5 ms in the 30 s")
     said = _stalls_said([7, 31, 9], 30.0)
     assert "over 5 ms in 3 of the 30 seconds" in said and "median 9 ms, worst 31 ms" in said
+
+
+def test_a_move_is_touched_by_a_stall_when_its_span_meets_the_stalls_second_or_its_length_before():
+    """The games' p99 of the moves no disk stall touched: Redis notes a 50 ms stall at the second it
+    ended (1000, on a clock 900 s ahead of perf_counter's), so it held Redis somewhere in 99.95..101."""
+    from bench.games import _stall_spans, _touched
+
+    spans = _stall_spans([(1000, 50)], 900.0)
+    assert spans == [(pytest.approx(99.95), 101.0)]
+    assert not _touched(99.0, 99.9, spans)  # heard before the stall could have begun
+    assert _touched(99.9, 99.96, spans)  # waiting while it may have held Redis
+    assert _touched(100.5, 100.6, spans) and _touched(99.0, 102.0, spans)
+    assert not _touched(101.0, 101.2, spans)  # sent once that second was over
+    assert not _touched(100.5, 100.6, [])
 
 
 def test_the_benched_servers_run_on_the_allocator_production_s_image_preloads(monkeypatch):
