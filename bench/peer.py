@@ -33,7 +33,8 @@ Where the peer differs:
   the message and the client's redux store has taken it; games.py stamps the raw
   socket read before any parsing. ``socket_p50_ms``/``socket_p99_ms`` stamp the
   socket.io message as it arrives (an ``onAny`` listener, before the client's reducer)
-  for the closer comparison;
+  for the closer comparison, which games.py's target uses (``heard_ms`` and
+  ``heard_socket_ms`` carry every move's, so that it pools the rounds);
 - the server is one Node process (all its threads are in /proc/PID/stat), with its
   state in memory: no Redis, so nothing like games.py's separate redis-server CPU, and
   nothing durable;
@@ -149,7 +150,7 @@ def main(argv=None) -> int:
     result = run_peer(args.games, args.duration, args.think, args.warmup, args.seed)
     if result is None:
         return 1
-    print(json.dumps(result))
+    print(json.dumps({k: v for k, v in result.items() if not k.startswith("heard")}))  # less every latency
     print(f"peer: {result['peer']}: {result['games']} games, {result['moves']} moves in {result['seconds']} s; "
           f"opponent holds the state {result['p50_ms']} ms p50 / {result['p99_ms']} ms p99 after the send "
           f"(socket.io message: {result['socket_p50_ms']} / {result['socket_p99_ms']} ms); "

@@ -226,6 +226,9 @@ async function main() {
     max_ms: round(stats.heard.length ? Math.max(...stats.heard) : null),
     socket_p50_ms: round(percentile(stats.heardSocket, 50)),
     socket_p99_ms: round(percentile(stats.heardSocket, 99)),
+    // every latency, so that bench/games.py pools the rounds' moves as it pools its own
+    heard_ms: stats.heard.map((x) => round(x)),
+    heard_socket_ms: stats.heardSocket.map((x) => round(x)),
     missing,
     cpu_ms_per_move: round((serverCpu * 1000) / Math.max(1, n)),
     // user (the JavaScript, V8, its collector) and system (the kernel: sockets, epoll) apart
