@@ -60,3 +60,11 @@ def test_the_peers_p99_is_its_socket_message_with_the_state_beside_it(monkeypatc
     said = games._which_p99(games._pooled([got]), 7.0)
     assert "at its socket.io message" in said and "8.0 ms, 0.88x" in said
     assert games._which_p99({**games.PEER, "source": "quoted"}, 7.0) == ""
+
+
+def test_the_p99_and_api_plus_redis_targets_are_judged_for_socket_moves_only():
+    """Issue 26 sets the p99 and API + Redis targets for socket moves; with POST moves only the API's
+    CPU has one (1.5x): the summary says so rather than MISSED."""
+    assert games._target("socket", True, 1.2) == "(target <= 1.2x: met)"
+    assert games._target("socket", False, 1.0) == "(target <= 1x: MISSED)"
+    assert games._target("post", False, 1.2) == "(no target with post moves: <= 1.2x is for socket moves)"
