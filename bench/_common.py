@@ -318,10 +318,6 @@ class PrivateRedis:
             client.execute_command("LATENCY", "RESET")
             client.config_set("latency-monitor-threshold", threshold_ms)
 
-    def stalls(self) -> list[int]:
-        """Since ``watch_stalls``: the worst fdatasync (ms) of each second that had one over the threshold."""
-        return [ms for _second, ms in self.stalled_seconds()]
-
     def stalled_seconds(self) -> list[tuple[int, int]]:
         """Since ``watch_stalls``: ``(unix second, worst ms)`` of each second in which an fdatasync over the
         threshold ended (``LATENCY HISTORY aof-fsync-always``; Redis keeps the last 160 such seconds)."""
