@@ -234,6 +234,12 @@ def baseline_server(port: int, threads: int, workers: int) -> Server:
     return start_server("baseline", argv, port, workers=workers)
 
 
+def floor_server(port: int, threads: int, workers: int, *, env: dict | None = None) -> Server:
+    """The stack's floor for socket moves (bench/socket_floor_app.py), under the same gunicorn settings."""
+    argv = [str(ROOT / "bench" / "socket_floor_app.py"), *_serve_args(port, threads, workers)]
+    return start_server("floor", argv, port, workers=workers, env=env)
+
+
 def wait_healthy(server: Server, workers: int, timeout: float = 30.0) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -472,26 +478,12 @@ def game_script(seed, max_moves: int = 10_000) -> Script:
         deck = list(FULL_DECK)
         rng.shuffle(deck)
         decks.append(deck)
-    s = engine.State()
+    s = started(decks)
 
     def apply(command):
         nonlocal s
         s = engine.fold(s, engine.decide(s, command))
 
-    apply(
-        {
-            "type": "open",
-            "name": "bench",
-            "preset": PRESET,
-            "settings": SETTINGS,
-            "player": "p0",
-            "host_name": "Ana",
-            "decks": decks,
-            "first_dealer": 0,
-        }
-    )
-    apply({"type": "sit", "player": "p1", "name": "Bea"})
-    apply({"type": "start", "by": 0, "deck": decks[0], "pick": 0})
     script = Script(decks, start_version=s.version)
     while s.status in ("playing", "round_over") and len(script.moves) < max_moves:
         if s.status == "round_over":
@@ -512,6 +504,32 @@ def game_script(seed, max_moves: int = 10_000) -> Script:
         apply({**move, "by": seat})
         script.moves.append((seat, move, s.version))
     return script
+
+
+def started(decks: list[list[str]]) -> engine.State:
+    """A scripted game's table, opened by Ana, Bea seated, started: where its moves begin."""
+    s = engine.State()
+    for command in (
+        {"type": "open", "name": "bench", "preset": PRESET, "settings": SETTINGS, "player": "p0", "host_name": "Ana",
+         "decks": decks, "first_dealer": 0},
+        {"type": "sit", "player": "p1", "name": "Bea"},
+        {"type": "start", "by": 0, "deck": decks[0], "pick": 0},
+    ):
+        s = engine.fold(s, engine.decide(s, command))
+    return s
+
+
+def seat_views(table_id: str, script: Script, after: int) -> dict[int, bytes]:
+    """Each seat's view of the scripted game after its first ``after`` moves, as escoba encodes it for
+    that seat's socket (api/sockets/frames.py): what a bench's stand-in server sends in its place."""
+    import orjson
+
+    s = started(script.decks)
+    for seat, move, _version in script.moves[:after]:
+        s = engine.fold(s, engine.decide(s, {**move, "by": seat}))
+    base = engine.table_view(s)
+    return {seat: orjson.dumps({"table_id": table_id, **engine.for_reader(base, s, seat), "you_are_host": seat == 0})
+            for seat in (0, 1)}
 
 
 def open_table(http: Http, script: Script) -> tuple[str, dict[int, str]]:

@@ -1,7 +1,7 @@
 """Closed-loop two-player games, a socket per player, timed from the send: what a player waits for.
 
     python bench/games.py [--transport socket|post] [--games 100] [--duration 30] [--think 0.5] [--workers 1]
-                          [--rounds 4] [--fsync always|everysec]
+                          [--rounds 4] [--fsync always|everysec] [--floor]
 
 Starts a durable redis-server of its own (AOF, appendfsync always, as in production;
 ``--fsync everysec`` is a diagnostic only: the same run without each write's fdatasync,
@@ -46,6 +46,15 @@ API and this client on the same 2 cores): the same commands cost Redis some 3x m
 step's in-command time, 26 us alone, is 80 to 95 us in the games), so the floor reads low and
 what it says the step costs above it reads high.
 
+With ``--floor`` (socket moves), each round also plays the same games, with the same client, on the
+stack's floor (bench/socket_floor_app.py): the same gunicorn gevent worker, Flask, flask-sock and
+escoba's socket I/O, a durable Redis of its own, and each seat sent a stored escoba view of its
+game with every version, but no rules, no view built, no checks, log line, metrics or timers. It
+says what the stack alone costs a move against the peer, so what a ratio target leaves escoba's own
+work, and what that work costs (escoba less the floor). The floor's views are one size (the game
+after 18 moves: mid-round), where escoba's grow over a round; its step writes two keys where
+escoba's writes five to seven and reads four (docs/benchmarks.md).
+
 The rate limits are on, as in production (``--limits on``, the default): every move is counted on
 its token's window (api/http/limits.py, in the append's own step). The tables are opened as if from
 one client address each, behind a trusted proxy (``ESCOBA_TRUSTED_PROXIES=1``, ``X-Forwarded-For``),
@@ -85,9 +94,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench._common import (  # noqa: E402
     Http,
+    Script,
     cpu_split,
     escoba_server,
     exit_on_sigterm,
+    floor_server,
     free_port,
     game_script,
     interpreter,
@@ -95,12 +106,15 @@ from bench._common import (  # noqa: E402
     open_table,
     percentile,
     pool_starmap,
+    seat_views,
     server_env,
     start_private_redis,
     summary_ms,
 )
 from bench._ws import Reader, Socket  # noqa: E402
+from bench.socket_floor_app import key as floor_key  # noqa: E402
 
+FLOOR_VIEW_AFTER = 18  # the floor sends each seat its view after this many moves: mid-round, a middling size
 STALL_MS = 5  # an fdatasync of the AOF counted as a stall (Redis's latency monitor)
 PEER = {"name": "boardgame.io (Node, in-memory store)", "cpu_ms": 0.63, "p50_ms": 25.0, "p99_ms": 50.0}
 
@@ -237,6 +251,9 @@ def main(argv=None) -> int:
                              "diagnostic (what the fsync's tail adds to the opponent's p99), never a result")
     parser.add_argument("--limits", default="on", choices=("on", "off"),
                         help="the rate limits: on, as production runs them (the moves' per-token count); off: none")
+    parser.add_argument("--floor", action="store_true",
+                        help="socket moves: also run, each round, the stack's floor (bench/socket_floor_app.py: the "
+                             "same games' bytes moved by the same stack, no rules, views, logs or metrics)")
     parser.add_argument("--rounds", type=int, default=1,
                         help="escoba and the peer, this many times, in turn first (escoba first in odd rounds, "
                              "the peer in even ones); the ratio pools every round's CPU and moves")
@@ -254,15 +271,23 @@ def main(argv=None) -> int:
     )
     print(f"interpreter: {interpreter()}", flush=True)
     scripts = pool_starmap(game_script, [(f"g:{i}", min(moves_needed, 10_000)) for i in range(args.games)], 2)
-    runs, peers = [], []
+    if args.floor and args.transport != "socket":
+        parser.error("--floor measures socket moves: use it with --transport socket")
+    views = [seat_views(f"floor{i}", s, FLOOR_VIEW_AFTER) for i, s in enumerate(scripts)] if args.floor else []
+    runs, peers, floors = [], [], []
     for k in range(args.rounds):
         # ABBA: the machine's speed drifts over minutes (here every side ran faster round after
         # round), so whichever side always ran second would always gain; alternating cancels a drift
+        # (the floor, when run, goes between them)
         if k % 2 == 0:
             runs.append(run_escoba(args, scripts))
+            if args.floor:
+                floors.append(run_floor(args, scripts, views))
             peers.append(_peer(args))
         else:
             peers.append(_peer(args))
+            if args.floor:
+                floors.append(run_floor(args, scripts, views))
             runs.append(run_escoba(args, scripts))
     moves = sum(r["moves"] for r in runs)
     cpu_ms = sum(r["cpu_ms"] * r["moves"] for r in runs) / max(1, moves)
@@ -299,6 +324,8 @@ def main(argv=None) -> int:
               f"{calm:.1f} ms = {calm / peer['p99_ms']:.2f}x the peer's (a diagnostic, never the result: it leaves "
               f"out every second in which an fsync took over {STALL_MS} ms, where the peer's p99 is over all of its "
               f"seconds; fsyncs under {STALL_MS} ms stay in)")
+    if floors:
+        print(_floor_said(runs, floors, peers, views))
     floor = sum(r["floor_ms"] * r["moves"] for r in runs) / max(1, moves)
     print(f"  with Redis at its floor (a move's size written and fsynced alone, as this load's moves come: "
           f"{floor:.3f} ms) API + Redis would be {(cpu_ms + floor) / peer['cpu_ms']:.2f}x; for 1.2x the API's CPU "
@@ -309,11 +336,8 @@ def main(argv=None) -> int:
 
 def run_escoba(args, scripts) -> dict:
     """One measured run of escoba: its own Redis and server, the tables opened anew."""
-    redis = start_private_redis(durable=True, fsync=args.fsync)
-    server = None
-    reader = Reader()
-    loop = None
-    try:
+
+    def start(redis):
         limits = {"ESCOBA_RATE_LIMITS": "on", "ESCOBA_TRUSTED_PROXIES": "1"} if args.limits == "on" else {}
         server = escoba_server(free_port(), 4 * args.games + 64, args.workers,
                                env=server_env(REDIS_URL=redis.url, **limits),
@@ -324,6 +348,47 @@ def run_escoba(args, scripts) -> dict:
             http.forwarded_for = f"10.0.{i // 250}.{i % 250 + 1}"  # a client address of the table's own
             games.append(Game(i, *open_table(http, s), s))
         http.close()
+        return server, games
+
+    return _measured(args, start, "escoba")
+
+
+def run_floor(args, scripts, views) -> dict:
+    """One measured run of the stack's floor (bench/socket_floor_app.py): the same games' moves, sockets
+    and client, each seat sent a stored view of its game (``views``) with every version."""
+
+    def start(redis):
+        server = floor_server(free_port(), 4 * args.games + 64, args.workers, env=server_env(REDIS_URL=redis.url))
+        games = []
+        with redis._client() as client:
+            for i, s in enumerate(scripts):
+                table_id, tokens = f"floor{i}", {0: f"floor{i}-0", 1: f"floor{i}-1"}
+                client.set(floor_key(table_id, "version"), s.start_version)
+                client.hset(floor_key(table_id, "tokens"), mapping={t: seat for seat, t in tokens.items()})
+                for seat in (0, 1):
+                    client.set(floor_key(table_id, f"view:{seat}"), views[i][seat])
+                games.append(Game(i, table_id, tokens, one_version_a_move(s)))
+        return server, games
+
+    return _measured(args, start, "floor")
+
+
+def one_version_a_move(script: Script) -> Script:
+    """The script with each move one version after the last (the floor's step counts one a move, where
+    escoba's deal after a round's last card makes two)."""
+    moves = [(seat, move, script.start_version + k + 1) for k, (seat, move, _after) in enumerate(script.moves)]
+    return Script(script.decks, moves, script.start_version)
+
+
+def _measured(args, start, name: str) -> dict:
+    """Starts a durable Redis and a server with its games (``start(redis)`` -> (server, games)), plays them,
+    and prints and returns what the window measured."""
+    redis = start_private_redis(durable=True, fsync=args.fsync)
+    server = None
+    reader = Reader()
+    loop = None
+    try:
+        server, games = start(redis)
         loop = Loop(server.port, games, args.think, args.senders, args.seed, args.transport)
         reader.start()
         for game in games:
@@ -372,7 +437,8 @@ def run_escoba(args, scripts) -> dict:
                     untouched.append(heard - sent)
         n = len(loop.sent)
         cpu_ms = server_cpu * 1000 / max(1, n)
-        print(f"measured: {n} moves in {window:.1f}s ({n / window:.0f} moves/s); errors {len(loop.errors)}"
+        said = "" if name == "escoba" else f"{name} "
+        print(f"{said}measured: {n} moves in {window:.1f}s ({n / window:.0f} moves/s); errors {len(loop.errors)}"
               + (f" (first: {loop.errors[0]})" if loop.errors else ""))
         sent_by = "socket move" if args.transport == "socket" else "POST /moves"
         print(f"  {sent_by} answered (ack or 200) after: {summary_ms(http_lat)}")
@@ -411,6 +477,30 @@ def run_escoba(args, scripts) -> dict:
         if server is not None:
             server.stop()
         redis.stop()
+
+
+def _floor_said(runs: list[dict], floors: list[dict], peers: list[dict], views: list[dict]) -> str:
+    """The stack's floor against the peer and against escoba, per round and pooled: how much of a ratio
+    target the stack itself takes, and what escoba's own work adds to it."""
+
+    def pooled(side: list[dict], figure) -> float:
+        return sum(figure(r) * r["moves"] for r in side) / max(1, sum(r["moves"] for r in side))
+
+    peer_p99 = _pooled(peers)["p99_ms"]
+    p99 = percentile([t for f in floors for t in f["to_opponent"]], 99) * 1000
+    peer = _pooled(peers)["cpu_ms"]
+    api, api_redis = pooled(floors, lambda r: r["cpu_ms"]), pooled(floors, lambda r: r["cpu_ms"] + r["redis_ms"])
+    own = pooled(runs, lambda r: r["cpu_ms"]) - api
+    own_redis = pooled(runs, lambda r: r["cpu_ms"] + r["redis_ms"]) - api_redis
+    per_round = ", ".join(f"{f['cpu_ms'] / q['cpu_ms']:.2f}" for f, q in zip(floors, peers, strict=True))
+    sizes = [len(v) for each in views for v in each.values()]
+    return (f"  the stack's floor (bench/socket_floor_app.py: the same games, client and Redis, frames of a stored "
+            f"view of {min(sizes)} to {max(sizes)} bytes): API CPU {api:.2f} ms a move = {api / peer:.2f}x the peer's "
+            f"(rounds {per_round}), API + Redis {api_redis / peer:.2f}x, opponent p99 {p99:.1f} ms = "
+            f"{p99 / peer_p99:.2f}x the peer's. Escoba's own work above it (rules, views, checks, log line, metrics, "
+            f"timers; in Redis its step's): API {own:.2f} ms a move = {own / peer:.2f}x the peer's, API + Redis "
+            f"{own_redis:.2f} ms = {own_redis / peer:.2f}x. What the stack leaves escoba's own work: "
+            f"{1.0 - api / peer:.2f}x for API <= 1.0x, {1.2 - api_redis / peer:.2f}x for API + Redis <= 1.2x")
 
 
 def _stalls_said(stalls: list[int], window: float) -> str:
