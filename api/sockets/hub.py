@@ -42,6 +42,9 @@ CHAT_BACKLOG = 64  # chat frames a socket may have waiting; older ones are dropp
 # gevent Timeout per change it sent (about 2% of a worker in bench/games.py)
 CHECK_EVERY = 300.0
 RETRY_LISTEN = 1.0  # seconds between tries to join a table's listeners (the store away)
+# sockets whose frames a move made here builds ahead of their handlers (a table's players, a few of its
+# spectators: the readers of one version share their views, so more would mostly find them built)
+PREBUILT_MAX = 8
 
 
 class Mailbox:
@@ -50,13 +53,16 @@ class Mailbox:
     ``wake`` is set on every post; the socket's handler waits on it.
     """
 
-    __slots__ = ("wake", "state", "chats")
+    __slots__ = ("wake", "state", "chats", "frames_for")
     _lock = short_lock()  # one for every mailbox: posts and takes are a few instructions, never a wait
 
-    def __init__(self, wake=None):
+    def __init__(self, wake=None, frames_for=None):
         self.wake = wake if wake is not None else threading.Event()
         self.state = None
         self.chats: deque[bytes] = deque(maxlen=CHAT_BACKLOG)
+        # state -> this socket's frames of it (its handler's own, kept in the views' cache): ``post_local``
+        # builds them right after the mover's, while that work is still in the processor's caches
+        self.frames_for = frames_for
 
     def post_state(self, state) -> None:
         with self._lock:
@@ -162,6 +168,20 @@ class Hub:
         for q in targets:
             if q is not skip:
                 q.post_state(state)
+        # Each reader's frames built now, in the mover's greenlet, where its handler would build them a
+        # little later (found then in the views' cache, api/sockets/frames.py): a view built right after
+        # another of the same version runs on code and data still in the processor's caches, where the
+        # handler's, after the mover's send and a switch, ran on cold ones (two views a move cost some
+        # 100 us each in the server, 20 to 30 us in a warm loop: docs/benchmarks.md). A failure here
+        # leaves the build to the handler.
+        built = 0
+        for q in targets:
+            if q is not skip and q.frames_for is not None and built < PREBUILT_MAX:
+                built += 1
+                try:
+                    q.frames_for(state)
+                except Exception:
+                    log.exception("could not build table %s's frames ahead of its socket", table_id)
 
     # --- what a notice does (nothing here waits for a socket) ---------------------------
     def _dispatch(self, raw) -> None:

@@ -143,6 +143,7 @@ def _serve(ws, ctx, table_id: str) -> None:
         except engine.RuleError as e:
             _refuse(ws, None, None, None, error=e)
             return
+        mailbox.frames_for = lambda state: _frames(ctx, table_id, state, player, deck)
         ctx.metrics.open_sockets.inc()
         try:
             if after is not None and after < state.version:

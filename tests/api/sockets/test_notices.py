@@ -296,6 +296,46 @@ def test_the_hub_wakes_every_handler_now_and_then_with_nothing_to_send(fake_redi
     assert not hub._checker.is_alive()  # stop ends the timer too
 
 
+def test_a_change_this_process_made_has_its_other_sockets_frames_built_at_once(backends, monkeypatch):
+    """post_local builds each of the table's other sockets' frames in the mover's greenlet (their
+    handlers then find them in the views' cache): never the mover's own (its handler builds it next),
+    at most PREBUILT_MAX, and a build that fails leaves the rest built and the move posted."""
+    from api.sockets import hub as hub_module
+    from api.sockets.hub import Mailbox
+
+    monkeypatch.setattr(hub_module, "PREBUILT_MAX", 3)
+    service = TableService(backends.tables, rng=random.Random(5))
+    hub = Hub(backends.tables, service)
+    try:
+        tid = autoplay.new_table(service, players=1)
+        built: list[tuple[str, int]] = []
+
+        def builder(name, fails=False):
+            def frames_for(state):
+                built.append((name, state.version))
+                if fails:
+                    raise RuntimeError("a view that will not build")
+            return frames_for
+
+        mover = hub.watch(tid, Mailbox(frames_for=builder("mover")))
+        broken = hub.watch(tid, Mailbox(frames_for=builder("broken", fails=True)))
+        others = [hub.watch(tid, Mailbox(frames_for=builder(f"other{i}"))) for i in range(3)]
+        plain = hub.watch(tid)  # a mailbox without a builder (a test's, a notice's) is posted to only
+        outcome = service.execute(tid, {"type": "sit", "player": "x1", "name": "X1"}, actor="guest")
+        hub.post_local(tid, outcome.state, skip=mover)
+        names = [name for name, version in built if version == outcome.version]
+        assert "mover" not in names and len(names) == 3 and len(set(names)) == 3
+        for q in (broken, *others, plain):  # every other socket was posted the move, the failed build's too
+            assert q.state is outcome.state
+        built.clear()
+        hub.post_local(tid, outcome.state, skip=mover)  # a version posted already builds nothing again
+        assert built == []
+        for q in (mover, broken, *others, plain):
+            hub.unwatch(tid, q)
+    finally:
+        hub.stop()
+
+
 def test_a_change_this_process_made_is_posted_at_once_and_its_notice_then_does_nothing(backends, topology):
     """post_local: the table's other mailboxes here get the move's state straight from the append
     (the mover's own is skipped: its socket sends the move with its ack); the notice that follows
