@@ -125,14 +125,16 @@ def create_app(redis=None) -> Flask:
     return app
 
 
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv=None, app_factory=create_app, port: int = 8001, description: str = __doc__.splitlines()[0]) -> int:
+    """Serves ``app_factory``'s app under the gunicorn settings the benches give every server (the
+    socket floor, bench/socket_floor_app.py, too); ``--threads`` counts for the gthread worker only."""
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--host", default="127.0.0.1")
-    parser.add_argument("--port", type=int, default=8001)
+    parser.add_argument("--port", type=int, default=port)
     parser.add_argument("--threads", type=int, default=64)
     parser.add_argument("--workers", type=int, default=1)
     args = parser.parse_args(argv)
-    Gunicorn(gunicorn_options(args.host, args.port, args.threads, args.workers), create_app).run()
+    Gunicorn(gunicorn_options(args.host, args.port, args.threads, args.workers), app_factory).run()
     return 0
 
 

@@ -27,7 +27,6 @@ the first move), ``floor:{id}:tokens`` (token -> seat) and ``floor:{id}:view:{se
 
 from __future__ import annotations
 
-import argparse
 import gc
 import os
 import sys
@@ -36,7 +35,7 @@ from types import SimpleNamespace
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from api.server.serve import YOUNG_COLLECTION, Gunicorn, gunicorn_options  # noqa: E402
+from api.server.serve import YOUNG_COLLECTION  # noqa: E402
 from events.config import Config  # noqa: E402
 
 # KEYS: [1] the table's stream, [2] its version. ARGV: [1] the move. The new version.
@@ -66,7 +65,8 @@ def create_app(redis=None):
 
     if redis is None:
         redis = plain_client(os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/9"))
-    direct = Direct.for_client(redis)
+    direct = Direct.for_client(redis)  # a plain TCP Redis, as the bench's: else the client's own way
+    execute = direct.execute if direct is not None else redis.execute_command
     step = redis.script_load(STEP)
     tables: dict[str, dict[int, SimpleNamespace]] = {}  # this process's sockets, by table and seat
 
@@ -101,7 +101,7 @@ def create_app(redis=None):
                     frame = orjson.loads(raw)
                     if frame.get("type") != "move" or type(frame.get("id")) is not str:
                         continue
-                    version = direct.execute("EVALSHA", step, 2, key(table_id, "log"), key(table_id, "version"),
+                    version = execute("EVALSHA", step, 2, key(table_id, "log"), key(table_id, "version"),
                                              orjson.dumps(frame["move"]))
                     out += frames.text_frame(b'{"type":"ack","id":%s,"version":%d}' % (orjson.dumps(frame["id"]),
                                                                                        version))
@@ -131,14 +131,9 @@ def create_app(redis=None):
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--host", default="127.0.0.1")
-    parser.add_argument("--port", type=int, default=8002)
-    parser.add_argument("--threads", type=int, default=64)  # gthread only; the benches pass it to every server
-    parser.add_argument("--workers", type=int, default=1)
-    args = parser.parse_args(argv)
-    Gunicorn(gunicorn_options(args.host, args.port, args.threads, args.workers), create_app).run()
-    return 0
+    from bench import baseline_app
+
+    return baseline_app.main(argv, create_app, 8002, __doc__.splitlines()[0])
 
 
 if __name__ == "__main__":
