@@ -522,14 +522,13 @@ def started(decks: list[list[str]]) -> engine.State:
 def seat_views(table_id: str, script: Script, after: int) -> dict[int, bytes]:
     """Each seat's view of the scripted game after its first ``after`` moves, as escoba encodes it for
     that seat's socket (api/sockets/frames.py): what a bench's stand-in server sends in its place."""
-    import orjson
+    from api.sockets.frames import ViewFrames
 
     s = started(script.decks)
     for seat, move, _version in script.moves[:after]:
         s = engine.fold(s, engine.decide(s, {**move, "by": seat}))
-    base = engine.table_view(s)
-    return {seat: orjson.dumps({"table_id": table_id, **engine.for_reader(base, s, seat), "you_are_host": seat == 0})
-            for seat in (0, 1)}
+    views = ViewFrames()
+    return {seat: views.view_json(table_id, s, seat, seat == 0, None) for seat in (0, 1)}
 
 
 def open_table(http: Http, script: Script) -> tuple[str, dict[int, str]]:

@@ -258,6 +258,8 @@ def main(argv=None) -> int:
                         help="escoba and the peer, this many times, in turn first (escoba first in odd rounds, "
                              "the peer in even ones); the ratio pools every round's CPU and moves")
     args = parser.parse_args(argv)
+    if args.floor and args.transport != "socket":
+        parser.error("--floor measures socket moves: use it with --transport socket")
     exit_on_sigterm()
     moves_needed = int((args.duration + args.warmup) * 4 / max(args.think, 0.05)) + 20
     print(
@@ -271,8 +273,6 @@ def main(argv=None) -> int:
     )
     print(f"interpreter: {interpreter()}", flush=True)
     scripts = pool_starmap(game_script, [(f"g:{i}", min(moves_needed, 10_000)) for i in range(args.games)], 2)
-    if args.floor and args.transport != "socket":
-        parser.error("--floor measures socket moves: use it with --transport socket")
     views = [seat_views(f"floor{i}", s, FLOOR_VIEW_AFTER) for i, s in enumerate(scripts)] if args.floor else []
     runs, peers, floors = [], [], []
     for k in range(args.rounds):
@@ -486,9 +486,9 @@ def _floor_said(runs: list[dict], floors: list[dict], peers: list[dict], views: 
     def pooled(side: list[dict], figure) -> float:
         return sum(figure(r) * r["moves"] for r in side) / max(1, sum(r["moves"] for r in side))
 
-    peer_p99 = _pooled(peers)["p99_ms"]
+    pooled_peer = _pooled(peers)
+    peer, peer_p99 = pooled_peer["cpu_ms"], pooled_peer["p99_ms"]
     p99 = percentile([t for f in floors for t in f["to_opponent"]], 99) * 1000
-    peer = _pooled(peers)["cpu_ms"]
     api, api_redis = pooled(floors, lambda r: r["cpu_ms"]), pooled(floors, lambda r: r["cpu_ms"] + r["redis_ms"])
     own = pooled(runs, lambda r: r["cpu_ms"]) - api
     own_redis = pooled(runs, lambda r: r["cpu_ms"] + r["redis_ms"]) - api_redis

@@ -114,7 +114,7 @@ def create_app(redis=None):
                     out += me.out.pop(0)
                 if out:
                     wire.send_whole(ws.sock, out)
-        except (OSError, ConnectionError):
+        except OSError:  # ConnectionError's family too
             pass
         finally:
             tables[table_id].pop(seat, None)
