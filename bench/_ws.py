@@ -101,7 +101,7 @@ class Socket:
 
     def _message(self, text: bytes, now: float) -> None:
         m = HEAD.match(text)
-        if m and m.group(1) == b"table":
+        if m and m.group(1) in (b"table", b"patch"):
             version = int(m.group(2))
             self.heard.append((version, now))
             if self.on_table is not None:

@@ -55,6 +55,12 @@ work, and what that work costs (escoba less the floor). The floor's views are on
 after 18 moves: mid-round), where escoba's grow over a round; its step writes two keys where
 escoba's writes five to seven and reads four (docs/benchmarks.md).
 
+Escoba's sockets ask for each change as a patch of the view they were sent last (``--frames patch``,
+the default, as the page asks since 2026-12-05's fifth session: docs/api.md); ``--frames view`` has them
+sent the whole view with every version, as every run before that did. The floor's sockets are sent its
+stored whole view either way: with patches escoba's sockets move fewer bytes than the floor's do (a
+patch is 0.6 to 1.1 KB where a view is 1.7 to 4 KB), so escoba less the floor then reads a little low.
+
 The rate limits are on, as in production (``--limits on``, the default): every move is counted on
 its token's window (api/http/limits.py, in the append's own step). The tables are opened as if from
 one client address each, behind a trusted proxy (``ESCOBA_TRUSTED_PROXIES=1``, ``X-Forwarded-For``),
@@ -235,6 +241,9 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description="Closed-loop games, a socket per player, timed from the send")
     parser.add_argument("--transport", default="socket", choices=("socket", "post"),
                         help="how each player sends its moves: over its socket, or POST /tables/{id}/moves")
+    parser.add_argument("--frames", default="patch", choices=("patch", "view"),
+                        help="what escoba's sockets are sent on a change: a patch of the view sent last, as the "
+                             "page asks (frames=patch), or the whole view")
     parser.add_argument("--games", type=int, default=100)
     parser.add_argument("--duration", type=float, default=30.0, help="seconds measured (after a warm-up)")
     parser.add_argument("--warmup", type=float, default=5.0)
@@ -268,6 +277,7 @@ def main(argv=None) -> int:
         f"redis-server (appendfsync {args.fsync}{'' if args.fsync == 'always' else ': NOT production'}); "
         f"{args.warmup:g} s warm-up, {args.duration:g} s measured; "
         f"{args.rounds} round(s); moves sent by {'socket' if args.transport == 'socket' else 'POST'}; "
+        f"changes sent as {'patches' if args.frames == 'patch' else 'whole views'}; "
         f"rate limits {args.limits}{'' if args.limits == 'on' else ': NOT production'}",
         flush=True,
     )
@@ -396,7 +406,7 @@ def _measured(args, start, name: str) -> dict:
                 ws = Socket(game.index, seat)
                 ws.on_table = loop.on_table
                 ws.on_answer = loop.on_answer
-                ws.connect(server.port, f"/tables/{game.table_id}/ws?token={game.tokens[seat]}")
+                ws.connect(server.port, f"/tables/{game.table_id}/ws?token={game.tokens[seat]}&frames={args.frames}")
                 game.sockets[seat] = ws
         for game in games:
             for ws in game.sockets.values():

@@ -150,6 +150,41 @@ def reader_part(base: TableView, state: State, reader: int | None = SPECTATOR) -
     return {"you": you, "hand": hand, "options": opts, "labels": {c: names[c] for c in shown}}
 
 
+def changed(old: TableView, new: TableView) -> tuple[dict, list | None]:
+    """What every reader's view of ``new`` holds that their view of ``old`` (an earlier version of the
+    same table, in the same deck design) did not: the shared fields whose values differ, and the
+    history entries ``new`` appends (None: the history is not an extension of ``old``'s, a new round's,
+    and is among the fields, whole). A client's view of ``old`` with these fields set and these
+    entries appended is its view of ``new``, but for the reader's own fields (``reader_changes``)."""
+    fields, before = new.fields, old.fields
+    history, added = fields["history"], None
+    known = before["history"]
+    if len(known) <= len(history) and all(map(is_, known, history)):
+        added = history[len(known):]  # the same entries, taken again by table_view: a move's own play
+    out = {name: value for name, value in fields.items()
+           if name not in READER_FIELDS and name != "history" and value != before[name]}
+    if added is None:
+        out["history"] = history
+    return out, added
+
+
+def reader_changes(old: TableView, new: TableView, state: State, reader: int | None = SPECTATOR) -> dict:
+    """A (non-operator) reader's own fields of ``new`` (``reader_part``'s: their seat, hand and
+    options), and the labels of the cards this reader is shown in ``new`` that ``old`` did not show
+    everyone: with the labels of their view of ``old`` these name every card the view of ``new`` does,
+    and only cards this reader was shown."""
+    s = state
+    you = reader if reader is not None and reader in range(4) and s.seats[reader] else None
+    hand, opts = [], None
+    if you is not None and s.status == "playing":
+        hand = list(s.hands.get(you, ()))
+        if you == s.turn:
+            opts = options(s, you)
+    names = label_map(new.fields["deck"])
+    fresh = new.shown.difference(old.shown).union(hand)
+    return {"you": you, "hand": hand, "options": opts, "labels": {c: names[c] for c in fresh}}
+
+
 def _shown_cards(v: dict) -> set[str]:
     """Every card a view names (the fields that hold cards)."""
     shown = {*v["hand"], *v["table_cards"]}

@@ -20,7 +20,7 @@ from collections import OrderedDict
 import orjson
 
 import engine
-from engine.view import READER_FIELDS, reader_part
+from engine.view import READER_FIELDS, changed, reader_changes, reader_part
 from events.locks import short_lock
 
 
@@ -60,9 +60,10 @@ class ViewFrames:
         self.shared_parts = shared_parts
         self._built: OrderedDict[tuple, tuple[bytes, bytes]] = OrderedDict()
         # (table, deck) -> (its latest version, that version's shared part, the part encoded: _encoded)
-        self._bases: OrderedDict[tuple, tuple[int, engine.TableView, tuple]] = OrderedDict()
+        self._bases: OrderedDict[tuple, _Shared] = OrderedDict()  # (table, deck) -> its latest version's
         self._lock = short_lock()  # dict operations only: never held across a wait
         self.built = 0  # views built (the rest were sent from here)
+        self.patched = 0  # patches built
 
     def frames(self, table_id: str, state, seat: int | None, is_host: bool, deck: str | None) -> bytes:
         """The ``table`` message of ``state`` for this reader and, on its turn, ``your_turn``."""
@@ -72,34 +73,53 @@ class ViewFrames:
         """The reader's view of ``state`` as JSON."""
         return self._get(table_id, state, seat, is_host, deck)[0]
 
+    def patch_frames(self, table_id: str, state, since: int, seat: int | None, is_host: bool,
+                     deck: str | None) -> bytes:
+        """The ``patch`` message taking this reader's view of version ``since`` to ``state``'s (and, on
+        its turn, ``your_turn``), for a socket that asked for patches; the ``table`` message when this
+        process no longer holds ``since``'s shared part (it keeps a table's latest two)."""
+        key = (table_id, state.version, seat, is_host, deck, since)
+
+        def build():
+            shared = self._shared(table_id, state, deck)
+            if shared.previous is None or shared.previous.fields["version"] != since:
+                return None, self._get(table_id, state, seat, is_host, deck)[1]
+            with self._lock:
+                self.patched += 1
+            return None, _patch(state, seat, is_host, shared)
+
+        return self._remembered(self._built, key, self.size, build)[1]
+
     def _get(self, table_id, state, seat, is_host, deck) -> tuple[bytes, bytes]:
         def build():
             with self._lock:  # called outside it
                 self.built += 1
-            return _build(table_id, state, seat, is_host, *self._table_view(table_id, state, deck))
+            shared = self._shared(table_id, state, deck)
+            return _build(table_id, state, seat, is_host, shared.base, shared.encoded(table_id))
 
         return self._remembered(self._built, (table_id, state.version, seat, is_host, deck), self.size, build)
 
-    def _table_view(self, table_id, state, deck):
+    def _shared(self, table_id, state, deck) -> _Shared:
         """The part of a version's view every reader shares (engine.view.table_view), built once
-        for the mover's answer and the other readers' views alike; only each table's latest is kept."""
+        for the mover's answer and the other readers' views alike; only each table's latest is kept,
+        with the one before it (a patch's base)."""
         key = (table_id, deck)
         with self._lock:
             kept = self._bases.get(key)
-            if kept is not None and kept[0] == state.version:
+            if kept is not None and kept.version == state.version:
                 self._bases.move_to_end(key)
-                return kept[1], kept[2]
+                return kept
         # the table's last part: its history's entries are taken again (engine.view.table_view)
-        base = engine.table_view(state, deck=deck, previous=kept[1] if kept is not None else None)
-        encoded = _encoded(table_id, base)
+        before = kept.base if kept is not None else None
+        shared = _Shared(engine.table_view(state, deck=deck, previous=before), before)
         with self._lock:
             kept = self._bases.get(key)
-            if kept is None or kept[0] < state.version:  # a late reader of an older version keeps nothing
-                self._bases[key] = (state.version, base, encoded)
+            if kept is None or kept.version < state.version:  # a late reader of an older version keeps nothing
+                self._bases[key] = shared
                 self._bases.move_to_end(key)
                 while len(self._bases) > self.shared_parts:
                     self._bases.popitem(last=False)
-        return base, encoded
+        return shared
 
     def _remembered(self, cache: OrderedDict, key: tuple, limit: int, build):
         """``cache[key]``, built (outside the lock) when missing; the least recent go past ``limit``."""
@@ -114,6 +134,26 @@ class ViewFrames:
             while len(cache) > limit:
                 cache.popitem(last=False)
         return out
+
+
+class _Shared:
+    """One version's shared part of every reader's view, the one before it (when this process built
+    that one: a patch's base) and, each made when first asked for, its encoding (``_encoded``) and the
+    shared part of a patch from that previous version (``_patch``)."""
+
+    __slots__ = ("base", "previous", "version", "_encoded", "patch")
+
+    def __init__(self, base: engine.TableView, previous: engine.TableView | None):
+        self.base = base
+        self.previous = previous
+        self.version = base.fields["version"]
+        self._encoded = None
+        self.patch = None  # (the fields' JSON runs, the history's entries JSON or None)
+
+    def encoded(self, table_id: str) -> tuple:
+        if self._encoded is None:  # two readers at once may both encode it: the same bytes
+            self._encoded = _encoded(table_id, self.base)
+        return self._encoded
 
 
 def _encoded(table_id: str, base) -> tuple:
@@ -156,3 +196,27 @@ def _build(table_id: str, state, seat, is_host, base, encoded) -> tuple[bytes, b
         # sent with the view, in the same write
         frames += message({"type": "your_turn", "seat": seat, "version": state.version})
     return view, frames
+
+
+def _patch(state, seat, is_host: bool, shared: _Shared) -> bytes:
+    """The reader's ``patch`` message (shared/API.md): ``{"type": "patch", "version", "from", "set":
+    {the fields that changed, and the reader's own: you, hand, options, you_are_host}, "history_add": [entries],
+    "labels_add": {card: label}}`` and, on its turn, ``your_turn``. What every reader shares is
+    encoded once a version."""
+    if shared.patch is None:
+        fields, added = changed(shared.previous, shared.base)
+        shared.patch = (orjson.dumps(fields)[1:-1], None if added is None else orjson.dumps(added))
+    fields, added = shared.patch
+    own = reader_changes(shared.previous, shared.base, state, seat)
+    labels = own.pop("labels")
+    own["you_are_host"] = is_host
+    body = b'{"type":"patch","version":%d,"from":%d,"set":{%s%s%s}' % (
+        state.version, shared.previous.fields["version"], fields, b"," if fields else b"",
+        orjson.dumps(own)[1:-1])
+    if added is not None:
+        body += b',"history_add":' + added
+    body += b',"labels_add":' + orjson.dumps(labels) + b"}"
+    frames = text_frame(body)
+    if seat is not None and state.status == "playing" and state.turn == seat:
+        frames += message({"type": "your_turn", "seat": seat, "version": state.version})
+    return frames

@@ -2,7 +2,9 @@
 
 A reconnecting client passes ``after`` (its last version) and first gets the
 events it missed, redacted for it, so it catches up with no gap. ``deck`` picks
-the reader's deck design.
+the reader's deck design. ``frames=patch`` asks for each change as a ``patch`` of
+the view this socket was sent last (api/sockets/frames.py), whole only on connect
+and when this process no longer holds that view's version.
 
 A socket opened with a seat token may send moves (shared/API.md v1.2): each is
 decided by the same function as a POST's and answered on the socket
@@ -127,8 +129,12 @@ def install(sock, app) -> None:
                 ws.thread.join(LINGER + 1.0)
 
 
+FRAME_KINDS = ("view", "patch")  # ``frames=``: every change as the whole view (the default), or as a patch
+
+
 def _serve(ws, ctx, table_id: str) -> None:
     deck = request.args.get("deck")
+    kind = request.args.get("frames", "view")
     mailbox = Mailbox(ws.event)  # simple-websocket sets this event when the peer goes, too
     # watch before loading: a change landing in between is then in the mailbox, not lost
     ctx.hub.watch(table_id, mailbox)
@@ -140,16 +146,21 @@ def _serve(ws, ctx, table_id: str) -> None:
             if deck is not None and deck not in engine.cards.DECKS:
                 raise engine.RuleError("bad_request", f"Unknown deck design {deck!r}.", {"deck": "unknown"})
             after = version_arg(request.args.get("after"))
+            if kind not in FRAME_KINDS:
+                raise engine.RuleError("bad_request", f"frames must be one of {', '.join(FRAME_KINDS)}.",
+                                       {"frames": "unknown"})
         except engine.RuleError as e:
             _refuse(ws, None, None, None, error=e)
             return
-        mailbox.frames_for = lambda state: _frames(ctx, table_id, state, player, deck)
+        sent = _Sent(kind == "patch")
+        mailbox.frames_for = lambda state: _frames(ctx, table_id, state, player, deck, sent.base(state))
         ctx.metrics.open_sockets.inc()
         try:
             if after is not None and after < state.version:
                 _send(ws, frames.message({"type": "events",
                                         "events": redacted_events(ctx.service, table_id, player, after)}))
-            last = _send_state(ws, ctx, table_id, state, player, deck)
+            _send(ws, _frames(ctx, table_id, state, player, deck))
+            sent.version = state.version
             collector.socket_ready()
             inbox: Inbox = ws.input_buffer
             moves = SocketMoves(ctx, table_id, token, request.remote_addr, deck, current_app.logger, mailbox)
@@ -184,9 +195,9 @@ def _serve(ws, ctx, table_id: str) -> None:
                 if moved is not None and (state is None or moved.version > state.version):
                     state = moved  # the mover's view now, in the ack's write; the notice finds it sent
                 out += b"".join(chats)
-                if state is not None and state.version > last:
-                    out += _frames(ctx, table_id, state, player, deck)
-                    last = state.version
+                if state is not None and state.version > sent.version:
+                    out += _frames(ctx, table_id, state, player, deck, sent.base(state))
+                    sent.version = state.version
                 if out and ws.connected:
                     _send(ws, out)
                     continue
@@ -207,14 +218,26 @@ def _serve(ws, ctx, table_id: str) -> None:
         ctx.hub.unwatch(table_id, mailbox)
 
 
-def _frames(ctx, table_id: str, state, player, deck) -> bytes:
+class _Sent:
+    """The version of the view a socket was sent last, and whether it takes changes as patches of it."""
+
+    __slots__ = ("patches", "version")
+
+    def __init__(self, patches: bool):
+        self.patches = patches
+        self.version = -1
+
+    def base(self, state) -> int | None:
+        """The version a patch to ``state`` starts from (None: send the whole view)."""
+        return self.version if self.patches and 0 <= self.version < state.version else None
+
+
+def _frames(ctx, table_id: str, state, player, deck, since: int | None = None) -> bytes:
     seat = state.seat_of(player) if player else None
-    return ctx.frames.frames(table_id, state, seat, player is not None and player == state.host, deck)
-
-
-def _send_state(ws, ctx, table_id: str, state, player, deck) -> int:
-    _send(ws, _frames(ctx, table_id, state, player, deck))
-    return state.version
+    is_host = player is not None and player == state.host
+    if since is not None:
+        return ctx.frames.patch_frames(table_id, state, since, seat, is_host, deck)
+    return ctx.frames.frames(table_id, state, seat, is_host, deck)
 
 
 def _send(ws, data: bytes) -> None:

@@ -1,7 +1,9 @@
-// Following the table live: one WebSocket (messages {"type": "table" | "your_turn" |
+// Following the table live: one WebSocket (messages {"type": "table" | "patch" | "your_turn" |
 // "chat" | "events" | "ack" | "error"}), reconnecting with backoff, and a slow HTTP
 // poll as a safety net. Every view goes to motion.receive, which shows it in turn.
 // A seated player's moves go over this socket while it is open (sendMove).
+// The socket asks for changes as patches (frames=patch): the whole view comes once, on
+// connect, and each change after it as what changed from the view it sent last.
 
 import { addChat, loadChat } from "./chat.js";
 import { receive } from "./motion.js";
@@ -14,6 +16,7 @@ let timer = null;
 let poll = null;
 let socketDeck = null; // the deck design this socket's views are labelled in
 let socketToken = null; // the seat token it was opened with: its moves are that seat's
+let held = null; // the view this socket sent last (whole or patched): the next patch's base
 const inFlight = new Map(); // move id -> resolve, for the moves sent over the socket and not yet answered
 const MOVE_WAIT = 8000; // ms an unanswered socket move waits before the caller POSTs it (same id)
 
@@ -51,6 +54,7 @@ export function connect() {
   const params = new URLSearchParams();
   if (app.token) params.set("token", app.token);
   if (app.deck) params.set("deck", app.deck);
+  params.set("frames", "patch");
   // no `after`: the page needs views, not the events it missed (a refresh catches up)
   let sock;
   try {
@@ -60,6 +64,7 @@ export function connect() {
     return;
   }
   ws = sock;
+  held = null;
   socketDeck = app.deck;
   socketToken = app.token;
   sock.onopen = () => {
@@ -73,7 +78,18 @@ export function connect() {
     try { msg = JSON.parse(ev.data); } catch { return; }
     // after a change of deck design a view is only a signal: fetch it in the new design
     // (closing a socket to reopen it at once made the dev server send a broken frame)
-    if (msg.type === "table" && msg.table) { if (socketDeck === app.deck) receive(msg.table); else refresh(); }
+    if (msg.type === "patch") {
+      if (!held || held.version !== msg.from) { // not what it sent last: start again, whole
+        held = null;
+        try { sock.close(); } catch { /* gone */ }
+        return;
+      }
+      msg = { type: "table", table: patched(held, msg) };
+    }
+    if (msg.type === "table" && msg.table) {
+      if (ws === sock) held = msg.table;
+      if (socketDeck === app.deck) receive(msg.table); else refresh();
+    }
     else if (msg.type === "your_turn") { if (msg.version > app.latest) refresh(); }
     else if (msg.type === "chat") addChat(msg.line);
     else if (msg.type === "ack" && msg.id) settle(msg.id, { version: msg.version });
@@ -90,6 +106,15 @@ export function connect() {
     if (ws === sock) scheduleReconnect();
   };
   sock.onerror = () => { /* onclose follows */ };
+}
+
+// The view a patch takes `view` to: its fields set, its history extended, the labels of the
+// cards it newly shows added (docs/api.md). A new object: views already received stay as they were.
+export function patched(view, patch) {
+  const next = { ...view, ...patch.set };
+  if (patch.history_add) next.history = view.history.concat(patch.history_add);
+  next.labels = { ...view.labels, ...patch.labels_add };
+  return next;
 }
 
 function scheduleReconnect() {

@@ -14,10 +14,17 @@ _ids = itertools.count(1)
 
 class SocketPlayer:
     """One socket of a table: it keeps the latest view it was sent and answers with each move's ack
-    or error."""
+    or error. ``patches``: it asks for changes as patches (``frames=patch``, docs/api.md) and applies
+    them to the view it holds, as the page does."""
 
-    def __init__(self, base: str, table_id: str, token: str | None = None, timeout: float = 10.0):
-        self.url = f"ws://{base}/tables/{table_id}/ws" + (f"?token={token}" if token else "")
+    def __init__(self, base: str, table_id: str, token: str | None = None, timeout: float = 10.0,
+                 patches: bool = False):
+        query = [f"token={token}"] if token else []
+        if patches:
+            query.append("frames=patch")
+        self.url = f"ws://{base}/tables/{table_id}/ws" + (f"?{'&'.join(query)}" if query else "")
+        self.patches = patches
+        self.patched = 0  # patches applied
         self.timeout = timeout
         self.ws = websocket.create_connection(self.url, timeout=timeout)
         self.view = None
@@ -38,6 +45,9 @@ class SocketPlayer:
         self.frames.append(message)
         if message["type"] == "table" and (self.view is None or message["version"] > self.view["version"]):
             self.view = message["table"]
+        elif message["type"] == "patch":
+            self.view = patched(self.view, message)
+            self.patched += 1
         return message
 
     def next_of(self, kind: str) -> dict:
@@ -85,6 +95,17 @@ class SocketPlayer:
         self.ws.close()
 
 
+def patched(view: dict | None, patch: dict) -> dict:
+    """The view a ``patch`` message takes ``view`` to; the server sends one only from the view it sent last."""
+    assert view is not None and patch["from"] == view["version"], (patch["from"], view and view["version"])
+    out = {**view, **patch["set"]}
+    if "history_add" in patch:
+        out["history"] = view["history"] + patch["history_add"]
+    out["labels"] = {**view["labels"], **patch["labels_add"]}
+    assert out["version"] == patch["version"]
+    return out
+
+
 def random_move(view: dict, rng) -> dict:
     """A legal move for the player to move in ``view`` (their own), as tests/api/conftest.play_out picks."""
     if view["fifteen_to_take"] and rng.random() < 0.5:
@@ -111,7 +132,7 @@ def play_over_sockets(players: dict[int, SocketPlayer], rng, version: int = 0, m
             ack = mover.ok(random_move(mover.view, rng))
             # the mover's own view of that version follows the ack, in the same write
             after = mover.read()
-            assert after["type"] == "table" and after["version"] >= ack["version"], after
+            assert after["type"] in ("table", "patch") and after["version"] >= ack["version"], after
         for p in players.values():
             p.wait_for_version(ack["version"])
     raise AssertionError("game did not end")

@@ -263,3 +263,48 @@ def test_a_shared_part_built_from_the_previous_versions_is_the_one_built_afresh(
     assert len(rounds) >= 2  # a new round's history starts afresh from a previous one's
     for older in rng.sample(states, 20):  # a late reader: previous is a later version
         assert table_view(older, previous=previous) == table_view(older)
+
+
+def _patched(before: dict, fields: dict, added, own: dict) -> dict:
+    """A client's view of the next version: ``before`` with a patch's parts applied (shared/API.md)."""
+    labels = own.pop("labels")
+    after = {**before, **fields, **own}
+    if added is not None:
+        after["history"] = before["history"] + added
+    after["labels"] = {**before["labels"], **labels}
+    return after
+
+
+@pytest.mark.parametrize("preset", ["selminha", "del15", "cardgames"])
+@pytest.mark.parametrize("players", [2, 4])
+def test_what_a_version_changed_takes_each_readers_view_to_the_next(preset, players):
+    """changed + reader_changes, applied to a reader's view of the version before, give that reader's
+    view of this one (the labels may keep cards shown before), through rounds and the game's end, and
+    name no card the reader may not see."""
+    from engine import table_view
+    from engine.view import changed, reader_changes
+
+    rng = random.Random(players * 7)
+    state = started(preset, players, None, shuffled(rng))
+    readers = (None, *range(players))
+    held = {r: view(state, r) for r in readers}
+    base, steps, rounds, appended = table_view(state), 0, set(), 0
+    while state.status in ("playing", "round_over") and steps < 600:
+        state = apply(state, random_command(state, rng))
+        new = table_view(state, previous=base)
+        fields, added = changed(base, new)
+        hidden = {c for h in state.hands.values() for c in h} | set(state.stock)
+        assert not cards_in(fields) & hidden and not cards_in(added or []) & hidden
+        assert "version" in fields and not {"you", "hand", "options", "labels"} & fields.keys()
+        appended += added is not None and len(added) > 0
+        for r in readers:
+            own = reader_changes(base, new, state, r)
+            full = view(state, r)
+            assert set(own["labels"]) <= set(full["labels"])  # only cards this reader is shown now
+            got = _patched(held[r], fields, added, dict(own))
+            assert set(got.pop("labels")) >= set(full.pop("labels"))
+            assert got == full
+            held[r] = {**got, "labels": {**held[r]["labels"], **own["labels"]}}
+        base, steps = new, steps + 1
+        rounds.add(state.round)
+    assert len(rounds) >= 2 and appended > 10  # across a new round, and mostly as appended plays

@@ -16,6 +16,7 @@ from ..browser import (
     open_table,
     play_turn,
     seat_token,
+    settled,
     start,
     until,
 )
@@ -36,12 +37,26 @@ def _frames_sent(page) -> list[dict]:
     return sent
 
 
+def _frames_received(page) -> tuple[list[str], list[dict]]:
+    urls, got = [], []
+
+    def opened(ws):
+        urls.append(ws.url)
+        ws.on("framereceived", lambda payload: got.append(json.loads(payload)))
+
+    page.on("websocket", opened)
+    return urls, got
+
+
 def test_the_pages_moves_go_over_its_socket(server, browser):
+    """... and its socket takes each change as a patch of the view it holds (frames=patch): the page
+    shows what the server's view says."""
     p = Page(browser, "desktop")
     page = p.page
     try:
         posted, sent = _moves_posted(page), _frames_sent(page)
-        open_table(page, server.url)
+        urls, received = _frames_received(page)
+        table_id = open_table(page, server.url)
         until(page, "document.body.dataset.live === 'yes'", what="the socket open")
         add_bots(page, 1)
         start(page)
@@ -55,6 +70,20 @@ def test_the_pages_moves_go_over_its_socket(server, browser):
         assert sum(m["move"]["type"] in ("play", "take_fifteen") for m in moves) >= 2  # TAKE THE 15 when offered
         assert len({m["id"] for m in moves}) == len(moves)  # one id a move
         assert posted == []  # no move went by HTTP
+        assert urls and all("frames=patch" in u for u in urls)
+        assert sum(m["type"] == "patch" for m in received) >= 4 and received[0]["type"] == "table"
+        token = json.loads(page.evaluate(f"localStorage.getItem('escoba.table.{table_id}')"))["token"]
+        for _ in range(100):  # the bot may still move: compare what the page shows of the table's last version
+            view = http("GET", f"{server.url}/tables/{table_id}", token=token)
+            shown = page.eval_on_selector_all("#hand .card", "cards => cards.map(c => c.dataset.card)")
+            on_table = page.eval_on_selector_all("#table-cards .card", "cards => cards.map(c => c.dataset.card)")
+            if settled(page) and int(page.get_attribute("body", "data-version")) == view["version"] == int(
+                    http("GET", f"{server.url}/tables/{table_id}")["version"]):
+                break
+            page.wait_for_timeout(100)
+        else:
+            raise AssertionError("the page never showed the table's last version")
+        assert sorted(shown) == sorted(view["hand"]) and sorted(on_table) == sorted(view["table_cards"])
         assert not p.errors, p.errors
     finally:
         p.close()

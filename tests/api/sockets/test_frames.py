@@ -103,7 +103,7 @@ def test_the_shared_parts_are_kept_fewer_and_a_part_built_again_makes_the_same_v
     assert frames.view_json("A", state, 0, True, None) is first
     assert orjson.loads(frames.view_json("A", state, 1, False, None)) == orjson.loads(
         ViewFrames().view_json("A", state, 1, False, None))
-    assert frames._bases[("A", None)][0] == state.version
+    assert frames._bases[("A", None)].version == state.version
 
 
 def test_each_table_keeps_its_latest_shared_part_only_so_many_tables_still_share_theirs(monkeypatch):
@@ -130,8 +130,8 @@ def test_each_table_keeps_its_latest_shared_part_only_so_many_tables_still_share
     before = states["A"]
     after = _next(before)
     frames.view_json("A", after, 0, False, None)
-    late, _ = frames._table_view("A", before, None)  # a late reader of the older version: built, not kept
-    assert late.fields["version"] == before.version and frames._bases[("A", None)][0] == after.version
+    late = frames._shared("A", before, None)  # a late reader of the older version: built, not kept
+    assert late.version == before.version and frames._bases[("A", None)].version == after.version
 
 
 def test_a_mailbox_keeps_the_latest_state_and_a_bounded_chat_backlog():
@@ -172,7 +172,7 @@ def test_a_view_s_bytes_are_the_reader_s_whole_view_encoded(players):
                     spliced = frames.view_json("T", state, reader, host, deck)
                     assert orjson.loads(spliced) == orjson.loads(whole)
                     assert spliced == orjson.dumps({"table_id": "T", **engine.for_reader(
-                        frames._bases[("T", deck)][1], state, reader), "you_are_host": host})
+                        frames._bases[("T", deck)].base, state, reader), "you_are_host": host})
 
 
 def test_a_table_s_next_views_take_its_earlier_plays_again_and_are_the_same_views():
@@ -185,10 +185,60 @@ def test_a_table_s_next_views_take_its_earlier_plays_again_and_are_the_same_view
         for reader in (None, 0, 1):
             fresh = {"table_id": "T", **engine.view(state, reader), "you_are_host": False}
             assert orjson.loads(frames.view_json("T", state, reader, False, None)) == orjson.loads(orjson.dumps(fresh))
-        after = frames._bases[("T", None)][1]
-        if before is not None and state.history and before[1].plays:
+        after = frames._bases[("T", None)].base
+        if before is not None and state.history and before.base.plays:
             shared = [i for i, play in enumerate(state.history)
-                      if i < len(before[1].plays) and before[1].plays[i] is play]
-            reused += sum(after.fields["history"][i] is before[1].fields["history"][i] for i in shared)
-            assert all(after.fields["history"][i] is before[1].fields["history"][i] for i in shared)
+                      if i < len(before.base.plays) and before.base.plays[i] is play]
+            reused += sum(after.fields["history"][i] is before.base.fields["history"][i] for i in shared)
+            assert all(after.fields["history"][i] is before.base.fields["history"][i] for i in shared)
     assert reused > 50
+
+
+def _applied(view: dict, patch: dict) -> dict:
+    """What a client holds after a ``patch`` message (docs/api.md, ``frames=patch``)."""
+    out = {**view, **patch["set"]}
+    if "history_add" in patch:
+        out["history"] = view["history"] + patch["history_add"]
+    out["labels"] = {**view["labels"], **patch["labels_add"]}
+    return out
+
+
+@pytest.mark.parametrize("preset", ["selminha", "del15", "cardgames"])
+def test_a_patch_takes_the_view_a_socket_holds_to_the_next_and_says_whose_turn_it_is(preset):
+    """A game's every version, patched for each reader from the one before as the sockets ask: the
+    view the reader then holds is the one a whole frame would have sent (labels may keep earlier
+    cards), in the reader's deck design, with ``your_turn`` as with a whole frame."""
+    frames, states = ViewFrames(), [s for _e, s in engine_game(5, preset=preset)]
+    readers = ((0, True, None), (1, False, "spanish"), (None, False, None))
+    held = {r: unframe(frames.frames("T", states[0], *r))[0]["table"] for r in readers}
+    patched = 0
+    for before, state in zip(states, states[1:], strict=False):
+        for r in readers:
+            sent = unframe(frames.patch_frames("T", state, before.version, *r))
+            whole = unframe(ViewFrames().frames("T", state, *r))
+            assert [m["type"] for m in sent[1:]] == [m["type"] for m in whole[1:]]  # your_turn, on its turn
+            if sent[0]["type"] == "table":  # this process never built the version before's shared part
+                assert sent[0] == whole[0]
+                held[r] = sent[0]["table"]
+                continue
+            assert sent[0]["from"] == before.version and sent[0]["version"] == state.version
+            got = _applied(held[r], sent[0])
+            assert set(got["labels"]) >= set(whole[0]["table"]["labels"])
+            assert {**got, "labels": None} == {**whole[0]["table"], "labels": None}
+            held[r] = got
+            patched += 1
+    assert patched > 3 * 0.9 * (len(states) - 1) and frames.patched > 0
+
+
+def test_a_patch_from_a_version_this_process_no_longer_holds_is_the_whole_view():
+    first = playing_state()
+    second = _next(first)
+    third = _next(second)
+    frames = ViewFrames()
+    for state in (first, second, third):
+        frames.frames("T", state, None, False, None)
+    # the shared parts of 2 and 3 are held: from 2 a patch, from 1 (or a version never seen) the view
+    assert unframe(frames.patch_frames("T", third, second.version, 0, True, None))[0]["type"] == "patch"
+    for since in (first.version, third.version + 5):
+        sent = unframe(frames.patch_frames("T", third, since, 0, True, None))
+        assert sent[0] == unframe(frames.frames("T", third, 0, True, None))[0]

@@ -66,13 +66,19 @@ def test_whole_games_over_sockets_alone(on_topology):
     client, base = on_topology
     for seed in range(2):
         table_id, tokens = _seated(client, settings={"target": 10})
-        players = {seat: SocketPlayer(base, table_id, token) for seat, token in tokens.items()}
-        spectator = SocketPlayer(base, table_id)
+        patches = seed == 1  # the second game's sockets take each change as a patch, as the page's do
+        players = {seat: SocketPlayer(base, table_id, token, patches=patches) for seat, token in tokens.items()}
+        spectator = SocketPlayer(base, table_id, patches=patches)
         try:
             started = players[0].ok({"type": "start"})
             final = play_over_sockets(players, random.Random(seed), started["version"])
             assert final["status"] == "finished" and final["winners"]
             assert spectator.wait_for_version(final["version"])["hand"] == []
+            for socket, token in [*((players[s], tokens[s]) for s in tokens), (spectator, None)]:
+                fetched = client.view(table_id, token)  # what the patches made is the view itself
+                assert set(socket.view["labels"]) >= set(fetched["labels"])
+                assert {**socket.view, "labels": None} == {**fetched, "labels": None}
+                assert (socket.patched > 50) == patches
         finally:
             for p in [*players.values(), spectator]:
                 p.close()

@@ -72,6 +72,43 @@ def test_socket_with_a_bad_after_gets_an_error_message(client, live, after):
     ws.close()
 
 
+@pytest.mark.parametrize("kind", ["patches", "", "PATCH"])
+def test_socket_with_an_unknown_frames_kind_gets_an_error_message(client, live, kind):
+    table_id = client.create()["table_id"]
+    ws = websocket.create_connection(f"ws://{live}/tables/{table_id}/ws?frames={kind}", timeout=5)
+    message = json.loads(ws.recv())
+    assert message["type"] == "error" and message["error"]["details"] == {"frames": "unknown"}
+    ws.close()
+
+
+def test_a_socket_that_asks_for_patches_is_sent_the_view_then_each_change_as_a_patch_of_it(client, live):
+    """POSTed moves, heard as patches: each from the version the socket was sent last, the reader's own
+    hand in it and no one else's; ``your_turn`` follows the patch that makes it the reader's turn."""
+    host = client.create(preset="cardgames")
+    table_id = host["table_id"]
+    guest = client.sit(table_id)
+    ws = websocket.create_connection(f"ws://{live}/tables/{table_id}/ws?token={guest['token']}&frames=patch",
+                                     timeout=5)
+    held = recv(ws, "table")["table"]
+    moves = [({"type": "start"}, host["token"])]
+    while len(moves) <= 5:
+        move, token = moves[-1]
+        answer = client.ok(table_id, token, **move)
+        patch = recv(ws, "patch")
+        assert patch["from"] == held["version"] and patch["version"] == answer["version"]
+        held = {**held, **patch["set"], "history": held["history"] + patch.get("history_add", []),
+                "labels": {**held["labels"], **patch["labels_add"]}}
+        fetched = client.view(table_id, guest["token"])
+        assert held["hand"] == fetched["hand"] and {**held, "labels": None} == {**fetched, "labels": None}
+        assert not set(patch["labels_add"]) - set(fetched["labels"])  # no card the guest may not see
+        if fetched["turn"] == 1:
+            assert recv(ws, "your_turn")["version"] == patch["version"]
+        mover = host["token"] if fetched["turn"] == 0 else guest["token"]
+        option = client.view(table_id, mover)["options"][0]  # captures, when it may not be left
+        moves.append(({"type": "play", "card": option["card"], "capture": (option["captures"] or [[]])[0]}, mover))
+    ws.close()
+
+
 def test_closed_sockets_are_let_go(client, live, app):
     table_id = client.create()["table_id"]
     hub = app.extensions["escoba"].hub

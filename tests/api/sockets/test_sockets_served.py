@@ -232,8 +232,8 @@ def test_a_flooding_socket_is_limited_then_closed_while_another_table_keeps_its_
     host = server.post("/tables", {"name": "Ana", "preset": "del15"})
     other = host["table_id"]
     bea = server.post(f"/tables/{other}/seats", {"name": "Bea"})
-    players = {0: SocketPlayer(base, other, host["token"]), 1: SocketPlayer(base, other, bea["token"])}
-    watchers = [SocketPlayer(base, other) for _ in range(3)]
+    players = {0: SocketPlayer(base, other, host["token"]), 1: SocketPlayer(base, other, bea["token"], patches=True)}
+    watchers = [SocketPlayer(base, other, patches=bool(i)) for i in range(3)]
     codes, closes = [], []
 
     def flood():  # as fast as the answers come

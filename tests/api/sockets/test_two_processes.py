@@ -216,12 +216,16 @@ def test_whole_games_over_sockets_through_both_processes(pair):
     host = client.create(preset="del15", settings={"target": 10})
     tid = host["table_id"]
     guest = client.sit(tid)
+    # the guest's socket takes patches: its process builds them from the changes the other one's moves
+    # notify (a version it missed, its whole view)
     players = {0: SocketPlayer(f"127.0.0.1:{a}", tid, host["token"]),
-               1: SocketPlayer(f"127.0.0.1:{b}", tid, guest["token"])}
+               1: SocketPlayer(f"127.0.0.1:{b}", tid, guest["token"], patches=True)}
     try:
         started = players[0].ok({"type": "start"})
         final = play_over_sockets(players, random.Random(11), started["version"])
         assert final["status"] == "finished" and final["winners"]
+        fetched = client.view(tid, guest["token"])
+        assert {**players[1].view, "labels": None} == {**fetched, "labels": None} and players[1].patched > 20
     finally:
         for p in players.values():
             p.close()
