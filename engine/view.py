@@ -8,7 +8,7 @@ being taken), and this round's plays are public history.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from operator import is_
 
@@ -48,36 +48,44 @@ class TableView:
     shown: frozenset
     plays: list | None = None  # the state's history its "history" was built from (see table_view's previous)
     history_cards: frozenset = frozenset()  # the cards its "history" names: a later version adds its own plays'
+    state: State | None = field(default=None, compare=False, repr=False)  # the state it was built from
 
 
 def table_view(state: State, *, deck: str | None = None, previous: TableView | None = None) -> TableView:
     """The view every reader of ``state`` shares. ``previous``: the one built for an earlier version of
     the same table; its history entries are taken again for the plays it shares with this one (the same
     entries: a fold copies the list, never a play), so a move builds its own play's entry, not the
-    round's every one."""
+    round's every one. Its fields whose parts of the state are the same as ``previous``'s are taken
+    again too (the same values: views are only read), so a move builds what it changed, and a patch
+    (``changed``) finds the rest unchanged at a glance."""
     s = state
     design = design_for(s.settings.deck, deck)
     history, history_cards = _history(s.history, previous)
+    o = previous.state if previous is not None else None
+    was = previous.fields if o is not None else None
     fields = {
         "version": s.version,
         "status": s.status,
         "name": s.name,
         "preset": s.preset,
-        "settings": settings_dict(s.settings),
+        "settings": was["settings"] if o is not None and o.settings is s.settings else settings_dict(s.settings),
         "host": s.seat_of(s.host) if s.host else None,
-        "seats": [_seat(s, i) for i in range(4)],
+        "seats": _seats(s, o, was),
         "you": None,  # the reader's: for_reader
         "hand": [],  # the reader's
-        "table_cards": list(s.table),
+        "table_cards": was["table_cards"] if o is not None and o.table == s.table else list(s.table),
         "stock_count": len(s.stock),
         "dealer": s.dealer,
         "turn": s.turn,
         "turn_seq": s.turn_seq,
         "round": s.round,
         "game": s.game,
-        "scores": [{"seats": list(side), "points": pts} for side, pts in zip(s.sides, s.scores, strict=False)],
-        "captured": _captured(s),
-        "last_round": [dict(side) for side in s.last_round] if s.last_round else None,
+        "scores": was["scores"] if o is not None and o.scores == s.scores and o.sides == s.sides else
+        [{"seats": list(side), "points": pts} for side, pts in zip(s.sides, s.scores, strict=False)],
+        "captured": was["captured"] if o is not None and o.piles == s.piles and o.escobas == s.escobas
+        and o.sides == s.sides else _captured(s),
+        "last_round": was["last_round"] if o is not None and o.last_round is s.last_round else
+        [dict(side) for side in s.last_round] if s.last_round else None,
         "fifteen_to_take": _fifteen(s),
         "options": None,  # the reader's, on their turn
         "last_deal": bool(s.status == "playing" and s.last_deal),
@@ -91,7 +99,7 @@ def table_view(state: State, *, deck: str | None = None, previous: TableView | N
     shown = history_cards.union(s.table)  # what _shown_cards finds in these fields, the history not read again
     if fields["fifteen_to_take"]:
         shown = shown.union((fields["fifteen_to_take"]["card"],))
-    return TableView(fields, shown, s.history, history_cards)
+    return TableView(fields, shown, s.history, history_cards, s)
 
 
 def _history(plays: list, previous: TableView | None) -> tuple[list[dict], frozenset]:
@@ -200,6 +208,17 @@ def _shown_cards(v: dict) -> set[str]:
     for pile in v.get("piles", ()):
         shown.update(pile)
     return shown
+
+
+def _seats(s: State, o: State | None, was: dict | None) -> list[dict]:
+    """The seats' entries; each one whose seat, hand's size and game are as in ``o`` (``was``'s
+    state) taken again from ``was``."""
+    if o is None or o.status != s.status or o.players != s.players or o.sides != s.sides or o.side_of != s.side_of:
+        return [_seat(s, i) for i in range(4)]
+    before = was["seats"]
+    counts = (s.status == "playing") and ((len(s.hands.get(i, ())), len(o.hands.get(i, ()))) for i in range(4))
+    return [before[i] if s.seats[i] is o.seats[i] and (not counts or n == m) else _seat(s, i)
+            for i, (n, m) in enumerate(counts or ((0, 0),) * 4)]
 
 
 def _seat(s: State, i: int) -> dict:
