@@ -222,8 +222,11 @@ def build_spec() -> dict:
                 "security": [{"seat": []}, {"admin": []}],
                 "responses": {**analysis_answers, **review_errors}}})
     spec.path("/tables/{table_id}/ws", parameters=tid, operations={"get": {
-        "summary": "WebSocket (upgrade only): table, your_turn, chat, events, ack and error messages; "
-                   "?token= (a seat token), ?after= (a version, 0 or more), ?deck=. Bad parameters "
+        "summary": "WebSocket (upgrade only): table, patch, your_turn, chat, events, ack and error messages; "
+                   "?token= (a seat token), ?after= (a version, 0 or more), ?deck=, ?frames=view|patch "
+                   "(patch: each change after the first view as a patch of the view the socket was sent "
+                   "last, {\"type\": \"patch\", \"version\", \"from\", \"set\", \"history_add\"?, "
+                   "\"labels_add\"}: docs/api.md). Bad parameters "
                    "get a {\"type\": \"error\"} message, then the socket closes. A socket with a seat token "
                    "may send {\"type\": \"move\", \"id\", \"move\", \"expected_version\"?} (id: 1..100 "
                    "characters, the move's Idempotency-Key): answered {\"type\": \"ack\", \"id\", \"version\"} "
