@@ -17,6 +17,7 @@ let poll = null;
 let socketDeck = null; // the deck design this socket's views are labelled in
 let socketToken = null; // the seat token it was opened with: its moves are that seat's
 let held = null; // the view this socket sent last (whole or patched): the next patch's base
+let patches = true; // ask for patches; after one whose base this page does not hold, whole views
 const inFlight = new Map(); // move id -> resolve, for the moves sent over the socket and not yet answered
 const MOVE_WAIT = 8000; // ms an unanswered socket move waits before the caller POSTs it (same id)
 
@@ -54,7 +55,7 @@ export function connect() {
   const params = new URLSearchParams();
   if (app.token) params.set("token", app.token);
   if (app.deck) params.set("deck", app.deck);
-  params.set("frames", "patch");
+  params.set("frames", patches ? "patch" : "view");
   // no `after`: the page needs views, not the events it missed (a refresh catches up)
   let sock;
   try {
@@ -74,20 +75,22 @@ export function connect() {
     loadChat();
   };
   sock.onmessage = (ev) => {
+    if (ws !== sock) return; // a socket this page has since replaced
     let msg;
     try { msg = JSON.parse(ev.data); } catch { return; }
     // after a change of deck design a view is only a signal: fetch it in the new design
     // (closing a socket to reopen it at once made the dev server send a broken frame)
     if (msg.type === "patch") {
-      if (!held || held.version !== msg.from) { // not what it sent last: start again, whole
+      if (!held || held.version !== msg.from) { // not what it sent last: start again, on whole views
         held = null;
+        patches = false;
         try { sock.close(); } catch { /* gone */ }
         return;
       }
       msg = { type: "table", table: patched(held, msg) };
     }
     if (msg.type === "table" && msg.table) {
-      if (ws === sock) held = msg.table;
+      held = msg.table;
       if (socketDeck === app.deck) receive(msg.table); else refresh();
     }
     else if (msg.type === "your_turn") { if (msg.version > app.latest) refresh(); }

@@ -76,7 +76,7 @@ def test_whole_games_over_sockets_alone(on_topology):
             assert spectator.wait_for_version(final["version"])["hand"] == []
             for socket, token in [*((players[s], tokens[s]) for s in tokens), (spectator, None)]:
                 fetched = client.view(table_id, token)  # what the patches made is the view itself
-                assert set(socket.view["labels"]) >= set(fetched["labels"])
+                assert {c: socket.view["labels"].get(c) for c in fetched["labels"]} == fetched["labels"]
                 assert {**socket.view, "labels": None} == {**fetched, "labels": None}
                 assert (socket.patched > 50) == patches
         finally:

@@ -100,6 +100,7 @@ def test_a_socket_that_asks_for_patches_is_sent_the_view_then_each_change_as_a_p
                 "labels": {**held["labels"], **patch["labels_add"]}}
         fetched = client.view(table_id, guest["token"])
         assert held["hand"] == fetched["hand"] and {**held, "labels": None} == {**fetched, "labels": None}
+        assert {c: held["labels"].get(c) for c in fetched["labels"]} == fetched["labels"]
         assert not set(patch["labels_add"]) - set(fetched["labels"])  # no card the guest may not see
         if fetched["turn"] == 1:
             assert recv(ws, "your_turn")["version"] == patch["version"]

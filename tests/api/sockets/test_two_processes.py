@@ -226,6 +226,7 @@ def test_whole_games_over_sockets_through_both_processes(pair):
         assert final["status"] == "finished" and final["winners"]
         fetched = client.view(tid, guest["token"])
         assert {**players[1].view, "labels": None} == {**fetched, "labels": None} and players[1].patched > 20
+        assert {c: players[1].view["labels"].get(c) for c in fetched["labels"]} == fetched["labels"]
     finally:
         for p in players.values():
             p.close()
