@@ -10,9 +10,10 @@ operator decks (bench/_common.game_script, the games bench/games.py plays) and p
 moves on each, every one as a socket move is decided and answered
 (``api.sockets.moves.SocketMoves.answer``: the frame's parse, the limit and token checks, the rules,
 the append's round trip to Redis, the timers hook, the log line and metrics) followed by both
-readers' frames (``api.sockets.route._frames``: the mover's view and the other's, the shared part
-once). It prints the process's CPU per move (``time.process_time``) and, with ``--profile N``, a
-cProfile of N more moves a table by cumulative time.
+readers' frames (``api.sockets.route._frames``: the mover's and the other's, the shared part
+once; patches of the version each was sent last, as the page's sockets ask, or ``--frames view``).
+It prints the process's CPU per move (``time.process_time``) and, with ``--profile N``, a cProfile
+of N more moves a table (``--sort``: by cumulative time, or by each function's own).
 
 Set it beside bench/games.py's server CPU per move (gunicorn's gevent worker, the same moves sent
 over real sockets): what is not here is what the sockets' layers cost, the reading and writing of
@@ -54,6 +55,11 @@ def main(argv=None) -> int:
     parser.add_argument("--profile", type=int, default=0, help="then profile this many more moves a table")
     parser.add_argument("--redis", choices=("durable", "memory"), default="durable",
                         help="durable: AOF with appendfsync always, as production; memory: no AOF")
+    parser.add_argument("--frames", choices=("patch", "view"), default="patch",
+                        help="the readers' frames: patches of the version each was sent last, as the page's "
+                             "sockets ask (frames=patch), or whole views")
+    parser.add_argument("--sort", choices=("cumulative", "tottime"), default="cumulative",
+                        help="the profile's order")
     args = parser.parse_args(argv)
     redis = start_private_redis(durable=args.redis == "durable")
     try:
@@ -87,6 +93,12 @@ def _run(args) -> int:
                                           for seat, token in ((0, host), (1, guest))}))
     sockets = {(table_id, seat): SocketMoves(ctx, table_id, token, "127.0.0.1", None, app.logger)
                for table_id, _script, seats in tables for seat, (token, _player) in seats.items()}
+    sent = {key: None for key in sockets}  # the version each reader's socket was sent last (patches' base)
+
+    def frames(table_id, state, seat, player):
+        since = sent[(table_id, seat)] if args.frames == "patch" else None
+        route._frames(ctx, table_id, state, player, None, since)
+        sent[(table_id, seat)] = state.version
 
     def play(first: int, last: int) -> int:
         n = 0
@@ -99,8 +111,8 @@ def _run(args) -> int:
                 answer, state = sockets[(table_id, seat)].answer(frame)
                 if state is None or state.version != version:
                     raise SystemExit(f"table {table_id} move {k}: {answer[:200]!r}")
-                route._frames(ctx, table_id, state, seats[seat][1], None)
-                route._frames(ctx, table_id, state, seats[1 - seat][1], None)
+                frames(table_id, state, seat, seats[seat][1])
+                frames(table_id, state, 1 - seat, seats[1 - seat][1])
                 n += 1
         return n
 
@@ -109,7 +121,8 @@ def _run(args) -> int:
     n = play(warmup, warmup + args.moves)
     cpu = time.process_time() - started
     print(f"{n} socket moves on {args.tables} tables, each decided, appended ({args.redis} Redis) and answered, with "
-          f"both readers' frames: {cpu * 1e6 / max(1, n):.0f} us of CPU per move, no socket")
+          f"both readers' frames ({'patches' if args.frames == 'patch' else 'whole views'}): "
+          f"{cpu * 1e6 / max(1, n):.0f} us of CPU per move, no socket")
     if args.profile:
         import cProfile
         import pstats
@@ -118,7 +131,7 @@ def _run(args) -> int:
         profile.enable()
         play(warmup + args.moves, needed)
         profile.disable()
-        pstats.Stats(profile).sort_stats("cumulative").print_stats(30)
+        pstats.Stats(profile).sort_stats(args.sort).print_stats(30)
     ctx.hub.stop()
     return 0
 

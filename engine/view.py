@@ -139,6 +139,7 @@ def for_reader(base: TableView, state: State, reader: int | None = SPECTATOR, *,
 
 # The fields ``reader_part`` fills in a view, in the view's order; everything else is ``base.fields``.
 READER_FIELDS = ("you", "hand", "options", "labels")
+_NOT_COMPARED = frozenset((*READER_FIELDS, "history"))  # by ``changed``: the reader's, and the history apart
 
 
 def reader_part(base: TableView, state: State, reader: int | None = SPECTATOR) -> dict:
@@ -169,8 +170,9 @@ def changed(old: TableView, new: TableView) -> tuple[dict, list | None]:
     known = before["history"]
     if len(known) <= len(history) and all(map(is_, known, history)):
         added = history[len(known):]  # the same entries, taken again by table_view: a move's own play
+    # most fields are the previous part's own objects (table_view takes them again): told apart by identity
     out = {name: value for name, value in fields.items()
-           if name not in READER_FIELDS and name != "history" and value != before[name]}
+           if value is not before[name] and name not in _NOT_COMPARED and value != before[name]}
     if added is None:
         out["history"] = history
     return out, added
