@@ -519,16 +519,31 @@ def started(decks: list[list[str]]) -> engine.State:
     return s
 
 
-def seat_views(table_id: str, script: Script, after: int) -> dict[int, bytes]:
+def seat_views(table_id: str, script: Script, after: int, patches: bool = False) -> dict[int, bytes]:
     """Each seat's view of the scripted game after its first ``after`` moves, as escoba encodes it for
-    that seat's socket (api/sockets/frames.py): what a bench's stand-in server sends in its place."""
+    that seat's socket (api/sockets/frames.py): what a bench's stand-in server sends in its place. With
+    ``patches``, each seat's ``patch`` message of that move instead (a socket's ``frames=patch``)."""
     from api.sockets.frames import ViewFrames
 
-    s = started(script.decks)
+    s = before = started(script.decks)
     for seat, move, _version in script.moves[:after]:
-        s = engine.fold(s, engine.decide(s, {**move, "by": seat}))
+        before, s = s, engine.fold(s, engine.decide(s, {**move, "by": seat}))
     views = ViewFrames()
-    return {seat: views.view_json(table_id, s, seat, seat == 0, None) for seat in (0, 1)}
+    if not patches:
+        return {seat: views.view_json(table_id, s, seat, seat == 0, None) for seat in (0, 1)}
+    views.frames(table_id, before, None, False, None)  # the version before's shared part: the patch's base
+    return {seat: first_payload(views.patch_frames(table_id, s, before.version, seat, seat == 0, None))
+            for seat in (0, 1)}
+
+
+def first_payload(frames: bytes) -> bytes:
+    """The payload of the first of a run of unmasked server frames (RFC 6455 5.2)."""
+    n, at = frames[1] & 0x7F, 2
+    if n == 126:
+        n, at = int.from_bytes(frames[2:4], "big"), 4
+    elif n == 127:
+        n, at = int.from_bytes(frames[2:10], "big"), 10
+    return frames[at:at + n]
 
 
 def open_table(http: Http, script: Script) -> tuple[str, dict[int, str]]:

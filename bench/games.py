@@ -57,9 +57,9 @@ escoba's writes five to seven and reads four (docs/benchmarks.md).
 
 Escoba's sockets ask for each change as a patch of the view they were sent last (``--frames patch``,
 the default, as the page asks since 2026-12-05's fifth session: docs/api.md); ``--frames view`` has them
-sent the whole view with every version, as every run before that did. The floor's sockets are sent its
-stored whole view either way: with patches escoba's sockets move fewer bytes than the floor's do (a
-patch is 0.6 to 1.1 KB where a view is 1.7 to 4 KB), so escoba less the floor then reads a little low.
+sent the whole view with every version, as every run before that did. The floor's frames follow: with
+patches each seat is sent, with every version, its stored patch of the game's 18th move (as a ``table``
+message of that size; 0.6 to 1.1 KB where a view is 1.7 to 4 KB), else its stored view.
 
 The rate limits are on, as in production (``--limits on``, the default): every move is counted on
 its token's window (api/http/limits.py, in the append's own step). The tables are opened as if from
@@ -283,7 +283,8 @@ def main(argv=None) -> int:
     )
     print(f"interpreter: {interpreter()}", flush=True)
     scripts = pool_starmap(game_script, [(f"g:{i}", min(moves_needed, 10_000)) for i in range(args.games)], 2)
-    views = [seat_views(f"floor{i}", s, FLOOR_VIEW_AFTER) for i, s in enumerate(scripts)] if args.floor else []
+    patches = args.frames == "patch"  # the floor's frames are the size of what escoba's sockets are sent
+    views = [seat_views(f"floor{i}", s, FLOOR_VIEW_AFTER, patches) for i, s in enumerate(scripts)] if args.floor else []
     runs, peers, floors = [], [], []
     for k in range(args.rounds):
         # ABBA: the machine's speed drifts over minutes (here every side ran faster round after
@@ -335,7 +336,7 @@ def main(argv=None) -> int:
               f"out every second in which an fsync took over {STALL_MS} ms, where the peer's p99 is over all of its "
               f"seconds; fsyncs under {STALL_MS} ms stay in)")
     if floors:
-        print(_floor_said(runs, floors, peers, views))
+        print(_floor_said(runs, floors, peers, views, args.frames))
     floor = sum(r["floor_ms"] * r["moves"] for r in runs) / max(1, moves)
     print(f"  with Redis at its floor (a move's size written and fsynced alone, as this load's moves come: "
           f"{floor:.3f} ms) API + Redis would be {(cpu_ms + floor) / peer['cpu_ms']:.2f}x; for 1.2x the API's CPU "
@@ -489,7 +490,7 @@ def _measured(args, start, name: str) -> dict:
         redis.stop()
 
 
-def _floor_said(runs: list[dict], floors: list[dict], peers: list[dict], views: list[dict]) -> str:
+def _floor_said(runs: list[dict], floors: list[dict], peers: list[dict], views: list[dict], kind: str) -> str:
     """The stack's floor against the peer and against escoba, per round and pooled: how much of a ratio
     target the stack itself takes, and what escoba's own work adds to it."""
 
@@ -505,7 +506,8 @@ def _floor_said(runs: list[dict], floors: list[dict], peers: list[dict], views: 
     per_round = ", ".join(f"{f['cpu_ms'] / q['cpu_ms']:.2f}" for f, q in zip(floors, peers, strict=True))
     sizes = [len(v) for each in views for v in each.values()]
     return (f"  the stack's floor (bench/socket_floor_app.py: the same games, client and Redis, frames of a stored "
-            f"view of {min(sizes)} to {max(sizes)} bytes): API CPU {api:.2f} ms a move = {api / peer:.2f}x the peer's "
+            f"{kind} of {min(sizes)} to {max(sizes)} bytes): API CPU {api:.2f} ms a move = {api / peer:.2f}x "
+            f"the peer's "
             f"(rounds {per_round}), API + Redis {api_redis / peer:.2f}x, opponent p99 {p99:.1f} ms = "
             f"{p99 / peer_p99:.2f}x the peer's. Escoba's own work above it (rules, views, checks, log line, metrics, "
             f"timers; in Redis its step's): API {own:.2f} ms a move = {own / peer:.2f}x the peer's, API + Redis "

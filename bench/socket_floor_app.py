@@ -5,7 +5,8 @@ gunicorn gevent worker, Flask, flask-sock and simple-websocket with escoba's soc
 settings and its I/O pieces (the handler reading its own frames, api/sockets/reader.py
 and client_frames.py; a frame written in one send, api/server/wire.py; the append's
 command sent straight on a connection, events/direct.py), the same durable Redis, and
-frames of a real view's size. Per move, what escoba does less everything that is its own:
+frames of the size escoba sends (a view, or a patch of one: bench/games.py's ``--frames``).
+Per move, what escoba does less everything that is its own:
 
 - the client's frame read off the socket and parsed (JSON);
 - one round trip to Redis: a script that counts the table's version and appends the move
@@ -13,14 +14,14 @@ frames of a real view's size. Per move, what escoba does less everything that is
 - the mover's ``ack`` and a ``table`` frame in one write; the opponent's socket woken
   (a greenlet of its own, as in escoba) and sent its ``table`` frame.
 
-Not done: rules, a view built (each seat's view is a stored escoba view of the same game,
-sent with the new version), a token's check per move, the rate limit, the idempotency key,
+Not done: rules, a view built (each seat's frame is a stored escoba view, or patch, of the same
+game, sent with the new version), a token's check per move, the rate limit, the idempotency key,
 a log line, metrics, timers, snapshots. So escoba's CPU per move less this floor's is what
 escoba's own work costs, and this floor against the peer's is what the stack leaves the
 app of a ratio target (docs/benchmarks.md).
 
 Redis holds, per table, put there by the bench: ``floor:{id}:version`` (the version before
-the first move), ``floor:{id}:tokens`` (token -> seat) and ``floor:{id}:view:{seat}``.
+the first move), ``floor:{id}:tokens`` (token -> seat) and ``floor:{id}:view:{seat}`` (a view or a patch: its bytes).
 
     python bench/socket_floor_app.py --host 127.0.0.1 --port 8002 --workers 1
 """

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import subprocess
@@ -65,3 +66,23 @@ def test_the_floor_is_for_socket_moves():
     done = subprocess.run([sys.executable, "bench/games.py", "--floor", "--transport", "post", "--peer", "off"],
                           cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert done.returncode == 2 and "--floor measures socket moves" in done.stderr
+
+
+def test_with_patches_the_floor_sends_each_seat_its_patch_of_the_move_as_escoba_encodes_it():
+    """With ``--frames patch`` (the default) the floor's stored frames are each seat's patch of the same
+    move, escoba's own bytes: the size escoba's sockets are sent."""
+    import engine
+    from api.sockets.frames import ViewFrames
+    from bench._common import game_script, seat_views, started
+
+    script = game_script("g:floor", 40)
+    patches = seat_views("floor7", script, 18, patches=True)
+    states = [started(script.decks)]
+    for seat, move, _version in script.moves[:18]:
+        states.append(engine.fold(states[-1], engine.decide(states[-1], {**move, "by": seat})))
+    for seat in (0, 1):
+        sent = json.loads(patches[seat])
+        assert sent["type"] == "patch" and (sent["from"], sent["version"]) == (states[-2].version, states[-1].version)
+        assert sent["set"]["hand"] == states[-1].hands[seat]  # its own hand, not the other's
+        whole = ViewFrames().view_json("floor7", states[-1], seat, seat == 0, None)
+        assert len(patches[seat]) < len(whole) / 2
