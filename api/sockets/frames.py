@@ -59,7 +59,6 @@ class ViewFrames:
         self.size = size
         self.shared_parts = shared_parts
         self._built: OrderedDict[tuple, tuple[bytes, bytes]] = OrderedDict()
-        # (table, deck) -> (its latest version, that version's shared part, the part encoded: _encoded)
         self._bases: OrderedDict[tuple, _Shared] = OrderedDict()  # (table, deck) -> its latest version's
         self._lock = short_lock()  # dict operations only: never held across a wait
         self.built = 0  # views built (the rest were sent from here)
@@ -192,14 +191,18 @@ def _build(table_id: str, state, seat, is_host, base, encoded) -> tuple[bytes, b
     pieces.append(b'"you_are_host":true' if is_host else b'"you_are_host":false')
     view = b"{" + b",".join(pieces) + b"}"
     frames = text_frame(b'{"type":"table","version":%d,"table":%s}' % (state.version, view))
+    return view, frames + _your_turn(state, seat)
+
+
+def _your_turn(state, seat) -> bytes:
+    """``your_turn`` for the reader whose turn it is (sent with its view or patch, in the same write)."""
     if seat is not None and state.status == "playing" and state.turn == seat:
-        # sent with the view, in the same write
-        frames += message({"type": "your_turn", "seat": seat, "version": state.version})
-    return view, frames
+        return message({"type": "your_turn", "seat": seat, "version": state.version})
+    return b""
 
 
 def _patch(state, seat, is_host: bool, shared: _Shared) -> bytes:
-    """The reader's ``patch`` message (shared/API.md): ``{"type": "patch", "version", "from", "set":
+    """The reader's ``patch`` message (docs/api.md): ``{"type": "patch", "version", "from", "set":
     {the fields that changed, and the reader's own: you, hand, options, you_are_host}, "history_add": [entries],
     "labels_add": {card: label}}`` and, on its turn, ``your_turn``. What every reader shares is
     encoded once a version."""
@@ -216,7 +219,4 @@ def _patch(state, seat, is_host: bool, shared: _Shared) -> bytes:
     if added is not None:
         body += b',"history_add":' + added
     body += b',"labels_add":' + orjson.dumps(labels) + b"}"
-    frames = text_frame(body)
-    if seat is not None and state.status == "playing" and state.turn == seat:
-        frames += message({"type": "your_turn", "seat": seat, "version": state.version})
-    return frames
+    return text_frame(body) + _your_turn(state, seat)
