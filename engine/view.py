@@ -147,16 +147,21 @@ def reader_part(base: TableView, state: State, reader: int | None = SPECTATOR) -
     turn, their options, and the labels of the cards this reader is shown (``READER_FIELDS``).
     ``for_reader`` is ``base.fields`` with these in place; a server may encode ``base`` once and
     these per reader (api/sockets/frames.py)."""
-    s = state
+    you, hand, opts = _own(state, reader)
+    names = label_map(base.fields["deck"])
+    return {"you": you, "hand": hand, "options": opts, "labels": {c: names[c] for c in base.shown.union(hand)}}
+
+
+def _own(s: State, reader: int | None) -> tuple[int | None, list, list | None]:
+    """A reader's seat (None: a spectator, or a seat nobody holds), their hand while a round is played,
+    and their options on their turn."""
     you = reader if reader is not None and reader in range(4) and s.seats[reader] else None
-    hand, opts, shown = [], None, base.shown
+    hand, opts = [], None
     if you is not None and s.status == "playing":
         hand = list(s.hands.get(you, ()))
-        shown = shown.union(hand)
         if you == s.turn:
             opts = options(s, you)
-    names = label_map(base.fields["deck"])
-    return {"you": you, "hand": hand, "options": opts, "labels": {c: names[c] for c in shown}}
+    return you, hand, opts
 
 
 def changed(old: TableView, new: TableView) -> tuple[dict, list | None]:
@@ -183,13 +188,7 @@ def reader_changes(old: TableView, new: TableView, state: State, reader: int | N
     options), and the labels of the cards this reader is shown in ``new`` that ``old`` did not show
     everyone: with the labels of their view of ``old`` these name every card the view of ``new`` does,
     and only cards this reader was shown."""
-    s = state
-    you = reader if reader is not None and reader in range(4) and s.seats[reader] else None
-    hand, opts = [], None
-    if you is not None and s.status == "playing":
-        hand = list(s.hands.get(you, ()))
-        if you == s.turn:
-            opts = options(s, you)
+    you, hand, opts = _own(state, reader)
     names = label_map(new.fields["deck"])
     fresh = new.shown.difference(old.shown).union(hand)
     return {"you": you, "hand": hand, "options": opts, "labels": {c: names[c] for c in fresh}}
@@ -217,10 +216,9 @@ def _seats(s: State, o: State | None, was: dict | None) -> list[dict]:
     state) taken again from ``was``."""
     if o is None or o.status != s.status or o.players != s.players or o.sides != s.sides or o.side_of != s.side_of:
         return [_seat(s, i) for i in range(4)]
-    before = was["seats"]
-    counts = (s.status == "playing") and ((len(s.hands.get(i, ())), len(o.hands.get(i, ()))) for i in range(4))
-    return [before[i] if s.seats[i] is o.seats[i] and (not counts or n == m) else _seat(s, i)
-            for i, (n, m) in enumerate(counts or ((0, 0),) * 4)]
+    before, playing = was["seats"], s.status == "playing"  # a hand's size is shown only while playing
+    return [before[i] if s.seats[i] is o.seats[i] and (
+        not playing or len(s.hands.get(i, ())) == len(o.hands.get(i, ()))) else _seat(s, i) for i in range(4)]
 
 
 def _seat(s: State, i: int) -> dict:

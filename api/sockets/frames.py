@@ -138,21 +138,29 @@ class ViewFrames:
 class _Shared:
     """One version's shared part of every reader's view, the one before it (when this process built
     that one: a patch's base) and, each made when first asked for, its encoding (``_encoded``) and the
-    shared part of a patch from that previous version (``_patch``)."""
+    shared part of a patch from that previous version (``changed``)."""
 
-    __slots__ = ("base", "previous", "version", "_encoded", "patch")
+    __slots__ = ("base", "previous", "version", "_encoded", "_changed")
 
     def __init__(self, base: engine.TableView, previous: engine.TableView | None):
         self.base = base
         self.previous = previous
         self.version = base.fields["version"]
         self._encoded = None
-        self.patch = None  # (the fields' JSON runs, the history's entries JSON or None)
+        self._changed = None
 
     def encoded(self, table_id: str) -> tuple:
         if self._encoded is None:  # two readers at once may both encode it: the same bytes
             self._encoded = _encoded(table_id, self.base)
         return self._encoded
+
+    def changed(self) -> tuple[bytes, bytes | None]:
+        """What changed since ``previous`` (engine.view.changed), encoded: the fields' JSON members, and the
+        history's new entries as a JSON list (None: the history is among the fields, whole)."""
+        if self._changed is None:  # as encoded: the same bytes either way
+            fields, added = changed(self.previous, self.base)
+            self._changed = (orjson.dumps(fields)[1:-1], None if added is None else orjson.dumps(added))
+        return self._changed
 
 
 def _encoded(table_id: str, base) -> tuple:
@@ -206,10 +214,7 @@ def _patch(state, seat, is_host: bool, shared: _Shared) -> bytes:
     {the fields that changed, and the reader's own: you, hand, options, you_are_host}, "history_add": [entries],
     "labels_add": {card: label}}`` and, on its turn, ``your_turn``. What every reader shares is
     encoded once a version."""
-    if shared.patch is None:
-        fields, added = changed(shared.previous, shared.base)
-        shared.patch = (orjson.dumps(fields)[1:-1], None if added is None else orjson.dumps(added))
-    fields, added = shared.patch
+    fields, added = shared.changed()
     own = reader_changes(shared.previous, shared.base, state, seat)
     labels = own.pop("labels")
     own["you_are_host"] = is_host
