@@ -48,8 +48,8 @@ what it says the step costs above it reads high.
 
 With ``--floor`` (socket moves), each round also plays the same games, with the same client, on the
 stack's floor (bench/socket_floor_app.py): the same gunicorn gevent worker, Flask, flask-sock and
-escoba's socket I/O, a durable Redis of its own, and each seat sent a stored escoba view of its
-game with every version, but no rules, no view built, no checks, log line, metrics or timers. It
+escoba's socket I/O, a durable Redis of its own, and each seat sent a stored escoba view (or patch:
+below) of its game with every version, but no rules, no view built, no checks, log line, metrics or timers. It
 says what the stack alone costs a move against the peer, so what a ratio target leaves escoba's own
 work, and what that work costs (escoba less the floor). The floor's views are one size (the game
 after 18 moves: mid-round), where escoba's grow over a round; its step writes two keys where
@@ -120,7 +120,7 @@ from bench._common import (  # noqa: E402
 from bench._ws import Reader, Socket  # noqa: E402
 from bench.socket_floor_app import key as floor_key  # noqa: E402
 
-FLOOR_VIEW_AFTER = 18  # the floor sends each seat its view after this many moves: mid-round, a middling size
+FLOOR_VIEW_AFTER = 18  # the floor sends each seat its view (or patch) of this move: mid-round, a middling size
 STALL_MS = 5  # an fdatasync of the AOF counted as a stall (Redis's latency monitor)
 PEER = {"name": "boardgame.io (Node, in-memory store)", "cpu_ms": 0.63, "p50_ms": 25.0, "p99_ms": 50.0}
 
@@ -366,7 +366,7 @@ def run_escoba(args, scripts) -> dict:
 
 def run_floor(args, scripts, views) -> dict:
     """One measured run of the stack's floor (bench/socket_floor_app.py): the same games' moves, sockets
-    and client, each seat sent a stored view of its game (``views``) with every version."""
+    and client, each seat sent a stored view, or patch, of its game (``views``) with every version."""
 
     def start(redis):
         server = floor_server(free_port(), 4 * args.games + 64, args.workers, env=server_env(REDIS_URL=redis.url))
