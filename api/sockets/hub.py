@@ -53,7 +53,7 @@ class Mailbox:
     ``wake`` is set on every post; the socket's handler waits on it.
     """
 
-    __slots__ = ("wake", "state", "chats", "frames_for")
+    __slots__ = ("wake", "state", "chats", "frames_for", "send_now")
     _lock = short_lock()  # one for every mailbox: posts and takes are a few instructions, never a wait
 
     def __init__(self, wake=None, frames_for=None):
@@ -63,6 +63,9 @@ class Mailbox:
         # state -> this socket's frames of it (its handler's own, kept in the views' cache): ``post_local``
         # builds them right after the mover's, while that work is still in the processor's caches
         self.frames_for = frames_for
+        # state -> whether this socket was sent its frames of it (or of a newer one) at once, by the poster,
+        # its handler left asleep (api/sockets/route.py ``_Direct``); None, or False: the mailbox's way
+        self.send_now = None
 
     def post_state(self, state) -> None:
         with self._lock:
@@ -82,6 +85,14 @@ class Mailbox:
             chats = list(self.chats)
             self.chats.clear()
         return state, chats
+
+
+def _sent_now(q: Mailbox, state) -> bool:
+    try:
+        return q.send_now(state)
+    except Exception:  # its handler sends it, and meets whatever went wrong itself
+        log.exception("could not send a socket its frames at once")
+        return False
 
 
 class Hub:
@@ -165,9 +176,18 @@ class Hub:
         # not timed as a fan-out (escoba_fanout_seconds): a notice's is, as its help says; a post from
         # the append's answer is a few appends to mailboxes, and counted there it hid a starved
         # process's slow notices (EscobaFanoutSlow) among a crowd of fast posts
+        # Sent at once where the socket is free to write: waking its handler would cost a switch to its
+        # greenlet and back and a pass of its loop for one write (docs/benchmarks.md). The mover's answer
+        # waits for these sends; a socket whose write would wait, and the rest, get the mailbox
+        waiting, sent = [], 0
         for q in targets:
-            if q is not skip:
+            if q is skip:
+                continue
+            if q.send_now is not None and sent < PREBUILT_MAX and _sent_now(q, state):
+                sent += 1
+            else:
                 q.post_state(state)
+                waiting.append(q)
         # Each reader's frames built now, in the mover's greenlet, where its handler would build them a
         # little later (found then in the views' cache, api/sockets/frames.py): a view built right after
         # another of the same version runs on code and data still in the processor's caches, where the
@@ -175,8 +195,8 @@ class Hub:
         # 100 us each in the server, 20 to 30 us in a warm loop: docs/benchmarks.md). A failure here
         # leaves the build to the handler.
         built = 0
-        for q in targets:
-            if q is not skip and q.frames_for is not None and built < PREBUILT_MAX:
+        for q in waiting:
+            if q.frames_for is not None and built < PREBUILT_MAX:
                 built += 1
                 try:
                     q.frames_for(state)

@@ -46,6 +46,11 @@ class HandlerReads:
         self._readable = self._ping_due = False
         self._done = False
 
+    @property
+    def raw(self):
+        """The connection's non-blocking socket, under gevent's (a write to it never waits)."""
+        return self._raw
+
     def start(self) -> None:
         from gevent import get_hub
 

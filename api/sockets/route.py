@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import logging
 import socket
+import threading
 import time
 
 from flask import current_app, request
@@ -154,6 +155,8 @@ def _serve(ws, ctx, table_id: str) -> None:
             return
         sent = _Sent(kind == "patch")
         mailbox.frames_for = lambda state: _frames(ctx, table_id, state, player, deck, sent.base(state))
+        reads = ws.thread if isinstance(ws.thread, reader.HandlerReads) else None  # gevent: this handler reads
+        direct = _Direct(ws, reads.raw if reads is not None else None, sent, mailbox.frames_for)
         ctx.metrics.open_sockets.inc()
         try:
             if after is not None and after < state.version:
@@ -161,10 +164,10 @@ def _serve(ws, ctx, table_id: str) -> None:
                                         "events": redacted_events(ctx.service, table_id, player, after)}))
             _send(ws, _frames(ctx, table_id, state, player, deck))
             sent.version = state.version
+            mailbox.send_now = direct.send
             collector.socket_ready()
             inbox: Inbox = ws.input_buffer
             moves = SocketMoves(ctx, table_id, token, request.remote_addr, deck, current_app.logger, mailbox)
-            reads = ws.thread if isinstance(ws.thread, reader.HandlerReads) else None  # gevent: this handler reads
             while True:
                 ws.event.wait()  # a change, a client frame, the reader ending, or the hub's periodic check
                 ws.event.clear()
@@ -185,7 +188,8 @@ def _serve(ws, ctx, table_id: str) -> None:
                     if inbox.frames or not ws.connected or (reads is not None and reads.pending):
                         ws.event.set()
                 if inbox.overflow or moves.struck_out:  # answered what it had sent, then closed
-                    _send(ws, out)
+                    with direct.lock:
+                        _send(ws, direct.take_pending() + out)
                     ws.sock.linger_bytes = FLOOD_LINGER_BYTES
                     ws.close(reason=POLICY_VIOLATION,
                              message="too many frames waiting" if inbox.overflow else "too many frames refused")
@@ -195,12 +199,14 @@ def _serve(ws, ctx, table_id: str) -> None:
                 if moved is not None and (state is None or moved.version > state.version):
                     state = moved  # the mover's view now, in the ack's write; the notice finds it sent
                 out += b"".join(chats)
-                if state is not None and state.version > sent.version:
-                    out += _frames(ctx, table_id, state, player, deck, sent.base(state))
-                    sent.version = state.version
-                if out and ws.connected:
-                    _send(ws, out)
-                    continue
+                with direct.lock:  # a move made here may send this socket its frames meanwhile (_Direct)
+                    if state is not None and state.version > sent.version:
+                        out += _frames(ctx, table_id, state, player, deck, sent.base(state))
+                        sent.version = state.version
+                    out = direct.take_pending() + out
+                    if out and ws.connected:
+                        _send(ws, out)
+                        continue
                 # woken with nothing to send (or the socket closed): the reader may have closed it
                 # (the peer left, an oversize frame, no pong); a wake with news skips this check
                 if not ws.connected or not ws.thread.is_alive():
@@ -216,6 +222,56 @@ def _serve(ws, ctx, table_id: str) -> None:
             collector.socket_closed()
     finally:
         ctx.hub.unwatch(table_id, mailbox)
+
+
+class _Direct:
+    """A move this process made, sent to this socket by the mover's greenlet (``Hub.post_local``), its
+    handler left asleep: under gevent only, where the handler reads its own frames (``raw``: the
+    connection's non-blocking socket), and only when the socket is free to write at once. The handler
+    writes under ``lock`` too, so the socket's frames go out whole and in order, and ``sent`` (the version
+    it was sent last, a patch's base) moves under it. A write the kernel takes only part of leaves the rest
+    ``pending``, for the handler to write before anything else; one it takes none of, or a socket already
+    behind, is left to the mailbox. The poster never waits for a socket."""
+
+    __slots__ = ("lock", "pending", "_ws", "_raw", "_sent", "_frames_for")
+
+    def __init__(self, ws, raw, sent: _Sent, frames_for):
+        self.lock = threading.Lock()  # gevent's under its worker: a handler waiting for it yields
+        self.pending = b""
+        self._ws = ws
+        self._raw = raw
+        self._sent = sent
+        self._frames_for = frames_for
+
+    def send(self, state) -> bool:
+        """Whether this socket holds ``state``'s frames now (sent here, or a newer version's before);
+        False: post it to the mailbox."""
+        if self._raw is None or self.pending or not self._ws.connected:
+            return False
+        if not self.lock.acquire(blocking=False):  # its handler is writing
+            return False
+        try:
+            if self.pending:
+                return False
+            if state.version <= self._sent.version:
+                return True
+            data = self._frames_for(state)
+            try:
+                written = self._raw.send(data)
+            except OSError:  # the kernel took none of it (a full buffer) or the socket is gone: the handler's
+                return False
+            self._sent.version = state.version
+            if written < len(data):
+                self.pending = data[written:]
+                self._ws.event.set()
+            return True
+        finally:
+            self.lock.release()
+
+    def take_pending(self) -> bytes:
+        """The rest of a frame ``send`` began (under ``lock``), to be written first."""
+        pending, self.pending = self.pending, b""
+        return pending
 
 
 class _Sent:

@@ -1,0 +1,112 @@
+"""api/sockets/route.py ``_Direct``: a move made in this process sent to another socket by the mover's greenlet.
+
+On a real simple-websocket connection over a gevent socket pair (tests/api/sockets/test_reader.py's), the
+test plays the mover (``send``), the socket's handler (the lock, ``take_pending``) and the client.
+"""
+
+from __future__ import annotations
+
+import socket
+import threading
+from types import SimpleNamespace
+
+import gevent
+import pytest
+
+from api.sockets import frames, route
+
+from .test_reader import _Connection, _server_frames
+
+
+def _state(version: int):
+    return SimpleNamespace(version=version)
+
+
+def _frame(state, size: int = 0) -> bytes:
+    return frames.text_frame(b'{"type":"table","version":%d,"pad":"%s"}' % (state.version, b"x" * size))
+
+
+@pytest.fixture
+def direct():
+    made = []
+
+    def make(size: int = 0):
+        c = _Connection()
+        sent = route._Sent(True)
+        sent.version = 1
+        built = []
+
+        def frames_for(state):
+            built.append(state.version)
+            return _frame(state, size)
+
+        d = route._Direct(c.ws, c.reads.raw, sent, frames_for)
+        made.append(c)
+        return SimpleNamespace(c=c, d=d, sent=sent, built=built)
+
+    yield make
+    for c in made:
+        c.close()
+
+
+def _received(c, n: int, timeout: float = 5.0) -> bytes:
+    out = b""
+    with gevent.Timeout(timeout):
+        while len(out) < n:
+            out += c.client.recv(1 << 20)
+    return out
+
+
+def test_a_free_socket_is_sent_the_frames_at_once_and_its_version_moves(direct):
+    t = direct()
+    assert t.d.send(_state(2)) is True
+    assert t.sent.version == 2 and not t.d.pending and not t.c.ws.event.is_set()  # its handler sleeps on
+    assert _server_frames(_received(t.c, len(_frame(_state(2))))) == [(1, _frame(_state(2))[2:])]
+    assert t.d.send(_state(2)) is True and t.d.send(_state(1)) is True  # it holds that one: nothing more
+    assert t.built == [2]
+
+
+def test_a_socket_its_handler_is_writing_to_is_left_to_the_mailbox(direct):
+    t = direct()
+    with t.d.lock:
+        assert t.d.send(_state(2)) is False
+    assert t.sent.version == 1 and t.built == []
+    t.c.ws.connected = False
+    assert t.d.send(_state(2)) is False and t.sent.version == 1
+
+
+def test_a_full_socket_is_left_to_the_mailbox_and_nothing_is_written(direct):
+    t = direct()
+    raw = t.d._raw
+    raw.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)
+    filled = 0
+    while True:  # the client reads nothing: the kernel's buffers fill
+        try:
+            filled += raw.send(b"\0" * 4096)
+        except BlockingIOError:
+            break
+    assert t.d.send(_state(2)) is False
+    assert t.sent.version == 1 and not t.d.pending  # its handler sends it, and waits for the socket itself
+    assert _received(t.c, filled) == b"\0" * filled  # nothing of the frame went out
+
+
+def test_what_the_kernel_does_not_take_is_written_first_by_the_handler(direct):
+    t = direct(size=4 << 20)  # more than the socket's buffers take at once
+    frame = _frame(_state(2), 4 << 20)
+    assert t.d.send(_state(2)) is True
+    assert t.sent.version == 2 and t.d.pending and t.c.ws.event.is_set()  # its handler is woken for the rest
+    assert t.d.send(_state(3)) is False  # a socket behind is the mailbox's: frames never interleave
+    got = []
+    reader = gevent.spawn(lambda: got.append(_received(t.c, len(frame), timeout=20)))
+    with t.d.lock:  # the handler's write: the rest first
+        rest = t.d.take_pending()
+        t.c.ws.sock.sendall(rest)
+    reader.join(20)
+    assert got == [frame] and not t.d.pending
+
+
+def test_without_gevents_non_blocking_socket_every_post_goes_to_the_mailbox():
+    sent = route._Sent(False)
+    ws = SimpleNamespace(connected=True, event=threading.Event())
+    d = route._Direct(ws, None, sent, lambda state: b"")
+    assert d.send(_state(2)) is False  # the gthread worker: its handler writes everything, as before
