@@ -172,7 +172,7 @@ def _serve(ws, ctx, table_id: str) -> None:
                 ws.event.wait()  # a change, a client frame, the reader ending, or the hub's periodic check
                 ws.event.clear()
                 if reads is not None:
-                    reads.pump()  # what the client sent, into the inbox (and a ping when one is due)
+                    _pump(ws, reads, direct)  # what the client sent, into the inbox (and a ping when one is due)
                 out, moved = b"", None
                 frames_in = inbox.take()
                 for raw in frames_in:  # answered in order, before the mailbox is read
@@ -188,11 +188,11 @@ def _serve(ws, ctx, table_id: str) -> None:
                     if inbox.frames or not ws.connected or (reads is not None and reads.pending):
                         ws.event.set()
                 if inbox.overflow or moves.struck_out:  # answered what it had sent, then closed
-                    with direct.lock:
+                    with direct.lock:  # the close frame too goes out after the rest of a frame (_Direct)
                         _send(ws, direct.take_pending() + out)
-                    ws.sock.linger_bytes = FLOOD_LINGER_BYTES
-                    ws.close(reason=POLICY_VIOLATION,
-                             message="too many frames waiting" if inbox.overflow else "too many frames refused")
+                        ws.sock.linger_bytes = FLOOD_LINGER_BYTES
+                        ws.close(reason=POLICY_VIOLATION,
+                                 message="too many frames waiting" if inbox.overflow else "too many frames refused")
                     ws.thread.join(LINGER + 1.0)
                     break
                 state, chats = mailbox.take()
@@ -231,7 +231,8 @@ class _Direct:
     writes under ``lock`` too, so the socket's frames go out whole and in order, and ``sent`` (the version
     it was sent last, a patch's base) moves under it. A write the kernel takes only part of leaves the rest
     ``pending``, for the handler to write before anything else; one it takes none of, or a socket already
-    behind, is left to the mailbox. The poster never waits for a socket."""
+    behind, is left to the mailbox. The poster never waits for a socket. Everything the handler writes goes
+    under the lock: its frames, the rest of a frame begun here, and its pings, pongs and close (``_pump``)."""
 
     __slots__ = ("lock", "pending", "_ws", "_raw", "_sent", "_frames_for")
 
@@ -272,6 +273,16 @@ class _Direct:
         """The rest of a frame ``send`` began (under ``lock``), to be written first."""
         pending, self.pending = self.pending, b""
         return pending
+
+
+def _pump(ws, reads, direct: _Direct) -> None:
+    """The handler's read (``HandlerReads.pump``) under the socket's write lock: the pings, pongs and close
+    frames it writes go out between whole frames, after the rest of one a move began (``_Direct``)."""
+    with direct.lock:
+        pending = direct.take_pending()
+        if pending and ws.connected:
+            wire.send_whole(ws.sock, pending)
+        reads.pump()
 
 
 class _Sent:

@@ -110,3 +110,25 @@ def test_without_gevents_non_blocking_socket_every_post_goes_to_the_mailbox():
     ws = SimpleNamespace(connected=True, event=threading.Event())
     d = route._Direct(ws, None, sent, lambda state: b"")
     assert d.send(_state(2)) is False  # the gthread worker: its handler writes everything, as before
+
+
+def test_a_ping_due_goes_out_after_the_rest_of_a_frame_a_move_began(direct):
+    t = direct(size=4 << 20)
+    frame = _frame(_state(2), 4 << 20)
+    assert t.d.send(_state(2)) is True and t.d.pending
+    t.c.reads._ping_due = True  # the handler's next read sends a ping: never inside the frame
+    got = []
+
+    def drain():
+        data = b""
+        with gevent.Timeout(20):
+            while len(data) < len(frame) + 2:
+                data += t.c.client.recv(1 << 20)
+        got.append(data)
+
+    reader = gevent.spawn(drain)
+    route._pump(t.c.ws, t.c.reads, t.d)
+    reader.join(20)
+    assert got and got[0][:len(frame)] == frame
+    assert _server_frames(got[0][len(frame):]) == [(9, b"")]  # then the ping, whole
+    assert not t.d.pending
