@@ -341,6 +341,58 @@ def test_a_change_this_process_made_has_its_other_sockets_frames_built_at_once(b
         hub.stop()
 
 
+def test_a_change_this_process_made_is_sent_at_once_where_a_socket_takes_it_and_posted_elsewhere(backends, monkeypatch):
+    """post_local hands each other socket the move (``send_now``, api/sockets/route.py ``_Direct``): one that
+    took it is neither posted nor woken nor built for; one that declined, or whose send failed, is posted
+    and built for as before; at most PREBUILT_MAX take it at once, the rest are posted."""
+    from api.sockets import hub as hub_module
+    from api.sockets.hub import Mailbox
+
+    monkeypatch.setattr(hub_module, "PREBUILT_MAX", 2)
+    service = TableService(backends.tables, rng=random.Random(5))
+    hub = Hub(backends.tables, service)
+    try:
+        tid = autoplay.new_table(service, players=1)
+        calls: list[tuple[str, str]] = []
+
+        def box(name, answer):
+            q = Mailbox(frames_for=lambda state: calls.append(("built", name)))
+
+            def send_now(state):
+                calls.append(("asked", name))
+                if answer == "raises":
+                    raise OSError("the socket went away")
+                return answer
+
+            q.send_now = send_now
+            return hub.watch(tid, q)
+
+        mover = box("mover", True)
+        next_state(mover, 1)  # subscribed, and the hub among the table's listeners
+        boxes = {name: box(name, answer) for name, answer in
+                 (("a", True), ("b", True), ("c", True), ("declined", False), ("failed", "raises"))}
+        calls.clear()
+        for q in boxes.values():
+            q.wake.clear()
+        outcome = service.execute(tid, {"type": "sit", "player": "x1", "name": "X1"}, actor="guest",
+                                  local=hub.listener_id)
+        hub.post_local(tid, outcome.state, skip=mover)
+        built = {name for kind, name in calls if kind == "built"}
+        taken = {name for kind, name in calls if kind == "asked"} & {"a", "b", "c"}
+        assert ("asked", "mover") not in calls and "mover" not in built
+        assert len(taken) == 2  # PREBUILT_MAX took it; the third acceptor was not even asked
+        for name, q in boxes.items():
+            if name in taken:  # written at once: its handler sleeps on, nothing to post or build
+                assert q.state is None and not q.wake.is_set()
+            else:  # the mailbox's way, as before
+                assert q.state is outcome.state and q.wake.is_set()
+        assert len(built) == 2 and not built & taken  # the posted ones' frames built ahead, PREBUILT_MAX of them
+        for q in (mover, *boxes.values()):
+            hub.unwatch(tid, q)
+    finally:
+        hub.stop()
+
+
 def test_a_change_this_process_made_is_posted_at_once_and_its_notice_then_does_nothing(backends, topology):
     """post_local: the table's other mailboxes here get the move's state straight from the append
     (the mover's own is skipped: its socket sends the move with its ack); the notice that follows
