@@ -296,101 +296,105 @@ def test_the_hub_wakes_every_handler_now_and_then_with_nothing_to_send(fake_redi
     assert not hub._checker.is_alive()  # stop ends the timer too
 
 
-def test_a_change_this_process_made_has_its_other_sockets_frames_built_at_once(backends, monkeypatch):
+@pytest.fixture
+def local_hub(backends, monkeypatch):
+    """(service, hub, table id) for post_local's tests, the hub's PREBUILT_MAX set by the caller."""
+    from api.sockets import hub as hub_module
+
+    made = []
+
+    def make(prebuilt_max: int):
+        monkeypatch.setattr(hub_module, "PREBUILT_MAX", prebuilt_max)
+        service = TableService(backends.tables, rng=random.Random(5))
+        made.append(Hub(backends.tables, service))
+        return service, made[-1], autoplay.new_table(service, players=1)
+
+    yield make
+    for hub in made:
+        hub.stop()
+
+
+def test_a_change_this_process_made_has_its_other_sockets_frames_built_at_once(local_hub):
     """post_local builds each of the table's other sockets' frames in the mover's greenlet (their
     handlers then find them in the views' cache): never the mover's own (its handler builds it next),
     at most PREBUILT_MAX, and a build that fails leaves the rest built and the move posted."""
-    from api.sockets import hub as hub_module
     from api.sockets.hub import Mailbox
 
-    monkeypatch.setattr(hub_module, "PREBUILT_MAX", 3)
-    service = TableService(backends.tables, rng=random.Random(5))
-    hub = Hub(backends.tables, service)
-    try:
-        tid = autoplay.new_table(service, players=1)
-        built: list[tuple[str, int]] = []
+    service, hub, tid = local_hub(3)
+    built: list[tuple[str, int]] = []
 
-        def builder(name, fails=False):
-            def frames_for(state):
-                built.append((name, state.version))
-                if fails:
-                    raise RuntimeError("a view that will not build")
-            return frames_for
+    def builder(name, fails=False):
+        def frames_for(state):
+            built.append((name, state.version))
+            if fails:
+                raise RuntimeError("a view that will not build")
+        return frames_for
 
-        mover = hub.watch(tid, Mailbox(frames_for=builder("mover")))
-        next_state(mover, 1)  # subscribed, and the hub among the table's listeners (its confirmation's resync)
-        broken = hub.watch(tid, Mailbox(frames_for=builder("broken", fails=True)))
-        others = [hub.watch(tid, Mailbox(frames_for=builder(f"other{i}"))) for i in range(3)]
-        plain = hub.watch(tid)  # a mailbox without a builder (a test's, a notice's) is posted to only
-        built.clear()
-        # as the API appends (local: the hub is the table's only listener, so no notice comes back to post
-        # the version before post_local does)
-        outcome = service.execute(tid, {"type": "sit", "player": "x1", "name": "X1"}, actor="guest",
-                                  local=hub.listener_id)
-        hub.post_local(tid, outcome.state, skip=mover)
-        names = [name for name, version in built if version == outcome.version]
-        assert "mover" not in names and len(names) == 3 and len(set(names)) == 3
-        for q in (broken, *others, plain):  # every other socket was posted the move, the failed build's too
-            assert q.state is outcome.state
-        built.clear()
-        hub.post_local(tid, outcome.state, skip=mover)  # a version posted already builds nothing again
-        assert built == []
-        for q in (mover, broken, *others, plain):
-            hub.unwatch(tid, q)
-    finally:
-        hub.stop()
+    mover = hub.watch(tid, Mailbox(frames_for=builder("mover")))
+    next_state(mover, 1)  # subscribed, and the hub among the table's listeners (its confirmation's resync)
+    broken = hub.watch(tid, Mailbox(frames_for=builder("broken", fails=True)))
+    others = [hub.watch(tid, Mailbox(frames_for=builder(f"other{i}"))) for i in range(3)]
+    plain = hub.watch(tid)  # a mailbox without a builder (a test's, a notice's) is posted to only
+    built.clear()
+    # as the API appends (local: the hub is the table's only listener, so no notice comes back to post
+    # the version before post_local does)
+    outcome = service.execute(tid, {"type": "sit", "player": "x1", "name": "X1"}, actor="guest",
+                              local=hub.listener_id)
+    hub.post_local(tid, outcome.state, skip=mover)
+    names = [name for name, version in built if version == outcome.version]
+    assert "mover" not in names and len(names) == 3 and len(set(names)) == 3
+    for q in (broken, *others, plain):  # every other socket was posted the move, the failed build's too
+        assert q.state is outcome.state
+    built.clear()
+    hub.post_local(tid, outcome.state, skip=mover)  # a version posted already builds nothing again
+    assert built == []
+    for q in (mover, broken, *others, plain):
+        hub.unwatch(tid, q)
 
 
-def test_a_change_this_process_made_is_sent_at_once_where_a_socket_takes_it_and_posted_elsewhere(backends, monkeypatch):
+def test_a_change_this_process_made_is_sent_at_once_where_a_socket_takes_it_and_posted_elsewhere(local_hub):
     """post_local hands each other socket the move (``send_now``, api/sockets/route.py ``_Direct``): one that
     took it is neither posted nor woken nor built for; one that declined, or whose send failed, is posted
     and built for as before; at most PREBUILT_MAX take it at once, the rest are posted."""
-    from api.sockets import hub as hub_module
     from api.sockets.hub import Mailbox
 
-    monkeypatch.setattr(hub_module, "PREBUILT_MAX", 2)
-    service = TableService(backends.tables, rng=random.Random(5))
-    hub = Hub(backends.tables, service)
-    try:
-        tid = autoplay.new_table(service, players=1)
-        calls: list[tuple[str, str]] = []
+    service, hub, tid = local_hub(2)
+    calls: list[tuple[str, str]] = []
 
-        def box(name, answer):
-            q = Mailbox(frames_for=lambda state: calls.append(("built", name)))
+    def box(name, answer):
+        q = Mailbox(frames_for=lambda state: calls.append(("built", name)))
 
-            def send_now(state):
-                calls.append(("asked", name))
-                if answer == "raises":
-                    raise OSError("the socket went away")
-                return answer
+        def send_now(state):
+            calls.append(("asked", name))
+            if answer == "raises":
+                raise OSError("the socket went away")
+            return answer
 
-            q.send_now = send_now
-            return hub.watch(tid, q)
+        q.send_now = send_now
+        return hub.watch(tid, q)
 
-        mover = box("mover", True)
-        next_state(mover, 1)  # subscribed, and the hub among the table's listeners
-        boxes = {name: box(name, answer) for name, answer in
-                 (("a", True), ("b", True), ("c", True), ("declined", False), ("failed", "raises"))}
-        calls.clear()
-        for q in boxes.values():
-            q.wake.clear()
-        outcome = service.execute(tid, {"type": "sit", "player": "x1", "name": "X1"}, actor="guest",
-                                  local=hub.listener_id)
-        hub.post_local(tid, outcome.state, skip=mover)
-        built = {name for kind, name in calls if kind == "built"}
-        taken = {name for kind, name in calls if kind == "asked"} & {"a", "b", "c"}
-        assert ("asked", "mover") not in calls and "mover" not in built
-        assert len(taken) == 2  # PREBUILT_MAX took it; the third acceptor was not even asked
-        for name, q in boxes.items():
-            if name in taken:  # written at once: its handler sleeps on, nothing to post or build
-                assert q.state is None and not q.wake.is_set()
-            else:  # the mailbox's way, as before
-                assert q.state is outcome.state and q.wake.is_set()
-        assert len(built) == 2 and not built & taken  # the posted ones' frames built ahead, PREBUILT_MAX of them
-        for q in (mover, *boxes.values()):
-            hub.unwatch(tid, q)
-    finally:
-        hub.stop()
+    mover = box("mover", True)
+    next_state(mover, 1)  # subscribed, and the hub among the table's listeners
+    boxes = {name: box(name, answer) for name, answer in
+             (("a", True), ("b", True), ("c", True), ("declined", False), ("failed", "raises"))}
+    calls.clear()
+    for q in boxes.values():
+        q.wake.clear()
+    outcome = service.execute(tid, {"type": "sit", "player": "x1", "name": "X1"}, actor="guest",
+                              local=hub.listener_id)
+    hub.post_local(tid, outcome.state, skip=mover)
+    built = {name for kind, name in calls if kind == "built"}
+    taken = {name for kind, name in calls if kind == "asked"} & {"a", "b", "c"}
+    assert ("asked", "mover") not in calls and "mover" not in built
+    assert len(taken) == 2  # PREBUILT_MAX took it; the third acceptor was not even asked
+    for name, q in boxes.items():
+        if name in taken:  # written at once: its handler sleeps on, nothing to post or build
+            assert q.state is None and not q.wake.is_set()
+        else:  # the mailbox's way, as before
+            assert q.state is outcome.state and q.wake.is_set()
+    assert len(built) == 2 and not built & taken  # the posted ones' frames built ahead, PREBUILT_MAX of them
+    for q in (mover, *boxes.values()):
+        hub.unwatch(tid, q)
 
 
 def test_a_change_this_process_made_is_posted_at_once_and_its_notice_then_does_nothing(backends, topology):
