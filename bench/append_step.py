@@ -1,6 +1,7 @@
 """What the append's Lua step costs Redis, against the same writes sent as a plain MULTI/EXEC.
 
     python bench/append_step.py [--tables 100] [--moves 50] [--rounds 3]
+    python bench/append_step.py --parts    # the step as the API sends it, then without each of its parts
 
 On a durable ``redis-server`` of the bench's own for each run (AOF, ``appendfsync always``, as
 production): ``--tables`` tables, each with the timers hash and listeners set a table in play has,
@@ -12,6 +13,11 @@ the two reads back as one ``MULTI``/``EXEC``, which keeps none of the step's gua
 check, no repeat found): it is the floor of those commands without Lua. Runs alternate, ``--rounds``
 of each; it prints Redis's user CPU per append (``INFO cpu``, to the microsecond) for each run and
 the ratio of the means.
+
+``--parts`` runs the step as a socket move sends it (the rate count too), then with each of its parts
+left out in turn (``PARTS``: the timers' read-back and stamp, the listeners' check, the idempotency
+key, the rate count), ``--rounds`` of each in turn, and prints what each part costs Redis's user time
+an append: what a cut of that part could save at most (a part left out is a guarantee lost).
 
 Redis's system time is printed too, but it is mostly the AOF's ``fdatasync`` and swings with the
 disk: the user time is what the step's calls change. What it leaves out: the API's side (its CPU is
@@ -51,8 +57,29 @@ def cpu(client) -> tuple[float, float]:
     return float(info["used_cpu_user"]), float(info["used_cpu_sys"])
 
 
-def run(way: str, tables: int, moves: int) -> tuple[float, float]:
-    """(user, system) microseconds of Redis CPU per append, on a fresh durable Redis."""
+# the step's parts --parts leaves out, one at a time
+PARTS = ("read-back", "listeners", "idempotency", "count")
+
+
+def step_options(t: str, v: int, parts: tuple[str, ...]) -> dict:
+    """``append_reading``'s options for table ``t``'s append after version ``v`` with these ``parts``."""
+    from events.store import Count, idempotency_key, limit_key, table_key
+
+    options = {}
+    if "idempotency" in parts:
+        options["idempotency"] = (idempotency_key(t, "player:p_x", f"m{v}"), {"version": v + 1}, 86400)
+    if "read-back" in parts:
+        options.update(read_back=(table_key(t, "timers"), table_key(t, "notify")), stamp=True)
+    if "listeners" in parts:
+        options["local"] = "me"
+    if "count" in parts:
+        options["count"] = Count(limit_key(t, "moves:x"), 100_000, 60)
+    return options
+
+
+def run(way: str, tables: int, moves: int, parts: tuple[str, ...] | None = None) -> tuple[float, float]:
+    """(user, system) microseconds of Redis CPU per append, on a fresh durable Redis. ``parts``: the step's
+    (``PARTS``) when it is run as ``--parts`` runs it."""
     from redis import Redis
 
     from events.records import dumps
@@ -71,7 +98,9 @@ def run(way: str, tables: int, moves: int) -> tuple[float, float]:
             for t in ids:
                 key = idempotency_key(t, "player:p_x", f"m{v}")
                 hashes = (table_key(t, "timers"), table_key(t, "notify"))
-                if way == "step":
+                if parts is not None:
+                    store.append_reading(t, v, [record(v + 1)], **step_options(t, v, parts))
+                elif way == "step":
                     store.append_reading(t, v, [record(v + 1)], idempotency=(key, {"version": v + 1}, 86400),
                                          read_back=hashes, stamp=True, local="me")
                 else:
@@ -95,7 +124,11 @@ def main(argv=None) -> int:
     parser.add_argument("--tables", type=int, default=100)
     parser.add_argument("--moves", type=int, default=50)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--parts", action="store_true",
+                        help="the step with each of its parts left out in turn, against the whole step")
     args = parser.parse_args(argv)
+    if args.parts:
+        return parts(args)
     users: dict[str, list[float]] = {"step": [], "multi": []}
     for _ in range(args.rounds):
         for way in ("step", "multi"):
@@ -107,6 +140,24 @@ def main(argv=None) -> int:
     ratio = f"{step / multi:.2f}x" if multi > 0 else "(no baseline time measured)"
     print(f"the step's Redis user time per append: {step:.1f} us, {ratio} the same writes as "
           f"MULTI/EXEC ({multi:.1f} us)")
+    return 0
+
+
+def parts(args) -> int:
+    """The whole step, and the step without each part, ``--rounds`` of each in turn."""
+    ways = {"the whole step": PARTS, **{f"without {p}": tuple(x for x in PARTS if x != p) for p in PARTS}}
+    users: dict[str, list[float]] = {name: [] for name in ways}
+    for _ in range(args.rounds):
+        for name, kept in ways.items():
+            user, system = run("step", args.tables, args.moves, kept)
+            users[name].append(user)
+            print(f"{name:22}: Redis user {user:5.1f} us, system {system:5.1f} us per append", flush=True)
+    whole = statistics.mean(users["the whole step"])
+    print(f"the whole step: {whole:.1f} us of Redis's user time an append (mean of {args.rounds})")
+    for name in ways:
+        if name != "the whole step":
+            part = whole - statistics.mean(users[name])
+            print(f"  {name[len('without '):]:12} {part:5.1f} us an append ({part / whole * 100 if whole else 0:.0f}%)")
     return 0
 
 

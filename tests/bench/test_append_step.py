@@ -24,3 +24,14 @@ def test_it_runs_both_ways_and_prints_the_ratio():
     found = re.search(r"^the step's Redis user time per append: ([\d.]+) us, (\S+)", done.stdout, re.M)
     assert found and float(found.group(1)) >= 0, done.stdout
     assert found.group(2).endswith("x") or found.group(2) == "(no", done.stdout
+
+
+def test_parts_runs_the_whole_step_and_the_step_without_each_part():
+    done = subprocess.run([sys.executable, "bench/append_step.py", "--parts", "--tables", "2", "--moves", "3",
+                           "--rounds", "1"], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    ways = re.findall(r"^(the whole step|without [\w-]+) *: Redis user +[\d.]+ us", done.stdout, re.M)
+    assert ways == ["the whole step", "without read-back", "without listeners", "without idempotency",
+                    "without count"], done.stdout
+    costs = re.findall(r"^  ([\w-]+) +(-?[\d.]+) us an append", done.stdout, re.M)
+    assert [name for name, _ in costs] == ["read-back", "listeners", "idempotency", "count"], done.stdout
