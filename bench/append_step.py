@@ -59,6 +59,7 @@ def cpu(client) -> tuple[float, float]:
 
 # the step's parts --parts leaves out, one at a time
 PARTS = ("read-back", "listeners", "idempotency", "count")
+STEP = ("read-back", "listeners", "idempotency")  # the step against MULTI/EXEC (which counts nothing)
 
 
 def step_options(t: str, v: int, parts: tuple[str, ...]) -> dict:
@@ -77,9 +78,9 @@ def step_options(t: str, v: int, parts: tuple[str, ...]) -> dict:
     return options
 
 
-def run(way: str, tables: int, moves: int, parts: tuple[str, ...] | None = None) -> tuple[float, float]:
-    """(user, system) microseconds of Redis CPU per append, on a fresh durable Redis. ``parts``: the step's
-    (``PARTS``) when it is run as ``--parts`` runs it."""
+def run(way: str, tables: int, moves: int, parts: tuple[str, ...] = STEP) -> tuple[float, float]:
+    """(user, system) microseconds of Redis CPU per append, on a fresh durable Redis: the step with these
+    ``parts`` (``PARTS``), or (``way`` "multi") the same writes as MULTI/EXEC."""
     from redis import Redis
 
     from events.records import dumps
@@ -96,14 +97,11 @@ def run(way: str, tables: int, moves: int, parts: tuple[str, ...] | None = None)
         user0, system0 = cpu(client)
         for v in range(moves):
             for t in ids:
-                key = idempotency_key(t, "player:p_x", f"m{v}")
-                hashes = (table_key(t, "timers"), table_key(t, "notify"))
-                if parts is not None:
+                if way == "step":
                     store.append_reading(t, v, [record(v + 1)], **step_options(t, v, parts))
-                elif way == "step":
-                    store.append_reading(t, v, [record(v + 1)], idempotency=(key, {"version": v + 1}, 86400),
-                                         read_back=hashes, stamp=True, local="me")
                 else:
+                    key = idempotency_key(t, "player:p_x", f"m{v}")
+                    hashes = (table_key(t, "timers"), table_key(t, "notify"))
                     pipe = client.pipeline(transaction=True)
                     pipe.xadd(table_key(t, "events"), {"e": dumps(record(v + 1))}, id=f"{v + 1}-0")
                     pipe.set(key, f'{{"version": {v + 1}}}', ex=86400)
@@ -145,19 +143,19 @@ def main(argv=None) -> int:
 
 def parts(args) -> int:
     """The whole step, and the step without each part, ``--rounds`` of each in turn."""
-    ways = {"the whole step": PARTS, **{f"without {p}": tuple(x for x in PARTS if x != p) for p in PARTS}}
-    users: dict[str, list[float]] = {name: [] for name in ways}
+    ways = {None: PARTS, **{p: tuple(x for x in PARTS if x != p) for p in PARTS}}  # None: the whole step
+    users: dict[str | None, list[float]] = {left_out: [] for left_out in ways}
     for _ in range(args.rounds):
-        for name, kept in ways.items():
+        for left_out, kept in ways.items():
             user, system = run("step", args.tables, args.moves, kept)
-            users[name].append(user)
+            users[left_out].append(user)
+            name = "the whole step" if left_out is None else f"without {left_out}"
             print(f"{name:22}: Redis user {user:5.1f} us, system {system:5.1f} us per append", flush=True)
-    whole = statistics.mean(users["the whole step"])
+    whole = statistics.mean(users[None])
     print(f"the whole step: {whole:.1f} us of Redis's user time an append (mean of {args.rounds})")
-    for name in ways:
-        if name != "the whole step":
-            part = whole - statistics.mean(users[name])
-            print(f"  {name[len('without '):]:12} {part:5.1f} us an append ({part / whole * 100 if whole else 0:.0f}%)")
+    for part in PARTS:
+        cost = whole - statistics.mean(users[part])
+        print(f"  {part:12} {cost:5.1f} us an append ({cost / whole * 100 if whole else 0:.0f}%)")
     return 0
 
 
