@@ -282,6 +282,23 @@ class _ScheduleFailures:
         yield family
 
 
+class SocketPosts:
+    """How the changes this process made reached the table's other sockets here (``Hub.posts``):
+    ``direct``, written by the mover's greenlet at once; ``mailbox``, handed to the socket's handler
+    (a socket behind, past the mover's few, or a worker without gevent)."""
+
+    def __init__(self, hub):
+        self.hub = hub
+
+    def collect(self):
+        family = CounterMetricFamily("escoba_socket_posts", "Changes made in this process posted to the "
+                                     "table's other sockets here, by way: direct (written by the mover) or "
+                                     "mailbox (sent by the socket's handler)", labels=["way"])
+        for way, count in sorted(self.hub.posts.items()):
+            family.add_metric([way], count)
+        yield family
+
+
 class _Durability:
     """Moves whose replicas did not acknowledge them in time (answered 503), and reads that found
     a table's log gone or behind what this process had read (events/replication.py)."""

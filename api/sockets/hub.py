@@ -114,6 +114,9 @@ class Hub:
         self.listener_id = uuid.uuid4().hex
         self._retrying: set[str] = set()  # tables whose listen failed, retried by a thread of their own
         self.listener = listener_for(redis, self._dispatch)
+        # changes made here posted to another socket of the table: written by the mover, or mailed to
+        # the socket's handler (escoba_socket_posts_total): plain counts, read when /metrics is scraped
+        self.posts = {"direct": 0, "mailbox": 0}
 
     def watch(self, table_id: str, mailbox: Mailbox | None = None) -> Mailbox:
         q = mailbox if mailbox is not None else Mailbox()
@@ -188,6 +191,9 @@ class Hub:
             else:
                 q.post_state(state)
                 waiting.append(q)
+        with self._lock:
+            self.posts["direct"] += sent
+            self.posts["mailbox"] += len(waiting)
         # Each reader's frames built now, in the mover's greenlet, where its handler would build them a
         # little later (found then in the views' cache, api/sockets/frames.py): a view built right after
         # another of the same version runs on code and data still in the processor's caches, where the

@@ -99,6 +99,9 @@ def test_metrics_count_moves_by_outcome_and_tables_by_status(client):
     assert 'escoba_tables{status="playing"} 1.0' in text
     assert 'escoba_command_seconds_bucket{command="start",le="0.002",transport="http"}' in text
     assert "escoba_open_sockets" in text
+    # no socket open: no change posted to one (tests/api/page/test_page_served.py counts them served)
+    assert 'escoba_socket_posts_total{way="direct"} 0.0' in text
+    assert 'escoba_socket_posts_total{way="mailbox"} 0.0' in text
     assert 'escoba_jobs{queue="escoba",shard="0",state="scheduled"}' in text
     assert 'escoba_jobs{queue="analysis",shard="0",state="queued"}' in text
     assert 'escoba_jobs_total{outcome="ok",shard="0"}' in text

@@ -393,6 +393,7 @@ def test_a_change_this_process_made_is_sent_at_once_where_a_socket_takes_it_and_
         else:  # the mailbox's way, as before
             assert q.state is outcome.state and q.wake.is_set()
     assert len(built) == 2 and not built & taken  # the posted ones' frames built ahead, PREBUILT_MAX of them
+    assert hub.posts == {"direct": 2, "mailbox": 3}  # escoba_socket_posts_total: how each got it
     for q in (mover, *boxes.values()):
         hub.unwatch(tid, q)
 
