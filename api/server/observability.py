@@ -71,17 +71,28 @@ class BatchedLines(logging.Handler):
     in the request thread held its lock while it waited for the GIL (a quarter of a
     busy worker's threads were seen waiting there), and a QueueListener woke its
     thread for every line: about 100 µs of a move's 800 in one process, in thread switches.
+
+    A request's own line and metrics are not even formatted by its thread: ``add_request`` leaves
+    what it needs (``request_done``), and ``settle`` counts and formats the gathered ones in a
+    batch, in their place among the other lines. In the server a move's path runs on code and data
+    out of the processor's caches: the same work there cost a move some 15 us more than in a loop
+    over many (docs/benchmarks.md). ``settle`` runs before every write, before /metrics is read (so a
+    scrape counts every request answered before it), and whenever ``SETTLE_AT`` are waiting (so a
+    writer stuck on a full pipe loses lines, as ever, but no count).
     """
 
     # a log reader that stops reading (a full pipe) costs at most this many lines, never the server
     MAX_PENDING = 100_000
+    SETTLE_AT = 10_000  # requests waiting to be counted: counted in the request's thread then
 
     def __init__(self, stream=None, interval: float = 0.1):
         super().__init__()
         self.stream = stream if stream is not None else sys.stderr
         self.interval = interval
-        self._lines: deque[str] = deque(maxlen=self.MAX_PENDING)
+        self._lines: deque = deque(maxlen=self.MAX_PENDING)  # lines, and requests to settle (tuples)
+        self._ready: deque[str] = deque(maxlen=self.MAX_PENDING)  # settled: lines only, in order
         start_thread, lock, self._sleep = _os_thread_tools()
+        self._settling = lock()  # one settle at a time: each request counted once, lines kept in order
         self._stopping = False
         self._running = lock()  # held while the writer runs
         self._running.acquire()
@@ -101,15 +112,39 @@ class BatchedLines(logging.Handler):
             self.handleError(record)
 
     def add_line(self, line: str) -> None:
-        """A line already formatted (the request log: api/observability.install)."""
+        """A line already formatted."""
         self._lines.append(line)
+
+    def add_request(self, done: tuple) -> None:
+        """A request answered: ``_settled``'s arguments, counted and written by ``settle``."""
+        self._lines.append(done)
+        if len(self._lines) >= self.SETTLE_AT:
+            self.settle()
+
+    def settle(self) -> None:
+        """Count and format the requests gathered, each line kept in its place (never writes)."""
+        with self._settling:
+            ready, lines = self._ready, self._lines
+            try:
+                while True:
+                    line = lines.popleft()
+                    if type(line) is tuple:
+                        try:
+                            line = _settled(*line)
+                        except Exception:  # a request that cannot be counted costs its line, not the rest
+                            logging.getLogger("escoba.log").exception("could not count a request")
+                            continue
+                    ready.append(line)
+            except IndexError:
+                pass
 
     def flush(self) -> None:
         """Write what has gathered (the writer thread, and ``close``)."""
+        self.settle()
         batch = []
         try:
             while True:
-                batch.append(self._lines.popleft())
+                batch.append(self._ready.popleft())
         except IndexError:
             pass
         if batch:
@@ -445,6 +480,7 @@ def install(app, metrics: Metrics) -> None:
 
     @app.get("/metrics")
     def metrics_endpoint():
+        settle_requests()
         return Response(generate_latest(metrics.registry), mimetype="text/plain; version=0.0.4")
 
 
@@ -454,23 +490,44 @@ _request_log = logging.getLogger("escoba.api")
 def request_done(metrics: Metrics, log: dict | None, method: str, path: str, status: int, error_code: str | None,
                  started: float | None, route: str = UNMATCHED_ROUTE) -> None:
     """A request's log line (its ``log`` fields: table, command, version...), its count and latency by
-    route, and a command's count by outcome, whether Flask or api/http/hot.py answered it."""
+    route, and a command's count by outcome, whether Flask or api/http/hot.py answered it. The caller
+    hands ``log`` over: it is read later."""
+    now = time.perf_counter()
+    seconds = max(0.0, now - (started if started is not None else now))
+    writer = _writer
+    if writer is not None and logging.root.handlers == [writer] and _request_log.isEnabledFor(logging.INFO):
+        # the same line the logging call below makes, without its record and handler chain (a line per
+        # request was about a twentieth of the API's CPU: bench/api.py, py-spy), and made in a batch
+        writer.add_request((metrics, log, method, path, status, error_code, seconds, route, time.time()))
+    else:  # another handler listens (a test's, a tool's): the record goes through logging, now
+        fields = _counted(metrics, log, method, path, status, error_code, seconds, route)
+        _request_log.info("request", extra={"fields": fields})
+
+
+def _counted(metrics: Metrics, log: dict | None, method: str, path: str, status: int, error_code: str | None,
+             seconds: float, route: str) -> dict:
+    """The request counted in ``metrics``; its line's fields."""
     fields = dict(log or {})
     if fields.get("command"):
         outcome = "ok" if status < 400 else (error_code or str(status))
         fields["outcome"] = outcome
         metrics.move(fields["command"], outcome, fields.get("transport", TRANSPORT_HTTP))
-    now = time.perf_counter()
-    seconds = max(0.0, now - (started if started is not None else now))
     metrics.request(route, method, status, seconds)
     fields.update(method=method, path=path, status=status, latency_ms=round(seconds * 1000, 2))
+    return fields
+
+
+def _settled(metrics, log, method, path, status, error_code, seconds, route, created) -> str:
+    """A request left by ``request_done`` counted, and its line."""
+    fields = _counted(metrics, log, method, path, status, error_code, seconds, route)
+    return json_line("escoba.api", "INFO", "request", fields, created)
+
+
+def settle_requests() -> None:
+    """Every request answered so far counted in its metrics (before /metrics is read)."""
     writer = _writer
-    if writer is not None and logging.root.handlers == [writer] and _request_log.isEnabledFor(logging.INFO):
-        # the same line the logging call below makes, without its record and handler chain:
-        # a line per request was about a twentieth of the API's CPU (bench/api.py, py-spy)
-        writer.add_line(json_line("escoba.api", "INFO", "request", fields, time.time()))
-    else:  # another handler listens (a test's, a tool's): the record goes through logging
-        _request_log.info("request", extra={"fields": fields})
+    if writer is not None:
+        writer.settle()
 
 
 def _error_code(response) -> str:

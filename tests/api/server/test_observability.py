@@ -211,3 +211,62 @@ def test_request_metrics_keep_a_bounded_set_of_labels(client):
     text = client.http.get("/metrics").get_data(as_text=True)
     assert 'escoba_http_requests_total{method="other",route="unmatched",status="404"} 3.0' in text
     assert "BREW" not in text and "/no/such" not in text
+
+
+def test_with_the_writer_a_request_is_counted_by_the_next_scrape_and_its_line_keeps_its_place(client, tmp_path):
+    """Under the JSON-lines writer a request's metrics and line are made in a batch (``settle``), not by
+    its thread: /metrics settles first, so a scrape right after a move counts it; its line is written
+    between the lines logged before and after it."""
+    table_id, host, guest = two_player_table(client)
+    out = (tmp_path / "log").open("w")
+    setup_logging(stream=out)
+    try:
+        # (the writer runs every 0.1 s: a scrape within a few ms of the move sees it only if it settles)
+        logging.getLogger("escoba.test").warning("before")
+        client.move(table_id, guest, type="start")
+        logging.getLogger("escoba.test").warning("after")
+        text = client.http.get("/metrics").get_data(as_text=True)
+        assert 'escoba_moves_total{command="start",outcome="host_only",transport="http"} 1.0' in text
+        assert 'escoba_http_requests_total{method="POST",route="/tables/<table_id>/moves",status="403"} 1.0' in text
+    finally:
+        stop_logging()
+        out.close()
+    lines = [json.loads(line) for line in (tmp_path / "log").read_text().splitlines()]
+    said = [line["message"] if line["logger"] == "escoba.test" else line.get("command") for line in lines]
+    assert said[:3] == ["before", "start", "after"]  # the /metrics request's own line follows
+    assert lines[1]["outcome"] == "host_only" and lines[1]["status"] == 403 and lines[1]["table_id"] == table_id
+
+
+def test_requests_are_counted_even_while_the_writer_is_stuck_on_its_stream(tmp_path):
+    """A writer stuck in its write (a log reader that stopped reading) loses lines past MAX_PENDING, as
+    ever, but no count: past SETTLE_AT waiting, the request's own thread settles them."""
+    import threading
+
+    from api.server.observability import Metrics
+
+    release = threading.Event()
+
+    class Stuck:
+        def write(self, text):
+            release.wait(10)
+
+        def flush(self):
+            pass
+
+    metrics = Metrics()
+    handler = BatchedLines(Stuck(), interval=0.01)
+    handler.SETTLE_AT = 50
+    try:
+        handler.add_line("first")
+        time.sleep(0.2)  # the writer took "first" and is stuck writing it
+        for _ in range(120):
+            handler.add_request((metrics, {"command": "play", "transport": "socket"}, "WS", "/tables/t/ws",
+                                 200, None, 0.001, "unmatched", time.time()))
+        counted = metrics.registry.get_sample_value(
+            "escoba_moves_total", {"command": "play", "outcome": "ok", "transport": "socket"})
+        assert counted >= 100  # settled twice by the requests themselves; at most SETTLE_AT - 1 still wait
+    finally:
+        release.set()
+        handler.close()
+    assert metrics.registry.get_sample_value(
+        "escoba_moves_total", {"command": "play", "outcome": "ok", "transport": "socket"}) == 120
