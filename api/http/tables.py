@@ -18,6 +18,7 @@ import engine
 from api import auth
 from api.http import feed, limits, schemas
 from api.http.schemas import load_move
+from api.server import observability
 from engine import RuleError
 from events.service import Outcome
 from events.store import OverLimit
@@ -274,7 +275,8 @@ def _moved(ctx, ask: Ask, log: dict, outcome: Outcome, player: str, deck, starte
         log.update(command=body.get("type") if body.get("type") in schemas.MOVES else "repeat")
     seat = outcome.state.seat_of(player)
     log.update(version=outcome.version, seat=seat, repeated=outcome.repeated)
-    ctx.metrics.command_seconds(log["command"], ask.transport, time.perf_counter() - started)
+    # counted with the request (observability.request_done), in a batch, under a key no line carries
+    log[observability.DECIDED] = (ask.transport, time.perf_counter() - started)
     return Moved(outcome, player, seat, deck)
 
 

@@ -224,6 +224,8 @@ TABLE_STATUSES = ("waiting", "playing", "round_over", "finished", "expired")
 LATENCY_BUCKETS = (.002, .005, .01, .025, .05, .1, .25, .5, 1, 2.5)
 # what a move is carried by: "http" (POST /tables/{id}/moves); the socket path labels its own
 TRANSPORT_HTTP = "http"
+# a request's ``log`` key for its move's (transport, decision seconds): escoba_command_seconds, never a line's
+DECIDED = "_decided"
 
 
 @dataclass
@@ -508,10 +510,13 @@ def _counted(metrics: Metrics, log: dict | None, method: str, path: str, status:
              seconds: float, route: str) -> dict:
     """The request counted in ``metrics``; its line's fields."""
     fields = dict(log or {})
+    decided = fields.pop(DECIDED, None)
     if fields.get("command"):
         outcome = "ok" if status < 400 else (error_code or str(status))
         fields["outcome"] = outcome
         metrics.move(fields["command"], outcome, fields.get("transport", TRANSPORT_HTTP))
+        if decided is not None:
+            metrics.command_seconds(fields["command"], *decided)
     metrics.request(route, method, status, seconds)
     fields.update(method=method, path=path, status=status, latency_ms=round(seconds * 1000, 2))
     return fields
