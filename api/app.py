@@ -96,8 +96,7 @@ def create_app(redis=None, config: Config | None = None) -> Flask:
     app.config["SOCK_SERVER_OPTIONS"] = sockets.server_options(config)
     socket_limits = SocketLimits(config.sockets_per_address, config.sockets_per_address_table,
                                  config.sockets_per_table)
-    hub = Hub(redis, service, fanout=metrics.fanout)
-    metrics.registry.register(observability.SocketPosts(hub))
+    hub = Hub(redis, service, fanout=metrics.fanout, posts=metrics.socket_posts)
     app.extensions["escoba"] = Context(redis, config, service, ChatStore(redis, service.archive),
                                        hub, metrics, socket_limits, ViewFrames(), backends)
 

@@ -249,6 +249,9 @@ class Metrics:
                                 "table in this process (the load or fold of the change included)",
                                 registry=r, buckets=(.0005, .001, .0025, .005, .01, .025, .05, .1, .25, 1))
         r.register(_ScheduleFailures())
+        # the hub counts its posts in this dict (plain ints, under its own lock): read when scraped
+        self.socket_posts = {"direct": 0, "mailbox": 0}
+        r.register(_SocketPosts(self.socket_posts))
         # label sets that exist from the start, so that a rate over them is 0, not "no data"
         self.moves.labels("play", "ok", TRANSPORT_HTTP)
         self.command_latency.labels("play", TRANSPORT_HTTP)
@@ -319,19 +322,19 @@ class _ScheduleFailures:
         yield family
 
 
-class SocketPosts:
-    """How the changes this process made reached the table's other sockets here (``Hub.posts``):
-    ``direct``, written by the mover's greenlet at once; ``mailbox``, handed to the socket's handler
-    (a socket behind, past the mover's few, or a worker without gevent)."""
+class _SocketPosts:
+    """How the changes this process made reached the table's other sockets here (``Hub.posts``, these
+    counts): ``direct``, written by the mover's greenlet at once; ``mailbox``, handed to the socket's
+    handler (a socket behind, past the mover's few, or a worker without gevent)."""
 
-    def __init__(self, hub):
-        self.hub = hub
+    def __init__(self, counts: dict):
+        self.counts = counts
 
     def collect(self):
         family = CounterMetricFamily("escoba_socket_posts", "Changes made in this process posted to the "
                                      "table's other sockets here, by way: direct (written by the mover) or "
                                      "mailbox (sent by the socket's handler)", labels=["way"])
-        for way, count in sorted(self.hub.posts.items()):
+        for way, count in sorted(self.counts.items()):
             family.add_metric([way], count)
         yield family
 

@@ -96,7 +96,7 @@ def _sent_now(q: Mailbox, state) -> bool:
 
 
 class Hub:
-    def __init__(self, redis, service, check_every: float = CHECK_EVERY, fanout=None):
+    def __init__(self, redis, service, check_every: float = CHECK_EVERY, fanout=None, posts: dict | None = None):
         self.redis = redis
         self.service = service
         self.fanout = fanout  # a Histogram: each state notice's dispatch, in seconds (escoba_fanout_seconds)
@@ -115,8 +115,8 @@ class Hub:
         self._retrying: set[str] = set()  # tables whose listen failed, retried by a thread of their own
         self.listener = listener_for(redis, self._dispatch)
         # changes made here posted to another socket of the table: written by the mover, or mailed to
-        # the socket's handler (escoba_socket_posts_total): plain counts, read when /metrics is scraped
-        self.posts = {"direct": 0, "mailbox": 0}
+        # the socket's handler (escoba_socket_posts_total: ``Metrics.socket_posts``, read when scraped)
+        self.posts = posts if posts is not None else {"direct": 0, "mailbox": 0}
 
     def watch(self, table_id: str, mailbox: Mailbox | None = None) -> Mailbox:
         q = mailbox if mailbox is not None else Mailbox()
