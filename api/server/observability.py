@@ -262,6 +262,11 @@ class Metrics:
         self._move_children: dict = {}
         self._latency_children: dict = {}
         r.register(_Durability())
+        # labels() and the scrape's collect take each parent's own lock: labels() now runs in the log's
+        # writer thread too (BatchedLines.settle), and gevent's lock is not for two OS threads. Its
+        # sections are dict operations that never wait: the C lock (events/locks.py)
+        for metric in (self.moves, self.command_latency, self.requests, self.request_latency):
+            metric._lock = short_lock()
 
     def add_redis_collectors(self, backends) -> None:
         self.registry.register(_RedisCollector(backends))

@@ -270,3 +270,29 @@ def test_requests_are_counted_even_while_the_writer_is_stuck_on_its_stream(tmp_p
         handler.close()
     assert metrics.registry.get_sample_value(
         "escoba_moves_total", {"command": "play", "outcome": "ok", "transport": "socket"}) == 120
+
+
+
+_LOCKS_UNDER_GEVENT = r"""
+from gevent import monkey
+monkey.patch_all()
+from api.server.observability import Metrics
+from events.locks import short_lock
+
+metrics = Metrics()
+c_lock = type(short_lock())
+print(" ".join(type(m._lock).__name__ if type(m._lock) is not c_lock else "C"
+               for m in (metrics.moves, metrics.command_latency, metrics.requests, metrics.request_latency)))
+"""
+
+
+def test_under_gevent_the_labelled_metrics_take_the_c_lock_the_writer_thread_may_share():
+    """``labels()`` runs in the log's writer thread (``settle``) and in a scrape: under gevent the
+    metrics' own ``threading.Lock`` would be gevent's, which is not for two OS threads."""
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-c", _LOCKS_UNDER_GEVENT], capture_output=True, text=True, timeout=60,
+                         cwd=str(__import__("pathlib").Path(__file__).resolve().parents[3]))
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["C", "C", "C", "C"]
