@@ -111,10 +111,6 @@ class BatchedLines(logging.Handler):
         except Exception:
             self.handleError(record)
 
-    def add_line(self, line: str) -> None:
-        """A line already formatted."""
-        self._lines.append(line)
-
     def add_request(self, done: tuple) -> None:
         """A request answered: ``_settled``'s arguments, counted and written by ``settle``."""
         self._lines.append(done)

@@ -17,18 +17,14 @@ from pathlib import Path
 
 import websocket
 
+from ..redis_servers import free_port
+
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class Served:
     def __init__(self, redis_url: str, **env):
-        self.port = _free_port()
+        self.port = free_port()
         full = {**os.environ, "REDIS_URL": redis_url, "PYTHONPATH": str(ROOT),
                 **{k: str(v) for k, v in env.items()}}
         # the log goes to a file: a pipe nobody reads would fill and stop the server
@@ -55,12 +51,12 @@ class Served:
         return float(re.search(rf"^{re.escape(line_start)} (\S+)$", text, re.M).group(1))
 
     def get(self, path, timeout=5.0):
-        with urllib.request.urlopen(f"http://127.0.0.1:{self.port}{path}", timeout=timeout) as r:
+        with urllib.request.urlopen(self.url + path, timeout=timeout) as r:
             return r.status, r.read()
 
     def post(self, path, body, token=None):
         headers = {"Content-Type": "application/json", **({"Authorization": f"Bearer {token}"} if token else {})}
-        request = urllib.request.Request(f"http://127.0.0.1:{self.port}{path}", data=json.dumps(body).encode(),
+        request = urllib.request.Request(self.url + path, data=json.dumps(body).encode(),
                                          headers=headers)
         with urllib.request.urlopen(request, timeout=5) as r:
             return json.loads(r.read())
@@ -95,5 +91,3 @@ class Served:
                 self.proc.kill()
                 self.proc.wait()
         self.log.close()
-
-

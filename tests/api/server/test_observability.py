@@ -6,10 +6,13 @@ import json
 import logging
 import re
 import time
+from pathlib import Path
 
 from api.server.observability import BatchedLines, JsonFormatter, setup_logging, stop_logging
 
 from ..conftest import two_player_table
+
+ROOT = Path(__file__).resolve().parents[3]  # the repository's: subprocesses import the code from there
 
 
 def test_a_move_is_logged_as_one_json_line_with_table_version_seat_command_outcome_latency(client, caplog):
@@ -198,7 +201,7 @@ def test_a_log_reader_that_stops_reading_does_not_stall_a_gevent_worker():
     import sys
 
     out = subprocess.run([sys.executable, "-c", _STALLED_PIPE], capture_output=True, text=True, timeout=20,
-                         cwd=str(__import__("pathlib").Path(__file__).resolve().parents[3]))
+                         cwd=str(ROOT))
     assert out.returncode == 0, out.stderr
     ticks, seconds = out.stdout.split()
     assert int(ticks) == 20 and float(seconds) < 5
@@ -257,7 +260,7 @@ def test_requests_are_counted_even_while_the_writer_is_stuck_on_its_stream(tmp_p
     handler = BatchedLines(Stuck(), interval=0.01)
     handler.SETTLE_AT = 50
     try:
-        handler.add_line("first")
+        handler.handle(logging.makeLogRecord({"msg": "first"}))
         time.sleep(0.2)  # the writer took "first" and is stuck writing it
         for _ in range(120):
             handler.add_request((metrics, {"command": "play", "transport": "socket"}, "WS", "/tables/t/ws",
@@ -270,7 +273,6 @@ def test_requests_are_counted_even_while_the_writer_is_stuck_on_its_stream(tmp_p
         handler.close()
     assert metrics.registry.get_sample_value(
         "escoba_moves_total", {"command": "play", "outcome": "ok", "transport": "socket"}) == 120
-
 
 
 _LOCKS_UNDER_GEVENT = r"""
@@ -293,6 +295,6 @@ def test_under_gevent_the_labelled_metrics_take_the_c_lock_the_writer_thread_may
     import sys
 
     out = subprocess.run([sys.executable, "-c", _LOCKS_UNDER_GEVENT], capture_output=True, text=True, timeout=60,
-                         cwd=str(__import__("pathlib").Path(__file__).resolve().parents[3]))
+                         cwd=str(ROOT))
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["C", "C", "C", "C"]
