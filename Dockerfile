@@ -18,6 +18,12 @@ WORKDIR /app
 RUN apt-get update && apt-get install -y --no-install-recommends libjemalloc2 && rm -rf /var/lib/apt/lists/* \
     && ln -s "$(ls /usr/lib/*-linux-gnu/libjemalloc.so.2)" /usr/local/lib/libjemalloc.so.2
 ENV LD_PRELOAD=/usr/local/lib/libjemalloc.so.2
+# ... and Python's own objects in it (pymalloc maps its arenas itself), on transparent huge pages where
+# the host's kernel allows them, in one arena: the API's code finds its data out of the processor's
+# caches on every move, and on huge pages that costs some 3% less CPU a socket move; one arena keeps an
+# idle socket's memory as it was (docs/benchmarks.md; bench/_common.py HEAP). Luna's decisions take
+# the same CPU either way.
+ENV PYTHONMALLOC=malloc MALLOC_CONF=thp:always,narenas:1
 COPY --from=build /wheels /wheels
 RUN pip install --no-cache-dir --no-index --find-links /wheels escoba && rm -rf /wheels \
     && useradd --system escoba

@@ -129,14 +129,25 @@ def free_port() -> int:
 
 # The allocator production's image preloads under Python (Dockerfile): the servers benched here
 # run on it too, escoba and the baseline alike, where this machine has it (Debian's redis-server
-# brings libjemalloc2). ``BENCH_ALLOCATOR=system`` runs them on the C library's malloc instead.
+# brings libjemalloc2). ``BENCH_ALLOCATOR=system`` runs them on the C library's malloc instead, and
+# ``BENCH_ALLOCATOR=pymalloc`` on jemalloc under Python's own small-object allocator (the image
+# before 2026-12-05: the pairs that chose ``HEAP``).
 JEMALLOC = "libjemalloc.so.2"
+# With it, the image hands Python's own small objects to jemalloc too (PYTHONMALLOC=malloc: pymalloc
+# maps its arenas itself, out of any allocator's reach) and lets jemalloc back the heap with
+# transparent huge pages where the kernel allows them (THP "madvise" or "always"), in one arena:
+# some 3% less API CPU a socket move, and an idle socket's memory the same (docs/benchmarks.md).
+HEAP = {"PYTHONMALLOC": "malloc", "MALLOC_CONF": "thp:always,narenas:1"}
+
+
+def _asked() -> str:
+    return os.environ.get("BENCH_ALLOCATOR", "jemalloc")
 
 
 def allocator() -> str | None:
     """The jemalloc to preload in the servers, as production's image does; None where this machine has
     none, or ``BENCH_ALLOCATOR=system`` asks for the C library's."""
-    if os.environ.get("BENCH_ALLOCATOR", "jemalloc") == "system":
+    if _asked() == "system":
         return None
     for folder in ("/usr/local/lib", *sorted(Path("/usr/lib").glob("*-linux-gnu")), "/usr/lib"):
         path = Path(folder) / JEMALLOC
@@ -147,9 +158,12 @@ def allocator() -> str | None:
 
 def allocator_said() -> str:
     preload = allocator()
-    if preload is not None:
-        return f"jemalloc preloaded ({preload}), as production's image"
-    return "the C library's malloc (production's image preloads jemalloc: CPU reads some 5% high)"
+    if preload is None:
+        return "the C library's malloc (production's image preloads jemalloc: CPU reads some 5% high)"
+    if _asked() == "pymalloc":
+        return f"jemalloc preloaded ({preload}) under Python's own pymalloc (not the image's heap: CPU reads high)"
+    return (f"jemalloc preloaded ({preload}), Python's objects in it on huge pages ({HEAP['MALLOC_CONF']}), "
+            "as production's image")
 
 
 def server_env(**extra) -> dict:
@@ -157,6 +171,8 @@ def server_env(**extra) -> dict:
     preload = allocator()
     if preload is not None:
         env["LD_PRELOAD"] = " ".join(filter(None, (env.get("LD_PRELOAD"), preload)))
+        if _asked() != "pymalloc":
+            env.update(HEAP)
     env.update(
         {
             "PYTHONPATH": str(ROOT),

@@ -150,3 +150,25 @@ def test_the_benched_servers_run_on_the_allocator_production_s_image_preloads(mo
     maps = subprocess.run([sys.executable, "-c", "print(open('/proc/self/maps').read())"], env=env,
                           capture_output=True, text=True, check=True).stdout
     assert _common.JEMALLOC in maps  # the server's process has it loaded
+
+
+def test_the_benched_servers_keep_python_s_objects_in_jemalloc_on_huge_pages_as_the_image_does():
+    """The image sets PYTHONMALLOC and jemalloc's MALLOC_CONF beside the preload; the benches' servers
+    get the same, and in such a process Python's small objects are jemalloc's (no pymalloc arenas)
+    and lie on transparent huge pages where this kernel allows them."""
+    from bench import _common
+
+    run = (_common.ROOT / "Dockerfile").read_text().split("\nFROM ")[-1]
+    assert "ENV " + " ".join(f"{k}={v}" for k, v in _common.HEAP.items()) + "\n" in run
+    if _common.allocator() is None:
+        pytest.skip("no libjemalloc.so.2 on this machine (Debian's redis-server brings it)")
+    env = _common.server_env()
+    assert {k: env[k] for k in _common.HEAP} == _common.HEAP
+    probe = ("import sys\nheld = [[i] for i in range(400_000)]\n"
+             "print(open('/proc/self/smaps_rollup').read().split('AnonHugePages:')[1].split()[0])\n"
+             "sys._debugmallocstats()")
+    done = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, check=True)
+    assert "Small block threshold" not in done.stderr  # pymalloc's statistics: not in use
+    thp = Path("/sys/kernel/mm/transparent_hugepage/enabled")
+    if thp.exists() and "[never]" not in thp.read_text():
+        assert int(done.stdout) > 0  # kB of the heap on huge pages
