@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import multiprocessing
+import os
 import shutil
 import subprocess
 import sys
@@ -152,7 +153,7 @@ def test_the_benched_servers_run_on_the_allocator_production_s_image_preloads(mo
     assert _common.JEMALLOC in maps  # the server's process has it loaded
 
 
-def test_the_benched_servers_keep_python_s_objects_in_jemalloc_on_huge_pages_as_the_image_does():
+def test_the_benched_servers_keep_python_s_objects_in_jemalloc_on_huge_pages_as_the_image_does(monkeypatch):
     """The image sets PYTHONMALLOC and jemalloc's MALLOC_CONF beside the preload; the benches' servers
     get the same, and in such a process Python's small objects are jemalloc's (no pymalloc arenas)
     and lie on transparent huge pages where this kernel allows them."""
@@ -160,6 +161,9 @@ def test_the_benched_servers_keep_python_s_objects_in_jemalloc_on_huge_pages_as_
 
     run = (_common.ROOT / "Dockerfile").read_text().split("\nFROM ")[-1]
     assert "ENV " + " ".join(f"{k}={v}" for k, v in _common.HEAP.items()) + "\n" in run
+    monkeypatch.setenv("BENCH_ALLOCATOR", "pymalloc")  # the old heap, for pairs: jemalloc without HEAP
+    assert not _common.HEAP.keys() & _common.server_env().keys() - os.environ.keys()
+    monkeypatch.delenv("BENCH_ALLOCATOR")
     if _common.allocator() is None:
         pytest.skip("no libjemalloc.so.2 on this machine (Debian's redis-server brings it)")
     env = _common.server_env()
