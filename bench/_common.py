@@ -166,13 +166,18 @@ def allocator_said() -> str:
             "as production's image")
 
 
-def server_env(**extra) -> dict:
-    env = dict(os.environ)
+def heap_env() -> dict:
+    """The variables that put a server on the image's heap (jemalloc preloaded, Python's objects in it
+    on huge pages: ``HEAP``), as far as this machine and ``BENCH_ALLOCATOR`` allow; {} without jemalloc."""
     preload = allocator()
-    if preload is not None:
-        env["LD_PRELOAD"] = " ".join(filter(None, (env.get("LD_PRELOAD"), preload)))
-        if _asked() != "pymalloc":
-            env.update(HEAP)
+    if preload is None:
+        return {}
+    env = {"LD_PRELOAD": " ".join(filter(None, (os.environ.get("LD_PRELOAD"), preload)))}
+    return env if _asked() == "pymalloc" else {**env, **HEAP}
+
+
+def server_env(**extra) -> dict:
+    env = {**os.environ, **heap_env()}
     env.update(
         {
             "PYTHONPATH": str(ROOT),

@@ -17,26 +17,18 @@ from pathlib import Path
 
 import websocket
 
-from bench._common import HEAP, allocator
+from bench._common import heap_env
 
 from ..redis_servers import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def image_heap() -> dict:
-    """The image's allocator (Dockerfile: jemalloc preloaded, Python's objects in it on huge pages), where
-    this machine has jemalloc: the server under test allocates as production's does."""
-    preload = allocator()
-    if preload is None:
-        return {}
-    return {"LD_PRELOAD": " ".join(filter(None, (os.environ.get("LD_PRELOAD"), preload))), **HEAP}
-
-
 class Served:
     def __init__(self, redis_url: str, **env):
         self.port = free_port()
-        full = {**os.environ, **image_heap(), "REDIS_URL": redis_url, "PYTHONPATH": str(ROOT),
+        # on the image's heap where this machine has jemalloc: the server under test allocates as production's
+        full = {**os.environ, **heap_env(), "REDIS_URL": redis_url, "PYTHONPATH": str(ROOT),
                 **{k: str(v) for k, v in env.items()}}
         # the log goes to a file: a pipe nobody reads would fill and stop the server
         self.log = tempfile.TemporaryFile()  # noqa: SIM115 - closed in stop()

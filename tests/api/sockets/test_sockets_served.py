@@ -41,9 +41,9 @@ def served(redis_server):
 def test_the_served_server_allocates_as_the_image_does(served):
     """``escoba serve`` under test runs on the image's heap (Dockerfile: jemalloc preloaded, Python's
     objects in it): its worker has jemalloc mapped and no pymalloc arenas' allocator asked for."""
-    from ..served import image_heap
+    from bench._common import heap_env
 
-    heap = image_heap()
+    heap = heap_env()
     if not heap:
         pytest.skip("no libjemalloc.so.2 on this machine (Debian's redis-server brings it)")
     server = served()
