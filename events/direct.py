@@ -53,6 +53,14 @@ else:
 IDLE_MAX = 64  # connections kept; past that (thousands of greenlets at once) the client's own pool serves
 
 
+class WrongReply(RuntimeError):
+    """A reply that is not the shape of the command sent: a defect, said plainly, never read as an answer."""
+
+    def __init__(self, command: str, key: str, reply):
+        super().__init__(f"{command} {key}: the reply is not an {command} reply ({type(reply).__name__})")
+        self.command, self.key = command, key
+
+
 class Direct:
     def __init__(self, client):
         self.client = client
@@ -79,7 +87,7 @@ class Direct:
         """The reply to one command (as the connection parses it), or its error."""
         conn = self._take()
         if conn is None:  # as many as we keep are in use: the client's pool (which may wait)
-            return self.client.execute_command(*args)
+            return self._through_pool(args)
         try:
             _send(conn, _packed(conn, args))
             reply = conn.read_response()
@@ -90,6 +98,29 @@ class Direct:
             self._drop(conn)
             raise
         self._give(conn)
+        return reply
+
+    def _through_pool(self, args: tuple):
+        """The reply to one command on a connection of the client's pool, read as ours are: raw, as the
+        connection parses it. Not ``client.execute_command``: that applies redis-py's response callbacks,
+        and under RESP3 (redis-py 8's default) an XRANGE comes back as ``[(id, {field: value})]`` where
+        ours reads ``[[id, [field, value]]]``; past ``IDLE_MAX`` busy connections a load then failed
+        (issue 54: ``unhashable type: 'slice'``)."""
+        pool = self.client.connection_pool
+        conn = pool.get_connection()
+        try:
+            conn.send_command(*args)
+            reply = conn.read_response()
+        except redis_lib.ResponseError:
+            pool.release(conn)
+            raise
+        except BaseException:
+            try:
+                conn.disconnect()  # a reply may be left unread on it: never handed out again as it is
+            finally:
+                pool.release(conn)
+            raise
+        pool.release(conn)
         return reply
 
     def _forked(self) -> None:
@@ -198,4 +229,4 @@ _ALL: weakref.WeakSet = weakref.WeakSet()  # every Direct of the process, for a 
 os.register_at_fork(after_in_child=lambda: [direct._forked() for direct in list(_ALL)])
 
 
-__all__ = ["Direct"]
+__all__ = ["Direct", "WrongReply"]

@@ -49,7 +49,7 @@ from redis.exceptions import NoScriptError
 from . import replication
 from .buckets import SlotDirectory, bucket_key, read_buckets
 from .connection import is_cluster
-from .direct import Direct
+from .direct import Direct, WrongReply
 from .records import dumps, loads
 
 # index kinds (events/buckets.py): tables by creation time, status by table, tables by status
@@ -266,6 +266,30 @@ def flat_hash(flat) -> dict[str, str]:
     """A flat HGETALL reply from Lua as a dict of strings."""
     texts = iter([v.decode() if type(v) is bytes else v for v in flat])
     return dict(zip(texts, texts, strict=True))
+
+
+def _stream_entries(reply, key: str, after: int) -> list[tuple[int, bytes]]:
+    """``[(version, record), ...]`` from a raw XRANGE reply of ``key`` read after version ``after``, checked
+    to be that: a list of ``[id, [field, value, ...]]`` holding an ``e`` field, versions rising from after
+    ``after``. Anything else is another command's reply, raised as ``WrongReply`` (never read as a log)."""
+    if type(reply) is not list:
+        raise WrongReply("XRANGE", key, reply)
+    out = []
+    last = after
+    for entry in reply:
+        if type(entry) is not list or len(entry) != 2 or type(entry[0]) is not bytes or type(entry[1]) is not list:
+            raise WrongReply("XRANGE", key, reply)
+        flat = entry[1]
+        try:
+            version = _entry_version(entry[0])
+            record = flat[flat.index(b"e") + 1]
+        except (ValueError, IndexError):
+            raise WrongReply("XRANGE", key, reply) from None
+        if version <= last:
+            raise WrongReply("XRANGE", key, reply)
+        out.append((version, record))
+        last = version
+    return out
 
 
 def _entry_version(entry_id) -> int:
@@ -530,9 +554,7 @@ class EventStore:
                 return out
             if self._direct is not None:  # every load reads its tail (a GET, a socket's first view): no redis-py work
                 entries = self._direct.execute("XRANGE", key, start, end, "COUNT", count)
-                for entry_id, flat in entries:
-                    fields = dict(zip(flat[::2], flat[1::2], strict=True))
-                    out.append((_entry_version(entry_id), fields.get(b"e", fields.get("e"))))
+                out.extend(_stream_entries(entries, key, after if not out else out[-1][0]))
             else:
                 entries = self.redis.xrange(key, min=start, max=end, count=count)
                 for entry_id, fields in entries:

@@ -55,6 +55,33 @@ def vapid_key(path: Path | str | None = None) -> tuple[str, Path, bool]:
     return key, path, True
 
 
+def request_handler():
+    """werkzeug's request handler, saying in one ``Connection`` header that it closes the connection.
+
+    werkzeug's development server closes every connection after its answer and says so with a
+    ``Connection: close`` of its own, after the app's headers. An answer that carries a ``Connection``
+    header already (the socket route's 426 names ``upgrade``, as RFC 9110 asks) went out with two, and a
+    client reading the first kept the connection: its next request was swallowed by the server's drain
+    of the closing connection, and never answered (issue 54). One header, ``upgrade, close``, is both."""
+    from werkzeug.serving import WSGIRequestHandler
+
+    class OneConnectionHeader(WSGIRequestHandler):
+        def send_response(self, code, message=None):
+            self._connection_said = False
+            super().send_response(code, message)
+
+        def send_header(self, keyword, value):
+            if keyword.lower() == "connection":
+                if getattr(self, "_connection_said", False):
+                    return
+                self._connection_said = True
+                if "close" not in value.lower():
+                    value = f"{value}, close"
+            super().send_header(keyword, value)
+
+    return OneConnectionHeader
+
+
 def run_dev(host: str, port: int, redis_url: str | None = None, *,
             vapid_key_file: str | None = None) -> int:
     from werkzeug.serving import make_server
@@ -84,7 +111,7 @@ def run_dev(host: str, port: int, redis_url: str | None = None, *,
     from workers.runner import start_background_worker
 
     stop_worker = start_background_worker(backends.tables, config, queue=backends.queues)
-    server = make_server(host, port, app, threaded=True)
+    server = make_server(host, port, app, threaded=True, request_handler=request_handler())
     print(f"Escoba dev server on http://{host}:{server.server_port}/  (store: {store})", flush=True)
     print(f"Turn notices: {push}", flush=True)
     print("Open the URL, open a table and ADD A BOT. Ctrl-C stops.", flush=True)

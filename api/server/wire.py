@@ -17,7 +17,9 @@ with gunicorn's status and the security headers every answer carries.
 from __future__ import annotations
 
 import email.utils
+import errno
 import functools
+import logging
 import os
 import time
 import types
@@ -41,6 +43,9 @@ _REFUSALS = {
     500: ("internal", "Something went wrong on our side."),
     501: ("bad_request", "The request's transfer coding is not supported."),
 }
+# a write's failures that say the client is gone: a closed connection, or a socket we closed after it left
+CLIENT_GONE = frozenset((errno.EBADF, errno.EPIPE, errno.ECONNRESET, errno.ENOTCONN))
+log = logging.getLogger(__name__)
 DETAIL_MAX = 200  # characters of gunicorn's own reason kept (it may quote what the client sent)
 
 
@@ -57,10 +62,20 @@ class _Captured:
 def send_whole(sock, data) -> None:
     """``data`` written whole: one ``send`` takes it unless the peer's window is full (then
     ``sendall`` the rest). gevent's ``sendall`` first asks the kernel for the socket's buffer size,
-    a ``getsockopt`` system call on every write (2% of a worker under bench/games.py)."""
-    sent = sock.send(data)
-    if sent < len(data):
-        sock.sendall(memoryview(data)[sent:])
+    a ``getsockopt`` system call on every write (2% of a worker under bench/games.py).
+
+    A client that has gone is raised as ``ENOTCONN``, which gunicorn notes at debug level: a socket
+    already closed on our side after its client left (``EBADF``) is that too, not a server's error
+    to log with a traceback (issue 54)."""
+    try:
+        sent = sock.send(data)
+        if sent < len(data):
+            sock.sendall(memoryview(data)[sent:])
+    except OSError as e:
+        if e.errno not in CLIENT_GONE:
+            raise
+        log.debug("the client has gone before its answer was written (%s)", e)
+        raise OSError(errno.ENOTCONN, "the client has gone") from e
 
 
 class OneWriteResponse(wsgi.Response):

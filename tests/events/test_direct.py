@@ -249,3 +249,99 @@ def test_the_kernels_timeout_is_a_dead_connection_and_the_sockets_own_a_slow_one
     slow = _timeout(TimeoutError("timed out"), "reading from")
     assert type(dead) is redis_lib.ConnectionError and str(errno.ETIMEDOUT) in str(dead)
     assert type(slow) is redis_lib.TimeoutError
+
+
+def test_past_the_kept_connections_a_read_is_the_same_raw_reply(client, monkeypatch):
+    """Issue 54: with every kept connection busy, the pool's way answered with redis-py's response
+    callbacks applied (RESP3: ``[(id, {field: value})]``), and the log's reader failed on it."""
+    store, t = EventStore(client), tid()
+    store.append(t, 0, [rec(1), rec(2)])
+    direct = store._direct
+    raw = direct.execute("XRANGE", f"table:{{{t}}}:events", "-", "+")
+    monkeypatch.setattr("events.direct.IDLE_MAX", 0)
+    held = direct._take()  # the one kept connection, in use (as under load, all IDLE_MAX of them)
+    assert held is not None and direct._take() is None
+    assert direct.execute("XRANGE", f"table:{{{t}}}:events", "-", "+") == raw
+    assert direct.execute("SET", "direct:p", "1") == b"OK"  # raw, as a kept connection reads it
+    assert [v for v, _ in store.read_raw(t)] == [1, 2]
+    direct._give(held)
+
+
+def test_a_reply_of_another_shape_is_a_clear_error_never_a_log(client, monkeypatch):
+    from events.direct import WrongReply
+
+    store, t = EventStore(client), tid()
+    store.append(t, 0, [rec(1), rec(2)])
+    for wrong in ([(b"1-0", {b"e": b"{}"})], {b"e": b"x"}, [[b"1-0", [b"x", b"y"]]], [[b"2-0", [b"e", b"r"]],
+                                                                                     [b"1-0", [b"e", b"r"]]], 7):
+        monkeypatch.setattr(store._direct, "execute", lambda *args, wrong=wrong: wrong)
+        with pytest.raises(WrongReply, match="XRANGE"):
+            store.read_raw(t)
+
+
+LOADERS = r"""
+import json, random, sys
+from gevent import monkey; monkey.patch_all()
+import gevent
+from events.connection import plain_client
+from events.store import EventStore
+
+url, tables = sys.argv[1], json.loads(sys.argv[2])
+store = EventStore(plain_client(url))
+random.seed(7)
+wrong, right, failed = [], 0, []
+
+def load(t):
+    global right
+    got = [raw.decode() for _, raw in store.read_raw(t)]
+    if got != tables[t]:
+        wrong.append(t)
+    else:
+        right += 1
+
+def loader(t):
+    try:
+        load(t)
+    except gevent.GreenletExit:
+        raise
+    except Exception as e:
+        failed.append(repr(e))
+
+names = list(tables)
+for _ in range(6):
+    batch = [gevent.spawn(loader, random.choice(names)) for _ in range(300)]
+    gevent.sleep(0)
+    for g in random.sample(batch, 60):  # sockets closed mid-load: their greenlets killed between send and read
+        g.kill(block=False)
+    gevent.sleep(0.001)
+    for g in random.sample(batch, 30):
+        g.kill(block=False)
+    gevent.joinall(batch)
+    for t in random.sample(names, 10):  # every kept connection still answers its own caller
+        load(t)
+print(json.dumps({"wrong": wrong, "right": right, "failed": failed[:5]}))
+"""
+
+
+def test_many_greenlets_loading_tables_each_read_their_own_log(client, redis_server):
+    """Issue 54's reproduction: hundreds of greenlets loading tables over ``Direct`` (past its kept
+    connections), a fifth killed mid-command as a closed socket's are: every finished read is its own
+    table's log, whole, and none fails (it failed on the pool's way with ``unhashable type: 'slice'``)."""
+    import json
+    import subprocess
+    import sys
+
+    store = EventStore(client)
+    tables = {}
+    for n in range(40):
+        t = tid()
+        records = [dict(rec(v), data={"seat": 1, "table": t, "n": v}) for v in range(1, 2 + n % 7)]
+        store.append(t, 0, records)
+        tables[t] = [raw.decode() for _, raw in store.read_raw(t)]
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    done = subprocess.run([sys.executable, "-c", LOADERS, redis_server.url, json.dumps(tables)], cwd=root,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    assert result["failed"] == [] and result["wrong"] == []
+    assert result["right"] > 600

@@ -59,6 +59,21 @@ def test_escoba_dev_serves_and_plays_a_bots_only_game_to_the_end(tmp_path):
         assert _call(port, "/push/key")["public_key"] == public_key(kept)
         assert "made and kept in" in banner
 
+        # issue 54: a plain GET of the socket route is 426, and the keep-alive connection it came on is
+        # either answered again or closed, said in the one Connection header a client reads
+        import http.client
+
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+        conn.request("GET", "/tables/abc/ws")
+        refused = conn.getresponse()
+        refused.read()
+        connection = [v for k, v in refused.getheaders() if k.lower() == "connection"]
+        assert refused.status == 426 and refused.getheader("Upgrade") == "websocket"
+        assert len(connection) == 1 and {"upgrade", "close"} <= {w.strip().lower() for w in connection[0].split(",")}
+        conn.request("GET", "/healthz")  # on the same client: a new connection once that one said close
+        assert json.loads(conn.getresponse().read())["ok"] is True
+        conn.close()
+
         host = _call(port, "/tables", {"name": "Ana", "preset": "del15", "settings": {"target": 10}, "watch": True})
         table_id, token = host["table_id"], host["token"]
         for bot in ("carmen", "tito"):

@@ -38,6 +38,31 @@ def test_a_write_is_one_send_and_only_a_full_window_sends_the_rest():
     assert len(full.writes) == 2 and b"".join(full.writes) == data
 
 
+def test_a_client_that_has_gone_is_said_as_gunicorn_ignores_it_and_other_errors_as_they_came(caplog):
+    """Issue 54: a socket closed on our side after its client left raised EBADF, which gunicorn logs at
+    ERROR with a traceback; it is raised as ENOTCONN (gunicorn's debug line), noted at debug here."""
+    import errno
+    import logging
+    import socket
+
+    ours, theirs = socket.socketpair()
+    ours.close()
+    with caplog.at_level(logging.DEBUG, logger="api.server.wire"), pytest.raises(OSError) as gone:
+        wire.send_whole(ours, b"x")
+    assert gone.value.errno == errno.ENOTCONN and isinstance(gone.value.__cause__, OSError)
+    assert gone.value.__cause__.errno == errno.EBADF
+    assert [r.levelno for r in caplog.records] == [logging.DEBUG]
+    theirs.close()
+
+    class Failing(Sock):
+        def send(self, data) -> int:
+            raise OSError(errno.ENOSPC, "no room")
+
+    with pytest.raises(OSError) as other:
+        wire.send_whole(Failing(), b"x")
+    assert other.value.errno == errno.ENOSPC
+
+
 def request(method: str = "GET", version: str = "1.1"):
     cfg = Config()
     raw = f"{method} /tables/x HTTP/{version}\r\nHost: example\r\n\r\n".encode()
