@@ -22,7 +22,7 @@ from collections.abc import Callable
 
 # the server writes compact JSON (orjson); older servers wrote ", " and ": "
 HEAD = re.compile(rb'^\{"type": ?"(\w+)", ?"version": ?(\d+)')
-# a socket move's answer (shared/API.md v1.2): {"type": "ack", "id", "version"}, or an error with its id
+# a socket move's answer (docs/api.md v1.2): {"type": "ack", "id", "version"}, or an error with its id
 ANSWER = re.compile(rb'^\{"type":"(ack|error)","id":"([^"]*)"(?:,"version":(\d+))?')
 
 

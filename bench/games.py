@@ -12,7 +12,7 @@ Then each game plays itself in a closed loop: when the socket of the player who
 moves next holds the version before its move, that player waits a think time
 (uniform in 0.5..1.5 x ``--think``; 0 for none) and sends the move: over its own
 socket (``--transport socket``, the default: ``{"type": "move", "id", "move"}``,
-answered by an ``ack``; shared/API.md v1.2) or as ``POST /tables/{id}/moves``
+answered by an ``ack``; docs/api.md v1.2) or as ``POST /tables/{id}/moves``
 (``--transport post``). No GET either way: the views come on the sockets. For every
 move: the time from its send to the moment the OPPONENT's socket holds a ``table``
 message of the move's version, and the server's CPU per move (user + system of

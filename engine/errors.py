@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-# The HTTP status each code travels with (shared/API.md, "Errors").
+# The HTTP status each code travels with (docs/api.md, "Errors").
 STATUS = {
     "bad_request": 400,
     "unauthorized": 401,

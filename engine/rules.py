@@ -1,7 +1,7 @@
 """The rules model: every point where the three rulesets differ is an option.
 
 ``selminha``, ``del15`` and ``cardgames`` are named defaults of this one model
-(shared/RULES.md, section 2). A table's settings are fixed when the game
+(docs/rules.md, section 4). A table's settings are fixed when the game
 starts and recorded in its log.
 """
 
@@ -95,7 +95,7 @@ PRESETS: dict[str, Settings] = {
 
 _BOOL = (True, False)
 
-# What a host may set at each preset's table (shared/API.md, "Settings").
+# What a host may set at each preset's table (docs/api.md, "Settings").
 OFFERED: dict[str, dict[str, tuple]] = {
     "selminha": {
         "target": (21, 31),

@@ -1,4 +1,4 @@
-"""Settings operators set by environment (shared/API.md), read in one place."""
+"""Settings operators set by environment (docs/api.md), read in one place."""
 
 from __future__ import annotations
 

@@ -1,1 +1,1 @@
-"""The HTTP API of shared/API.md: routes, their schemas and refusals, limits, headers, /openapi.json."""
+"""The HTTP API of docs/api.md: routes, their schemas and refusals, limits, headers, /openapi.json."""

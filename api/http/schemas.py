@@ -202,7 +202,7 @@ MOVES: dict[str, type[Schema]] = {
 
 
 class SocketMove(Strict):
-    """A move sent over a table's socket (shared/API.md v1.2): the move itself is checked as a POST's."""
+    """A move sent over a table's socket (docs/api.md v1.2): the move itself is checked as a POST's."""
 
     type = fields.String(required=True, validate=validate.Equal("move"))
     id = fields.String(required=True, validate=validate.Length(min=1, max=100),

@@ -1,4 +1,4 @@
-"""The table endpoints of shared/API.md: thin, they validate, ask the service, and answer.
+"""The table endpoints of docs/api.md: thin, they validate, ask the service, and answer.
 
 No rule is decided here: a move becomes a command for the engine, and the
 reply is the engine's view for whoever asked.
@@ -249,7 +249,7 @@ def _decided(ctx, ask: Ask, log: dict, count) -> tuple[Outcome, str, str | None]
     the mover and the reader's deck."""
     table_id = ask.table_id
     key = ask.idempotency_key
-    if ask.token is None and ask.transport == SOCKET:  # shared/API.md v1.2: "answers forbidden"
+    if ask.token is None and ask.transport == SOCKET:  # docs/api.md v1.2: "answers forbidden"
         raise RuleError("forbidden", "This socket has no seat token: open it with ?token= to move.")
     player = auth.require(ctx.redis, table_id, ask.token)
     move = load_move(json_object(ask.body))

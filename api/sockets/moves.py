@@ -1,4 +1,4 @@
-"""A table socket's client frames: moves (shared/API.md v1.2, "Moves over the socket").
+"""A table socket's client frames: moves (docs/api.md v1.2, "Moves over the socket").
 
 A socket opened with a seat token sends ``{"type": "move", "id", "move", "expected_version"?}``.
 Each move goes through ``api.http.tables.decide_move``, the one path of every move (a POST's too):

@@ -6,12 +6,12 @@ the reader's deck design. ``frames=patch`` asks for each change as a ``patch`` o
 the view this socket was sent last (api/sockets/frames.py), whole only on connect
 and when this process no longer holds that view's version.
 
-A socket opened with a seat token may send moves (shared/API.md v1.2): each is
+A socket opened with a seat token may send moves (docs/api.md v1.2): each is
 decided by the same function as a POST's and answered on the socket
 (api/sockets/moves.py); the mover's new view follows its ack in the same write.
 
 A socket is public, so it is built to cost little and to be hard to abuse
-(shared/API.md): a client's frames wait in a bounded inbox, a socket whose frames
+(docs/api.md): a client's frames wait in a bounded inbox, a socket whose frames
 keep being refused is closed (api/sockets/moves.py), and a client message over 4 KB
 closes the socket with 1009 before more than one receive buffer of it is read; a peer that answers
 no protocol ping is dropped at the next one (``ESCOBA_SOCKET_PING_INTERVAL``);
@@ -40,7 +40,7 @@ from api.sockets.client_frames import QuickFrames
 from api.sockets.hub import Mailbox
 from api.sockets.moves import POLICY_VIOLATION, Inbox, SocketMoves
 
-MAX_CLIENT_MESSAGE = 4096  # bytes; shared/API.md: "a client frame over 4 KB closes the socket (status 1009)"
+MAX_CLIENT_MESSAGE = 4096  # bytes; docs/api.md: "a client frame over 4 KB closes the socket (status 1009)"
 RECEIVE_BYTES = 4096  # what one read takes off a socket, so what an oversize frame can cost before it closes
 SEND_TIMEOUT = 10.0  # seconds a send may wait for a client that does not read
 LINGER = 1.0  # seconds a closing socket reads what the client was still sending, so the close frame arrives

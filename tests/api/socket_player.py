@@ -1,4 +1,4 @@
-"""A player who moves over the table's socket only (shared/API.md v1.2), for the tests."""
+"""A player who moves over the table's socket only (docs/api.md v1.2), for the tests."""
 
 from __future__ import annotations
 

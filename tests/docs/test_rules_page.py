@@ -48,3 +48,19 @@ def test_the_readme_points_to_the_projects_rules_page():
     for preset in PRESETS:
         assert f"`{preset}`" in PAGE
     assert "Worked examples" in PAGE
+
+
+def test_no_file_of_the_project_cites_one_outside_it():
+    """The contract the project keeps is docs/api.md and its rules docs/rules.md (issue 58): code, docs and
+    tests cite those, never the shared folder beside the repository, which a clone does not have."""
+    import subprocess
+
+    root = Path(__file__).resolve().parents[2]
+    tracked = subprocess.run(["git", "ls-files"], cwd=root, capture_output=True, text=True, check=True).stdout.split()
+    citing = []
+    for name in tracked:
+        if name.endswith((".py", ".md", ".js", ".html", ".yml", ".toml")) and name != "tests/docs/test_rules_page.py":
+            text = (root / name).read_text(errors="replace")
+            if "shared/API.md" in text or "shared/RULES.md" in text or "../shared" in text:
+                citing.append(name)
+    assert citing == []

@@ -92,7 +92,7 @@ def settings_of(preset: str, **changes) -> Settings:
     return replace(PRESETS[preset], **changes)
 
 
-# The fields of each side in a view's last_round (shared/API.md, "The view").
+# The fields of each side in a view's last_round (docs/api.md, "The view").
 LAST_ROUND_FIELDS = frozenset(
     {"seats", "cards", "coins", "sevens", "seven_of_coins", "setenta", "escobas", "points", "round_points"}
 )

@@ -1,6 +1,6 @@
 """Every refusal a player can meet, word for word: its code, status, message and details.
 
-A client shows the message and acts on the code (shared/API.md, "Errors"), so a
+A client shows the message and acts on the code (docs/api.md, "Errors"), so a
 changed word is a changed answer. Each case builds the situation through the
 rules themselves and names the chapter that refuses.
 """

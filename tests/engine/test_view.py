@@ -270,7 +270,7 @@ def test_a_shared_part_built_from_the_previous_versions_is_the_one_built_afresh(
 
 
 def _patched(before: dict, fields: dict, added, own: dict) -> dict:
-    """A client's view of the next version: ``before`` with a patch's parts applied (shared/API.md)."""
+    """A client's view of the next version: ``before`` with a patch's parts applied (docs/api.md)."""
     labels = own.pop("labels")
     after = {**before, **fields, **own}
     if added is not None:

@@ -146,7 +146,7 @@ def _private_literal(url) -> bool:
 
 
 # The one finding the contract answers on purpose: a table's analysis exists once someone asked for
-# it, so GET /tables/{id}/analysis right after POST /tables is 404 not_found (shared/API.md v1.2).
+# it, so GET /tables/{id}/analysis right after POST /tables is 404 not_found (docs/api.md v1.2).
 # Schemathesis's stateful check ST302 reads every path below a created resource as created with it;
 # the toml turns that check off for this operation, but `--checks all` on the command line wins.
 KNOWN = "Not available with: `GET /tables/{table_id}/analysis`"

@@ -1,4 +1,4 @@
-"""Moves over the socket (api/sockets/moves.py, shared/API.md v1.2): whole games with no HTTP move, one
+"""Moves over the socket (api/sockets/moves.py, docs/api.md v1.2): whole games with no HTTP move, one
 idempotency key with POST, refusals that change nothing, one log line and metrics as a POST's.
 Under ``escoba serve`` and through two processes: test_sockets_served.py, test_two_processes.py."""
 
