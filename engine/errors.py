@@ -23,6 +23,7 @@ STATUS = {
     "game_over": 409,
     "table_closed": 409,  # compacted: read-only for good (events/compaction.py)
     "game_in_progress": 409,  # a player's review of a game still being played
+    "not_rated": 409,  # a rated table with a bot or a guest seated (docs/ratings.md)
     "illegal_capture": 422,
     "must_capture": 422,
     "card_not_in_hand": 422,
