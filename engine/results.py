@@ -27,12 +27,9 @@ ABANDONED = ("resign", "exit", "away")  # the ways a side loses by leaving
 
 def rated_seats(state: State) -> list[str | None]:
     """Per seat (0..3), the account's player id when an account holds it, else None (a guest, a bot,
-    an empty seat). Accounts are recorded in the log by the players' part (``Seat.account``)."""
-    out: list[str | None] = []
-    for seat in state.seats:
-        account = getattr(seat, "account", None) if seat is not None and seat.kind == "human" else None
-        out.append(account)
-    return out
+    an empty seat). The log records an account with the seat (``Seat.account``: seated with a player
+    token, or a guest's seat claimed)."""
+    return [seat.account if seat is not None and seat.kind == "human" else None for seat in state.seats]
 
 
 def mode_of(players: int, sides: int) -> str:
