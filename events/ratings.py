@@ -440,6 +440,32 @@ def replay_game(rebuilt: Rebuilt, table_id: str, result: GameResult, ended: floa
     rebuilt.games += 1
 
 
+def rebuild(redis, svc, *, write: bool = True, into=None) -> dict:
+    """``escoba ratings rebuild``: every player's ratings, totals and games again from the finished
+    rated tables' logs, in the order the games ended; then written over what is stored (``into``:
+    written to that store instead, e.g. a fresh one to compare)."""
+    rebuilt = Rebuilt()
+    entries = ended_games(redis)
+    left: dict[str, int] = {}
+    for _, table_id, _ in entries:
+        left[table_id] = left.get(table_id, 0) + 1
+    cache: dict[str, dict[int, tuple]] = {}
+    for ended, table_id, game in entries:
+        if table_id not in cache:  # a table's log is read once, kept until its last game is done
+            cache[table_id] = {r.game: (r, at) for r, at in table_games(svc, table_id)}
+        found = cache[table_id].get(game)
+        left[table_id] -= 1
+        if not left[table_id]:
+            cache.pop(table_id)
+        if found is None:
+            log.warning("rebuild: table %s has no finished game %s", table_id, game)
+            continue
+        replay_game(rebuilt, table_id, found[0], ended)
+    if write:
+        write_rebuilt(redis if into is None else into, rebuilt)
+    return {"games": rebuilt.games, "players": len(rebuilt.players), "tables": len(left)}
+
+
 def write_rebuilt(redis, rebuilt: Rebuilt, chunk: int = 500) -> None:
     """Replace every rebuilt player's keys (one Lua step each) and every board."""
     items = list(rebuilt.players.items())
@@ -455,7 +481,7 @@ def write_rebuilt(redis, rebuilt: Rebuilt, chunk: int = 500) -> None:
                 for key, value in player.totals.items():
                     args += [key, value]
                 keys = _keys(pid)
-                pipe.eval(_REPLACE_LUA, len(keys), *keys, *args)
+                pipe.execute_command("EVAL", _REPLACE_LUA, len(keys), *keys, *args)
             pipe.execute()
     for preset in PRESETS:
         for mode in MODES:
@@ -466,6 +492,6 @@ def write_rebuilt(redis, rebuilt: Rebuilt, chunk: int = 500) -> None:
             redis.zadd(board_key(preset, mode), dict(entries[start:start + 10_000]))
 
 
-__all__ = ["KEEP", "Rebuilt", "apply_game", "board_key", "compute", "ended_games", "game_record",
-           "leaderboard", "note_ended", "place_on_boards", "player_key", "profile", "ratable",
-           "rated_index_key", "ratings_of", "replay_game", "write_rebuilt"]
+__all__ = ["KEEP", "Rebuilt", "apply_game", "board_key", "compute", "done_key", "ended_games", "game_record",
+           "leaderboard", "note_ended", "place_on_boards", "player_key", "profile", "ratable", "rate_table",
+           "rated_index_key", "ratings_of", "rebuild", "replay_game", "table_games", "write_rebuilt"]
