@@ -134,7 +134,7 @@ def test_three_players_and_teams_are_rated_by_openskill(tables, svc):
     assert all(_rating(tables, p, "del15:teams")["rating"] < 1500 for p in set(four) - winners)
 
 
-def test_a_rebuild_from_the_logs_gives_the_same_numbers(tables, svc):
+def test_a_rebuild_from_the_logs_gives_the_same_numbers(tables, svc, topology, capsys):
     a, b, c = new_players(3)
     pairs = [(a, b), (b, c), (a, c), (c, a), (a, b), (b, a)]
     for i, pair in enumerate(pairs):
@@ -150,10 +150,13 @@ def test_a_rebuild_from_the_logs_gives_the_same_numbers(tables, svc):
     done = ratings.rebuild(tables, svc, into=fresh)
     assert done == {"games": 7, "players": 3, "tables": 7}
     assert _snapshot(fresh, [a, b, c]) == live
-    # and over the store itself, after its players' keys are lost
+    # and over the store itself, after its players' keys are lost: escoba ratings rebuild
+    from api.cli import main
+
     for pid in (a, b, c):
         tables.delete(*ratings._keys(pid))
-    ratings.rebuild(tables, svc)
+    assert main(["ratings", "rebuild", "--redis-url", topology.tables_url]) == 0
+    assert "rebuilt: 7 rated games of 7 tables, 3 players" in capsys.readouterr().out
     assert _snapshot(tables, [a, b, c]) == live
 
 
