@@ -89,28 +89,47 @@ def _places(scores: list[int], loser: int | None) -> list[int]:
     return out
 
 
+# Events a result never reads and whose fold changes nothing a result reads (no seat, side, score or
+# status): a shell may pass None in their place, undecoded (a rebuild reads a million logs).
+NOT_READ = frozenset({"RoundDealt", "HandsDealt", "RoundEnded", "AwayOpened", "RematchAnswered",
+                      "RematchLapsed"})
+# Events read only for their escobas (an escoba-less play may be passed as None too); not folded.
+ESCOBA_EVENTS = frozenset({"CardPlayed", "FifteenTaken", "OpeningTableTaken"})
+
+
 def finished_games(events) -> list[GameResult]:
-    """Every game of the log (engine events, oldest first) that finished, with its placings."""
+    """Every game of the log (engine events, oldest first) that finished, with its placings.
+
+    An event of ``NOT_READ``, or an escoba-less play, may be None: it only counts for the versions.
+    Only what a result reads is folded (seats, sides, scores, status; a play moves none of them).
+    """
     state = State()
     results: list[GameResult] = []
     escobas: dict[int, int] = {}
     left: int | None = None  # the seat that resigned, exited or was declared away
     for event in events:
+        if event is None:
+            state.version += 1
+            continue
         kind = type(event)
+        if kind is ev.CardPlayed or kind is ev.FifteenTaken or kind is ev.OpeningTableTaken:
+            gained = event.escobas if kind is ev.OpeningTableTaken else int(event.escoba)
+            if gained:
+                escobas[event.seat] = escobas.get(event.seat, 0) + gained
+            state.version += 1
+            continue
         if kind is ev.GameStarted:
             escobas, left = {}, None
-        elif kind is ev.CardPlayed or kind is ev.FifteenTaken:
-            if event.escoba:
-                escobas[event.seat] = escobas.get(event.seat, 0) + 1
-        elif kind is ev.OpeningTableTaken:
-            escobas[event.seat] = escobas.get(event.seat, 0) + event.escobas
         elif kind is ev.PlayerResigned:
             left = event.seat
         elif kind is ev.AwayClaimed:
             left = event.away
         elif kind is ev.GameFinished:
             results.append(_result(state, event, escobas, left))
-        evolve(state, event)
+        if type(event).__name__ in NOT_READ:
+            state.version += 1
+        else:
+            evolve(state, event)
     return results
 
 
@@ -130,4 +149,5 @@ def _result(state: State, finished: ev.GameFinished, escobas: dict[int, int], le
                       bool(s.settings.rated), finished.reason, placings)
 
 
-__all__ = ["ABANDONED", "MODES", "GameResult", "Placing", "finished_games", "mode_of", "rated_seats"]
+__all__ = ["ABANDONED", "ESCOBA_EVENTS", "MODES", "NOT_READ", "GameResult", "Placing", "finished_games", "mode_of",
+           "rated_seats"]

@@ -35,7 +35,7 @@ import orjson
 from redis.exceptions import NoScriptError
 
 from engine import ratings as math_
-from engine.results import MODES, GameResult
+from engine.results import MODES, NOT_READ, GameResult
 from engine.rules import PRESETS
 
 from .buckets import SlotDirectory, bucket_key, read_buckets
@@ -246,17 +246,47 @@ def place_on_boards(redis, preset: str, mode: str, players: list[str]) -> None:
 def table_games(svc, table_id: str) -> list[tuple[GameResult, float]]:
     """The table's finished games with when each ended (its ``GameFinished``'s time), from its log
     (stream or archive)."""
-    from engine.results import finished_games
+    return games_of_entries(svc.entries(table_id))
 
-    from .decoding import decode, meta
 
-    events, times = [], {}
-    for version, raw in svc.entries(table_id):
-        env, event = decode(raw, version)
-        events.append(event)
-        v, kind, at, _ = meta(env)
+_SKIP = frozenset(k.encode() for k in NOT_READ)
+_PLAYS = frozenset((b"CardPlayed", b"FifteenTaken"))
+
+
+def games_of_entries(entries) -> list[tuple[GameResult, float]]:
+    """``games_of`` a log's stored entries ``[(version, record JSON)]``. Only what a result reads is
+    decoded (engine/results.py ``NOT_READ``; a play only when it made an escoba): a rebuild reads
+    every rated table's log, and the deals and plays are most of a log's bytes."""
+    from engine import event_from
+    from engine.results import ESCOBA_EVENTS, finished_games
+
+    from .records import SCHEMA_VERSIONS, upcast
+
+    events: list = []
+    times: dict[int, float] = {}
+    skip = _SKIP
+    for version, raw in entries:
+        if type(raw) is str:
+            raw = raw.encode()
+        # the store writes a record as compact JSON beginning with its type (events/records.py
+        # ``to_record``): most records (deals, plays without an escoba) are left out unparsed
+        if raw.startswith(b'{"type":"'):
+            kind_end = raw.find(b'"', 9)
+            kind = raw[9:kind_end]
+            if kind in skip or (kind in _PLAYS and b'"escoba":true' not in raw):
+                events.append(None)
+                continue
+        record = orjson.loads(raw)
+        kind = record["type"]
+        data = record["data"]
+        if kind in NOT_READ or (kind in ESCOBA_EVENTS and not data.get("escoba", data.get("escobas"))):
+            events.append(None)
+            continue
+        if record["v"] != SCHEMA_VERSIONS[kind]:
+            data = upcast(kind, record["v"], data, version=version)
+        events.append(event_from(kind, data))
         if kind == "GameFinished":
-            times[v] = _epoch(at)
+            times[record["version"]] = _epoch(record["at"])
     return [(result, times[result.version]) for result in finished_games(events)]
 
 

@@ -115,3 +115,23 @@ def test_teams_share_a_place():
     places = {p.side: p.place for p in result.placings}
     assert sorted(places.values()) == [1, 2]
     assert all(p.place == places[p.side] for p in result.placings)
+
+
+@pytest.mark.parametrize("players", [2, 3, 4])
+def test_what_a_result_never_reads_may_be_left_out(players):
+    from engine.results import ESCOBA_EVENTS, NOT_READ
+
+    for seed in range(4):
+        state, events = _game(players, seed=seed, resign_at=30 if seed == 3 else None)
+        light = [None if type(e).__name__ in NOT_READ
+                 or (type(e).__name__ in ESCOBA_EVENTS and not getattr(e, "escoba", getattr(e, "escobas", 0)))
+                 else e for e in events]
+        assert None in light
+        full = finished_games(events)
+        assert finished_games(light) == full
+        [result] = full
+        assert replay(events).winners == state.winners
+        assert {p.seat for p in result.placings if p.result == "win"} == set(state.winners)
+        assert sum(p.escobas for p in result.placings) == sum(
+            getattr(e, "escobas", 0) if type(e).__name__ == "OpeningTableTaken" else int(getattr(e, "escoba", 0))
+            for e in events if type(e).__name__ in ESCOBA_EVENTS)

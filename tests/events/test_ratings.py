@@ -202,3 +202,16 @@ def test_a_profile_holds_no_card(tables, svc):
 
     assert not set(strings(profile)) & set(FULL_DECK)
     assert not any(key in orjson.dumps(profile).decode() for key in ("hand", "cards", "deck", "captured"))
+
+
+def test_a_logs_results_read_quickly_are_the_engines(tables, svc):
+    """``games_of_entries`` leaves most records unparsed: the same results as a full decode and fold."""
+    from engine.results import finished_games
+    from events.decoding import decode
+
+    for players, seed in ((2, 50), (3, 51), (4, 52)):
+        tid, state = rated_game(svc, new_players(players), seed=seed)
+        entries = svc.entries(tid)
+        full = finished_games([decode(raw, v)[1] for v, raw in entries])
+        assert [r for r, _ in ratings.games_of_entries(entries)] == full
+        assert [r for r, _ in ratings.games_of_entries([(v, raw.decode()) for v, raw in entries])] == full
