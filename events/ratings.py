@@ -43,7 +43,7 @@ from .store import table_key
 
 log = logging.getLogger("escoba.ratings")
 
-KEEP = 500  # games kept per player: the recent list, and the marks that make a retry a no-op
+KEEP = 100  # games kept per player: the recent list, the accuracy's games, the marks that make a retry a no-op
 RECENT = 20  # games a profile shows
 ACCURACY_GAMES = 100  # the player's latest games whose analysis makes their mean accuracy
 BOARD_SIZE = 100
