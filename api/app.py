@@ -11,7 +11,20 @@ from flask.json.provider import DefaultJSONProvider
 from flask_sock import Sock
 from werkzeug.routing import WebsocketMismatch
 
-from api.http import admin, analysis, errors, headers, hot, limits, passkeys, players, push, review, tables
+from api.http import (
+    admin,
+    analysis,
+    errors,
+    headers,
+    hot,
+    limits,
+    my_tables,
+    passkeys,
+    players,
+    push,
+    review,
+    tables,
+)
 from api.http.chat import ChatStore
 from api.http.openapi import build_spec
 from api.http.schemas import BODY_MAX
@@ -115,6 +128,7 @@ def create_app(redis=None, config: Config | None = None) -> Flask:
     app.register_blueprint(analysis.bp)
     app.register_blueprint(players.bp)
     app.register_blueprint(passkeys.bp)
+    app.register_blueprint(my_tables.bp)
     limiter = limits.install(app, redis, config)
     app.extensions["escoba"].move_limit = limits.moves(limiter)
     app.extensions["escoba"].sign_in_limit = limits.sign_ins(limiter)

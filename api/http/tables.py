@@ -74,16 +74,25 @@ def _invite_url(table_id: str) -> str:
     return f"{base.rstrip('/')}/t/{table_id}"
 
 
-def _seating() -> tuple:
+def _seating(table_id: str | None = None) -> tuple:
     """Who a create or a sit seats: ``(account, player, token, grant)``. With a player token, the
     account (docs/api.md v1.3): its player id, its own token back, and the tokens hash's entry that
-    lets that token act for the seat (api/auth.py); else a guest with a new seat token."""
+    lets that token act for the seat (api/auth.py); else a guest with a new seat token (``token`` a
+    dict that the grant fills in with the token, at a create, once the table's id is drawn)."""
     account = players.current_account()  # 401 for a player token whose session ended
     if account is not None:
         return account, account.player_id, auth.bearer(), auth.account_grant(account.player_id, account.player_id)
     player = auth.new_player_id()
-    token, grant = auth.new_token(player)
-    return None, player, token, grant
+    if table_id is not None:
+        token, grant = auth.new_token(player, table_id)
+        return None, player, token, grant
+    made: dict = {}
+
+    def grant(drawn: str) -> tuple[str, str]:
+        made["token"], granted = auth.new_token(player, drawn)
+        return granted
+
+    return None, player, made, grant
 
 
 def _named(raw, account) -> dict:
@@ -124,7 +133,7 @@ def create_table():
         "table_id": table_id,
         "invite_url": _invite_url(table_id),
         "seat": seat,
-        "token": token,
+        "token": token["token"] if isinstance(token, dict) else token,
         "table": _view(table_id, outcome.state, seat, player),
     }), 201
 
@@ -133,7 +142,7 @@ def create_table():
 def take_seat(table_id: str):
     ctx = _ctx()
     raw = _json_body()
-    account, player, token, grant = _seating()
+    account, player, token, grant = _seating(table_id)
     body = schemas.take_seat.load(_named(raw, account))
     name = account.name if account is not None else body["name"]
     outcome = ctx.service.execute(table_id, {"type": "sit", "player": player, "name": name,
