@@ -11,7 +11,21 @@ from flask.json.provider import DefaultJSONProvider
 from flask_sock import Sock
 from werkzeug.routing import WebsocketMismatch
 
-from api.http import admin, analysis, errors, headers, hot, limits, players, push, ratings, review, tables
+from api.http import (
+    admin,
+    analysis,
+    errors,
+    headers,
+    hot,
+    limits,
+    my_tables,
+    passkeys,
+    players,
+    push,
+    ratings,
+    review,
+    tables,
+)
 from api.http.chat import ChatStore
 from api.http.openapi import build_spec
 from api.http.schemas import BODY_MAX
@@ -114,6 +128,8 @@ def create_app(redis=None, config: Config | None = None) -> Flask:
     app.register_blueprint(review.bp)
     app.register_blueprint(analysis.bp)
     app.register_blueprint(players.bp)
+    app.register_blueprint(passkeys.bp)
+    app.register_blueprint(my_tables.bp)
     ratings.install(app)  # GET /leaderboard, GET /players/{name}, ratings in GET /me
     limiter = limits.install(app, redis, config)
     app.extensions["escoba"].move_limit = limits.moves(limiter)

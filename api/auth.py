@@ -39,11 +39,24 @@ def new_player_id() -> str:
     return "p_" + secrets.token_hex(8)
 
 
-def new_token(player: str) -> tuple[str, tuple[str, str]]:
+def new_token(player: str, table_id: str | None = None) -> tuple[str, tuple[str, str]]:
     """A fresh seat token and the grant the service writes in the append's own step:
-    ``(token_hash, player)``. Redis keeps only the hash, so a leaked dump seats nobody."""
-    token = secrets.token_urlsafe(24)
+    ``(token_hash, player)``. Redis keeps only the hash, so a leaked dump seats nobody.
+
+    The token is ``<table id>.<secret>``: it names its table, so a browser's kept tokens alone find
+    their games (``POST /tables/summaries``, ``POST /me/claim``) with no index of tokens (a token
+    made before this, the secret alone, still works at its table and is left out of those)."""
+    secret = secrets.token_urlsafe(24)
+    token = secret if table_id is None else f"{table_id}.{secret}"
     return token, (token_hash(token), player)
+
+
+def table_of(token: str) -> str | None:
+    """The table a seat token names (``new_token``), or None."""
+    table_id, sep, secret = token.partition(".")
+    if not sep or not table_id or not secret or players.is_player_token(token) or len(table_id) > 64:
+        return None
+    return table_id
 
 
 def account_grant(account: str, seat_player: str) -> tuple[str, str]:
