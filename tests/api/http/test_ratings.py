@@ -42,6 +42,16 @@ def sign_up(http, name):
     return r.get_json()
 
 
+@pytest.fixture
+def worker(backends, app):
+    """Runs the jobs due now in this process (the ratings job among them), as a worker would."""
+    from workers import jobs, runner
+
+    jobs.configure(app.extensions["escoba"].config, tables=backends.tables, queues=(backends.queue,))
+    yield lambda: runner.run_burst(backends.tables, backends.queue)
+    jobs.configure(None, None)
+
+
 def _keys(tables) -> int:
     return sum(1 for _ in tables.scan_iter(count=1000))
 
@@ -113,3 +123,44 @@ def test_a_rated_game_shows_in_the_profile_and_me_and_a_profile_holds_no_card(ap
     # one game each: both provisional, so the board is empty
     r = http.get("/leaderboard?preset=del15&mode=two")
     assert r.status_code == 200 and r.get_json()["players"] == []
+
+
+def test_a_rated_game_played_over_http_by_two_accounts_changes_both_ratings_once(app, http, worker):
+    import random
+
+    from tests.engine.helpers import random_command
+
+    ana, bea = (sign_up(http, f"{n}_{secrets.token_hex(3)}") for n in ("ana", "bea"))
+    made = http.post("/tables", json={"preset": "del15", "rated": True, "settings": {"target": 10}},
+                     headers=bearer(ana["token"]))
+    assert made.status_code == 201, made.get_json()
+    tid = made.get_json()["table_id"]
+    assert http.post(f"/tables/{tid}/seats", json={}, headers=bearer(bea["token"])).status_code == 201
+    tokens = {ana["player_id"]: ana["token"], bea["player_id"]: bea["token"]}
+    svc = app.extensions["escoba"].service
+    r = http.post(f"/tables/{tid}/moves", json={"type": "start"}, headers=bearer(ana["token"]))
+    assert r.status_code == 200, r.get_json()
+    rng = random.Random(2)
+    state = svc.load(tid)
+    while (command := random_command(state, rng)) is not None:
+        seat = command.pop("by")
+        command.pop("deck", None)
+        r = http.post(f"/tables/{tid}/moves", json=command, headers=bearer(tokens[state.seats[seat].account]))
+        assert r.status_code == 200, r.get_json()
+        state = svc.load(tid)
+    assert state.status == "finished"
+    worker()
+    mine = {p["name"]: http.get("/me", headers=bearer(p["token"])).get_json()["ratings"] for p in (ana, bea)}
+    winner = state.seats[state.winners[0]].name
+    loser = bea["name"] if winner == ana["name"] else ana["name"]
+    assert mine[winner][0]["rating"] > 1500 > mine[loser][0]["rating"]
+    assert mine[winner][0]["games"] == mine[loser][0]["games"] == 1
+    # the job again (a doubled hand-off) changes nothing
+    from workers import ratings as ratings_job
+
+    ratings_job.run(tid, 1)
+    worker()
+    again = {p["name"]: http.get("/me", headers=bearer(p["token"])).get_json()["ratings"] for p in (ana, bea)}
+    assert again == mine
+    profile = http.get(f"/players/{loser}").get_json()
+    assert profile["totals"]["losses"] == 1 and profile["recent"][0]["rating_change"] < 0
