@@ -103,20 +103,25 @@ def finished_games(events) -> list[GameResult]:
     An event of ``NOT_READ``, or an escoba-less play, may be None: it only counts for the versions.
     Only what a result reads is folded (seats, sides, scores, status; a play moves none of them).
     """
+    return finished_games_at(enumerate(events, start=1))
+
+
+def finished_games_at(pairs) -> list[GameResult]:
+    """``finished_games`` of ``(version, event)`` pairs, oldest first: any event ``finished_games``
+    may take as None may be left out altogether."""
     state = State()
     results: list[GameResult] = []
     escobas: dict[int, int] = {}
     left: int | None = None  # the seat that resigned, exited or was declared away
-    for event in events:
+    for version, event in pairs:
+        state.version = version - 1
         if event is None:
-            state.version += 1
             continue
         kind = type(event)
         if kind is ev.CardPlayed or kind is ev.FifteenTaken or kind is ev.OpeningTableTaken:
             gained = event.escobas if kind is ev.OpeningTableTaken else int(event.escoba)
             if gained:
                 escobas[event.seat] = escobas.get(event.seat, 0) + gained
-            state.version += 1
             continue
         if kind is ev.GameStarted:
             escobas, left = {}, None
@@ -126,9 +131,7 @@ def finished_games(events) -> list[GameResult]:
             left = event.away
         elif kind is ev.GameFinished:
             results.append(_result(state, event, escobas, left))
-        if type(event).__name__ in NOT_READ:
-            state.version += 1
-        else:
+        if type(event).__name__ not in NOT_READ:
             evolve(state, event)
     return results
 
@@ -149,5 +152,6 @@ def _result(state: State, finished: ev.GameFinished, escobas: dict[int, int], le
                       bool(s.settings.rated), finished.reason, placings)
 
 
-__all__ = ["ABANDONED", "ESCOBA_EVENTS", "MODES", "NOT_READ", "GameResult", "Placing", "finished_games", "mode_of",
+__all__ = ["ABANDONED", "ESCOBA_EVENTS", "MODES", "NOT_READ", "GameResult", "Placing", "finished_games",
+           "finished_games_at", "mode_of",
            "rated_seats"]
