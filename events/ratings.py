@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import re
 from collections import deque
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -36,6 +37,7 @@ from redis.exceptions import NoScriptError
 
 from engine import EVENT_TYPES
 from engine import ratings as math_
+from engine.events import RoundScored
 from engine.results import MODES, NOT_READ, GameResult
 from engine.rules import PRESETS
 
@@ -255,8 +257,9 @@ _PLAYS = frozenset((b"CardPlayed", b"FifteenTaken"))
 # What starts the records a result reads, in a log's records joined by newlines (compact JSON has no
 # raw newline): every type but NOT_READ's and the plays; and, in a play, that it made an escoba (a
 # name's quotes are escaped in JSON, so no string holds this text).
-_WANTED = tuple(b'\n{"type":"' + name.encode() + b'"' for name in EVENT_TYPES
-                if name not in NOT_READ and name not in ("CardPlayed", "FifteenTaken"))
+_WANTED = re.compile(rb'\n\{"type":"(?:' + b"|".join(
+    name.encode() for name in EVENT_TYPES if name not in NOT_READ and name not in ("CardPlayed", "FifteenTaken")
+) + rb')"')
 _ESCOBA = b'"escoba":true'
 _START = b'{"type":"'
 
@@ -267,9 +270,14 @@ def games_of_entries(entries) -> list[tuple[GameResult, float]]:
     every rated table's log, and the deals and plays are most of a log's bytes. The records are
     found by one regular expression over the log when every record has the form the store writes
     (compact JSON beginning with its type, events/records.py ``to_record``); else one by one."""
+
+    return games_of_raws([raw.encode() if type(raw) is str else raw for _, raw in entries])
+
+
+def games_of_raws(raws: list[bytes]) -> list[tuple[GameResult, float]]:
+    """``games_of_entries`` of a whole log's records, in order (the log read whole: versions 1..n)."""
     from engine.results import finished_games_at
 
-    raws = [raw.encode() if type(raw) is str else raw for _, raw in entries]
     joined = b"\n".join(raws)
     times: dict[int, float] = {}
     if joined.startswith(_START) and joined.count(b"\n" + _START) == len(raws) - 1:
@@ -289,15 +297,10 @@ _PLAY_NAMES = frozenset(("CardPlayed", "FifteenTaken", "OpeningTableTaken"))
 
 
 def _wanted_lines(log: bytes) -> list[bytes]:
-    """The lines of ``log`` (starting with a newline) a result reads, in order: found with bytes'
-    own search, so the records left out cost nothing in Python."""
-    starts = set()
+    """The lines of ``log`` (starting with a newline) a result reads, in order: found by the regular
+    expression's and bytes' own search, so the records left out cost nothing in Python."""
+    starts = {m.start() + 1 for m in _WANTED.finditer(log)}
     find = log.find
-    for prefix in _WANTED:
-        at = find(prefix)
-        while at >= 0:
-            starts.add(at + 1)
-            at = find(prefix, at + 1)
     at = find(_ESCOBA)
     while at >= 0:
         starts.add(log.rfind(b"\n", 0, at) + 1)
@@ -319,6 +322,8 @@ def _event(record: dict, times: dict[int, float]) -> tuple[int, object]:
         data = upcast(kind, record["v"], data, version=version)
     if kind == "GameFinished":
         times[version] = _epoch(record["at"])
+    elif kind == "RoundScored":  # a result reads its totals only: the breakdown (most of it) is left
+        return version, RoundScored(data["round"], (), tuple(data["scores"]))
     return version, event_from(kind, data)
 
 
@@ -512,9 +517,11 @@ def rebuild(redis, svc, *, write: bool = True, into=None) -> dict:
     for _, table_id, _ in entries:
         left[table_id] = left.get(table_id, 0) + 1
     cache: dict[str, dict[int, tuple]] = {}
-    for ended, table_id, game in entries:
+    for i, (ended, table_id, game) in enumerate(entries):
         if table_id not in cache:  # a table's log is read once, kept until its last game is done
-            cache[table_id] = {r.game: (r, at) for r, at in table_games(svc, table_id)}
+            ahead = list(dict.fromkeys(t for _, t, _ in entries[i:i + READ_AHEAD] if t not in cache))
+            for tid, games in read_games(redis, svc, ahead).items():
+                cache[tid] = {r.game: (r, at) for r, at in games}
         found = cache[table_id].get(game)
         left[table_id] -= 1
         if not left[table_id]:
@@ -526,6 +533,49 @@ def rebuild(redis, svc, *, write: bool = True, into=None) -> dict:
     if write:
         write_rebuilt(redis if into is None else into, rebuilt)
     return {"games": rebuilt.games, "players": len(rebuilt.players), "tables": len(left)}
+
+
+READ_AHEAD = 256  # games whose tables' logs a rebuild reads in one pipeline
+
+
+def read_games(redis, svc, table_ids: list[str]) -> dict[str, list[tuple[GameResult, float]]]:
+    """The finished games of each table, their logs read in two pipelines: the archives (most tables
+    by a rebuild's time: a finished table is compacted a day after), then the streams of the rest."""
+    from .compaction import FORMAT, archive_key
+    from .store import events_key
+
+    out: dict[str, list] = {}
+    with redis.pipeline(transaction=False) as pipe:
+        for tid in table_ids:
+            pipe.get(archive_key(tid))
+        blobs = pipe.execute()
+    streams = []
+    for tid, blob in zip(table_ids, blobs, strict=True):
+        if blob is None:
+            streams.append(tid)
+            continue
+        parts = _unzstd(blob).split(b"\n")
+        head = parts[0].split(b" ")
+        if head[0] != FORMAT:
+            raise ValueError(f"table {tid}: not an archive this server reads")
+        out[tid] = games_of_raws(parts[1:1 + int(head[1])])
+    if streams:
+        with redis.pipeline(transaction=False) as pipe:
+            for tid in streams:
+                pipe.xrange(events_key(tid))
+            replies = pipe.execute()
+        for tid, reply in zip(streams, replies, strict=True):
+            if not reply:  # compacted meanwhile, or gone: the service's own way
+                out[tid] = table_games(svc, tid)
+                continue
+            out[tid] = games_of_raws([fields.get(b"e", fields.get("e")) for _, fields in reply])
+    return out
+
+
+def _unzstd(blob: bytes) -> bytes:
+    import zstandard
+
+    return zstandard.ZstdDecompressor().decompress(blob)
 
 
 def write_rebuilt(redis, rebuilt: Rebuilt, chunk: int = 500) -> None:
