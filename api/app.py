@@ -122,6 +122,7 @@ def create_app(redis=None, config: Config | None = None) -> Flask:
     hot.install(app)  # first: the layers installed after (headers, proxy fix) wrap it too
     headers.install(app)
     observability.install(app, metrics)
+    tables.install_converters(app)
     app.register_blueprint(tables.bp)
     app.register_blueprint(admin.bp)
     app.register_blueprint(push.bp)

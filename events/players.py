@@ -87,16 +87,20 @@ def challenge_key(challenge: str) -> str:
     return f"webauthn:{{{challenge}}}"
 
 
+# letters and digits of any script (Python's Unicode ``\w``: what str.isalnum() takes), ``_`` and ``-``;
+# /openapi.json documents this very pattern
+NAME_PATTERN = r"^[\w-]{3,20}$"
+_NAME = re.compile(r"[\w-]{3,20}")
+
+
 def name_problem(name) -> str | None:
     """Why ``name`` is not an account's name (docs/api.md v1.3), or None."""
     if not isinstance(name, str):
         return "must be a string"
     if not NAME_MIN <= len(name) <= NAME_MAX:
         return f"must be {NAME_MIN} to {NAME_MAX} characters"
-    if not all(c.isalpha() or c in "_-" or ("0" <= c <= "9") for c in name):
+    if _NAME.fullmatch(name) is None:
         return "letters, digits, _ and - only"
-    if unicodedata.normalize("NFC", name) != name:
-        return "must be in Unicode's composed form (NFC)"
     return None
 
 

@@ -66,18 +66,19 @@ def _options(options) -> dict:
     return json.loads(options_to_json(options))
 
 
-def _challenge_of(credential: dict) -> str:
-    """The challenge the browser signed, read from the credential's ``clientDataJSON`` (base64url)."""
+def _challenge_of(credential: dict, failed: RuleError | None = None) -> str:
+    """The challenge the browser signed, read from the credential's ``clientDataJSON`` (base64url);
+    ``failed`` (else a 400) when there is none."""
     try:
         data = parse_client_data_json(base64url_to_bytes(credential["response"]["clientDataJSON"]))
     except (KeyError, TypeError, ValueError, WebAuthnException):
-        raise RuleError("bad_request", "That is not a WebAuthn credential.",
-                        {"response": "clientDataJSON missing or malformed"}) from None
+        raise failed or RuleError("bad_request", "That is not a WebAuthn credential.",
+                                  {"response": "clientDataJSON missing or malformed"}) from None
     return bytes_to_base64url(data.challenge)
 
 
-def _take(credential: dict, kind: str) -> dict | None:
-    record = store().take_challenge(_challenge_of(credential))
+def _take(credential: dict, kind: str, failed: RuleError | None = None) -> dict | None:
+    record = store().take_challenge(_challenge_of(credential, failed))
     if record is None:
         return None
     record = json.loads(record)
@@ -149,7 +150,10 @@ def sign_in():
     address = limits.client_address()
     if limit is not None:
         limit.check(None, address)
-    record = _take(credential, SIGN_IN)
+    try:  # a malformed assertion is a failed sign-in like a forged one: 401, and counted
+        record = _take(credential, SIGN_IN, RuleError("unauthorized", _FAILED))
+    except RuleError:
+        record = None
     player = _verified(credential, record) if record is not None else None
     if player is None:
         if limit is not None:

@@ -225,9 +225,11 @@ def _account_name(value: str) -> None:
 
 
 def _account_name_field(**kw):
+    from events.players import NAME_PATTERN
+
     return fields.String(validate=_account_name, metadata={
-        "description": "3 to 20 letters, digits, _ or -; unique whatever its case", "minLength": 3, "maxLength": 20},
-        **kw)
+        "description": "3 to 20 letters, digits (of any script), _ or -; unique whatever its case",
+        "minLength": 3, "maxLength": 20, "pattern": NAME_PATTERN}, **kw)
 
 
 class NewPlayer(Strict):

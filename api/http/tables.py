@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 from flask import Blueprint, current_app, g, jsonify, request
 from marshmallow import ValidationError
 from werkzeug.http import parse_etags
+from werkzeug.routing import BaseConverter
 
 import engine
 from api import auth
@@ -26,6 +27,19 @@ from workers import outbound
 from workers.scheduling import notify_key
 
 bp = Blueprint("tables", __name__)
+
+
+class TableId(BaseConverter):
+    """A table id in an address: any segment but the names of the routes beside ``/tables/{id}``
+    (``/tables/summaries``), so an address is one route's and ``Allow`` lists that route's methods.
+    A table id is 8 characters (events/service.py ``new_table_id``): it is never one of them."""
+
+    regex = r"(?!summaries$)[^/]+"
+
+
+def install_converters(app) -> None:
+    """Before the blueprints: their rules are bound with it."""
+    app.url_map.converters["table"] = TableId
 
 
 def _ctx():
@@ -193,7 +207,7 @@ def _answered(answer: Answer):
     return response
 
 
-@bp.get("/tables/<table_id>")
+@bp.get("/tables/<table:table_id>")
 def get_table(table_id: str):
     return _answered(view_answer(_ctx(), _ask(table_id), g.log))
 

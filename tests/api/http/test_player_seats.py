@@ -78,6 +78,12 @@ def test_player_tokens_seat_their_accounts_and_act_for_those_seats_only(served):
     assert r.get_json()["version"] > version
     view = http.get(f"/tables/{table_id}", headers=bearer(bea["token"])).get_json()
     assert view["you"] == 1 and len(view["hand"]) == 3
+    # the feed reads as that seat too: its own hand in the deal, no other
+    feed = http.get(f"/tables/{table_id}/events?after=0", headers=bearer(bea["token"])).get_json()["events"]
+    dealt = [e["data"] for e in feed if e["type"] == "RoundDealt"]
+    assert dealt and sorted(dealt[-1]["hand"]) == sorted(view["hand"])
+    watched = http.get(f"/tables/{table_id}/events?after=0", headers=bearer(cid["token"])).get_json()["events"]
+    assert all("hand" not in e["data"] for e in watched if e["type"] == "RoundDealt")
 
     # the socket takes a player token for its seat, and refuses moves from one without a seat here
     turn = view["turn"]
