@@ -218,3 +218,31 @@ def test_a_logs_results_read_quickly_are_the_engines(tables, svc):
         full = finished_games([decode(raw, v)[1] for v, raw in entries])
         assert [r for r, _ in ratings.games_of_entries(entries)] == full
         assert [r for r, _ in ratings.games_of_entries([(v, raw.decode()) for v, raw in entries])] == full
+
+
+def test_a_profiles_accuracy_is_the_mean_over_its_analysed_games(tables, svc):
+    from events import analysis
+
+    a, b = new_players(2)
+    for seed, accuracy in ((60, 80.0), (61, 60.0)):
+        tid, state = rated_game(svc, [a, b], seed=seed)
+        ratings.rate_table(tables, svc, tid, state.game)
+        plays = [r["version"] for r in svc.records(tid) if r["type"] == "CardPlayed"]
+        seat = state.seat_of_account(a)
+        moves = [{"version": v} for v in plays[:3]]
+        assert analysis.ask(tables, tid, state.version)
+        assert analysis.finish(tables, tid, state.version, [{"seat": seat, "accuracy": accuracy, "moves": moves},
+                                                            {"seat": 1 - seat, "accuracy": 10.0, "moves": moves}])
+    assert ratings.profile(tables, a)["accuracy"] == 70.0
+    assert ratings.profile(tables, b)["accuracy"] == 10.0
+
+
+def test_four_players_each_on_their_own_are_rated_as_four(tables, svc):
+    four = new_players(4)
+    tid = open_rated(svc, four, preset="cardgames")
+    state = play(svc, tid, seed=13)
+    assert state.status == "finished" and len(state.sides) == 4
+    ratings.rate_table(tables, svc, tid, state.game)
+    winner = state.seats[state.winners[0]].account
+    assert _rating(tables, winner, "cardgames:four")["rating"] > 1500
+    assert all(_rating(tables, p, "cardgames:four")["games"] == 1 for p in four)
