@@ -252,8 +252,6 @@ def table_games(svc, table_id: str) -> list[tuple[GameResult, float]]:
     return games_of_entries(svc.entries(table_id))
 
 
-_SKIP = frozenset(k.encode() for k in NOT_READ)
-_PLAYS = frozenset((b"CardPlayed", b"FifteenTaken"))
 # What starts the records a result reads, in a log's records joined by newlines (compact JSON has no
 # raw newline): every type but NOT_READ's and the plays; and, in a play, that it made an escoba (a
 # name's quotes are escaped in JSON, so no string holds this text).
