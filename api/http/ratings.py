@@ -6,7 +6,7 @@ profile or a board is a card.
 
 from __future__ import annotations
 
-from flask import Blueprint, current_app, jsonify, request
+from flask import Blueprint, current_app, jsonify, request, send_from_directory
 
 from engine import RuleError
 from engine.results import MODES
@@ -42,6 +42,12 @@ def profile(name: str):
     if player is None:
         raise RuleError("not_found", "No player has that name.", {"name": "unknown"})
     return jsonify({"name": player.name, "joined": player.joined, **ratings.profile(_ctx().redis, player.player_id)})
+
+
+@bp.get("/p/<name>")
+def page(name: str):
+    """The profile page (api/static/profile.js reads ``GET /players/{name}``)."""
+    return send_from_directory(current_app.static_folder, "profile.html")
 
 
 def install(app) -> None:
