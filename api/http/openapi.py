@@ -328,7 +328,7 @@ def _players(spec, body, ok, write, read, sizes) -> None:
                  "requestBody": body("SignIn"), "responses": {**signed, **write, **_errors(401)}},
         "delete": {"summary": "Sign out: that player token no longer works (others of the account do)",
                    "security": player,
-                   "responses": {"204": {"description": "signed out"}, **_errors(401, 405, 503), **sizes}}})
+                   "responses": {"204": {"description": "signed out"}, **as_player}}})
     spec.path("/players/passkeys/options", operations={"post": {
         "summary": "WebAuthn registration options for navigator.credentials.create (a five-minute challenge)",
         "security": player, "responses": {"200": ok("PublicKeyCredentialCreationOptions (JSON)"), **as_player}}})
