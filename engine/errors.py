@@ -23,6 +23,9 @@ STATUS = {
     "game_over": 409,
     "table_closed": 409,  # compacted: read-only for good (events/compaction.py)
     "game_in_progress": 409,  # a player's review of a game still being played
+    "not_rated": 409,  # a rated table with a bot or a guest seated (docs/ratings.md)
+    "already_seated": 409,  # an account holds one seat at a table (docs/api.md v1.3)
+    "name_taken": 409,  # an account's name, whatever its case (docs/api.md v1.3)
     "illegal_capture": 422,
     "must_capture": 422,
     "card_not_in_hand": 422,

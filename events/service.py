@@ -322,11 +322,12 @@ class TableService:
 
     # --- writing -----------------------------------------------------------
     def create(self, command: dict, *, actor: str = HOST_ACTOR,
-               grant: tuple[str, str] | None = None) -> tuple[str, Outcome]:
+               grant: tuple[str, str] | Callable | None = None) -> tuple[str, Outcome]:
         """Open a new table with an ``open`` command; its id and the outcome.
 
         One step: the first event, the index entry and (``grant`` = ``(token_hash,
-        player)``) the host's token are written together, or nothing is.
+        player)``) the host's token are written together, or nothing is. ``grant`` may be a
+        function of the table id drawn (a seat token names its table: api/auth.py ``new_token``).
         """
         if command.get("type") != "open":
             raise engine.RuleError("bad_request", "A table is created by an open command.",
@@ -334,8 +335,8 @@ class TableService:
         for _ in range(MAX_ATTEMPTS):
             table_id = new_table_id()
             try:
-                outcome = self._apply(table_id, State(), command, actor, None,
-                                      created_at=self.clock(), grant=grant)
+                outcome = self._apply(table_id, State(), command, actor, None, created_at=self.clock(),
+                                      grant=grant(table_id) if callable(grant) else grant)
             except VersionConflict:
                 continue  # that id is taken: draw another
             except replication.NotAcknowledged:
@@ -468,6 +469,8 @@ class TableService:
                 self.idempotency_ttl,
             )
         read_back, stamp = self._hook_reads(table_id)
+        row_of = getattr(self.on_change, "row", None)  # the table's row, set in the append's step
+        row = row_of(table_id, state, new_state, records) if row_of is not None else None
         status = new_state.status if any(r["type"] in STATUS_CHANGES for r in records) else None
         encoded = [dumps(r) for r in records]
         self._in_flight[table_id] = (state.version, encoded, new_state)
@@ -475,7 +478,7 @@ class TableService:
             appended = self.store.append_reading(table_id, state.version, records, idempotency=idempotency,
                                                  read_back=read_back, stamp=stamp, created_at=created_at,
                                                  status=status, grant=grant, encoded=encoded, local=local,
-                                                 count=count)
+                                                 count=count, row=row)
         finally:
             if self._in_flight.get(table_id, (None, None))[1] is encoded:
                 del self._in_flight[table_id]
