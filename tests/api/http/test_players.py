@@ -174,3 +174,22 @@ def test_failed_sign_ins_are_limited_per_name_and_per_address(fake_redis):
                      environ_base={"REMOTE_ADDR": "192.0.2.1"}).status_code == 201
     r = http.post("/sessions", json={"name": other, "password": PASSWORD}, environ_base={"REMOTE_ADDR": "192.0.2.1"})
     assert r.status_code == 201
+
+
+def test_failed_passkey_sign_ins_count_per_address_and_new_accounts_are_limited(fake_redis):
+    app = create_app(fake_redis, dataclasses.replace(Config(), rate_limits="on"))
+    http = app.test_client()
+    address = {"REMOTE_ADDR": "198.51.100.9"}
+    for _ in range(_count(limits.SIGN_IN_ADDRESS)):
+        r = http.post("/sessions/passkey", json={"id": "x", "response": {}}, environ_base=address)
+        assert r.status_code == 401
+    r = http.post("/sessions/passkey", json={"id": "x", "response": {}}, environ_base=address)
+    assert r.status_code == 429 and r.get_json()["error"]["code"] == "rate_limited"
+    # a password sign-in from that address is held too: the count is the address's
+    r = http.post("/sessions", json={"name": "anyone", "password": PASSWORD}, environ_base=address)
+    assert r.status_code == 429
+
+    for _ in range(_count(limits.CREATE_PLAYER)):
+        assert http.post("/players", json={"name": unique_name(), "password": PASSWORD}).status_code == 201
+    r = http.post("/players", json={"name": unique_name(), "password": PASSWORD})
+    assert r.status_code == 429 and int(r.headers["Retry-After"]) >= 1
