@@ -11,24 +11,31 @@ System commands (``open_away``, ``expire``, ``start_rematch``,
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from . import flow, play, table
 from .decision import Decision
 from .errors import RuleError
+from .events import Event
 from .state import State
 
+# a command as the shells build it (docs/api.md's moves, and the timers' system commands)
+CommandDict = dict[str, Any]
 
-def decide(state: State, command: dict) -> list:
+
+def decide(state: State, command: CommandDict) -> list[Event]:
     """The events ``command`` makes at ``state``; raises RuleError if refused."""
     return decide_and_fold(state, command)[0]
 
 
-def decide_and_fold(state: State, command: dict) -> tuple[list, State]:
+def decide_and_fold(state: State, command: CommandDict) -> tuple[list[Event], State]:
     """The events ``command`` makes at ``state``, and the state they lead to.
 
     The decision folds each event as it adds it, so its state is ``fold(state, events)``
     already: a shell that needs both gets them without folding twice.
     """
-    kind = command.get("type")
+    kind: Any = command.get("type")  # (the client's: any JSON value)
     handler = _COMMANDS.get(kind)
     if handler is None:
         raise RuleError("bad_request", f"Unknown move {kind!r}.", {"type": "unknown move"})
@@ -41,7 +48,7 @@ def decide_and_fold(state: State, command: dict) -> tuple[list, State]:
     return d.events, d.state
 
 
-def _with_actor(state: State, command: dict) -> dict:
+def _with_actor(state: State, command: CommandDict) -> CommandDict:
     """Both the actor's seat (``by``) and id (``player``), from whichever the shell gave.
 
     The API knows who is asking, not where they sit: seats move with partner choice.
@@ -49,20 +56,20 @@ def _with_actor(state: State, command: dict) -> dict:
     if "player" in command and "by" not in command:
         return {**command, "by": state.seat_of(command["player"])}
     by = command.get("by")
-    if "player" not in command and isinstance(by, int) and 0 <= by < 4 and state.seats[by] is not None:
-        return {**command, "player": state.seats[by].player}
+    if "player" not in command and isinstance(by, int) and 0 <= by < 4 and (seat := state.seats[by]) is not None:
+        return {**command, "player": seat.player}
     return command
 
 
-def _by(c: dict):
+def _by(c: CommandDict) -> Any:
     return c.get("by")
 
 
-def _who(c: dict):
+def _who(c: CommandDict) -> Any:
     return c.get("player")
 
 
-_COMMANDS = {
+_COMMANDS: dict[str, Callable[[Decision, CommandDict], None]] = {
     "open": lambda d, c: table.open_table(
         d, c["name"], c["preset"], c.get("settings"), c["player"], c["host_name"],
         c.get("decks"), c.get("first_dealer"), c.get("host_seated", True),

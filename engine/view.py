@@ -11,26 +11,31 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import lru_cache
 from operator import is_
+from typing import Any
 
 from . import events as ev
 from .cards import FULL_DECK, SEVEN_OF_COINS, design_for, is_coin, is_seven, label_map
 from .events import event_data, event_type
 from .play import OPTIONS_LIMIT, fifteen_sets, options
-from .state import State
+from .rules import Settings
+from .state import Play, State
+
+# a view, or a part of one: JSON-ready, as docs/api.md shows a table
+View = dict[str, Any]
 
 SPECTATOR = None
 
 
 @lru_cache(maxsize=64)
-def _settings_items(settings) -> tuple:
+def _settings_items(settings: Settings) -> tuple[tuple[str, Any], ...]:
     return tuple(settings.as_dict().items())
 
 
-def settings_dict(settings) -> dict:
+def settings_dict(settings: Settings) -> dict[str, Any]:
     return dict(_settings_items(settings))
 
 
-def view(state: State, reader: int | None = SPECTATOR, *, deck: str | None = None, full: bool = False) -> dict:
+def view(state: State, reader: int | None = SPECTATOR, *, deck: str | None = None, full: bool = False) -> View:
     """The table as ``reader`` (a seat, or None for a spectator) may see it.
 
     ``full`` is the operator's view: every hand, the stock in order, the piles.
@@ -44,10 +49,10 @@ class TableView:
     cards it names. ``for_reader`` completes it for one reader; a server with several
     readers of a version builds this part once."""
 
-    fields: dict
-    shown: frozenset
-    plays: list | None = None  # the state's history its "history" was built from (see table_view's previous)
-    history_cards: frozenset = frozenset()  # the cards its "history" names: a later version adds its own plays'
+    fields: View
+    shown: frozenset[str]
+    plays: list[Play] | None = None  # the state's history its "history" was built from (see table_view's previous)
+    history_cards: frozenset[str] = frozenset()  # the cards its "history" names: a later version adds its own plays'
     state: State | None = field(default=None, compare=False, repr=False)  # the state it was built from
 
 
@@ -62,8 +67,8 @@ def table_view(state: State, *, deck: str | None = None, previous: TableView | N
     design = design_for(s.settings.deck, deck)
     history, history_cards = _history(s.history, previous)
     o = previous.state if previous is not None else None
-    was = previous.fields if o is not None else None
-    fields = {
+    was = previous.fields if previous is not None else {}  # (read only where o is not None)
+    fields: View = {
         "version": s.version,
         "status": s.status,
         "name": s.name,
@@ -102,11 +107,13 @@ def table_view(state: State, *, deck: str | None = None, previous: TableView | N
     return TableView(fields, shown, s.history, history_cards, s)
 
 
-def _history(plays: list, previous: TableView | None) -> tuple[list[dict], frozenset]:
+def _history(plays: list[Play], previous: TableView | None) -> tuple[list[dict[str, Any]], frozenset[str]]:
     """The history's entries and the cards they name. When ``previous`` was built from a beginning of
     these plays (a later move of the same round) its entries and cards are taken again, and only the
     new plays read; otherwise (a new round, an older version) all of them."""
-    out, named, start = [], set(), 0
+    out: list[dict[str, Any]] = []
+    named: set[str] = set()
+    start = 0
     if previous is not None and previous.plays:
         known = previous.plays
         if len(known) <= len(plays) and all(map(is_, known, plays)):
@@ -121,7 +128,7 @@ def _history(plays: list, previous: TableView | None) -> tuple[list[dict], froze
     return out, frozenset(named)
 
 
-def for_reader(base: TableView, state: State, reader: int | None = SPECTATOR, *, full: bool = False) -> dict:
+def for_reader(base: TableView, state: State, reader: int | None = SPECTATOR, *, full: bool = False) -> View:
     """``base`` (``table_view`` of ``state``) completed for ``reader``: their seat, hand and options,
     and the labels of only the cards this reader is shown, so no field names a card they may not see."""
     if full:
@@ -142,7 +149,7 @@ READER_FIELDS = ("you", "hand", "options", "labels")
 _NOT_COMPARED = frozenset((*READER_FIELDS, "history"))  # by ``changed``: the reader's, and the history apart
 
 
-def reader_part(base: TableView, state: State, reader: int | None = SPECTATOR) -> dict:
+def reader_part(base: TableView, state: State, reader: int | None = SPECTATOR) -> View:
     """What a (non-operator) reader's view holds beyond ``base``: their seat, their hand and, on their
     turn, their options, and the labels of the cards this reader is shown (``READER_FIELDS``).
     ``for_reader`` is ``base.fields`` with these in place; a server may encode ``base`` once and
@@ -152,11 +159,12 @@ def reader_part(base: TableView, state: State, reader: int | None = SPECTATOR) -
     return {"you": you, "hand": hand, "options": opts, "labels": {c: names[c] for c in base.shown.union(hand)}}
 
 
-def _own(s: State, reader: int | None) -> tuple[int | None, list, list | None]:
+def _own(s: State, reader: int | None) -> tuple[int | None, list[str], list[dict[str, Any]] | None]:
     """A reader's seat (None: a spectator, or a seat nobody holds), their hand while a round is played,
     and their options on their turn."""
     you = reader if reader is not None and reader in range(4) and s.seats[reader] else None
-    hand, opts = [], None
+    hand: list[str] = []
+    opts = None
     if you is not None and s.status == "playing":
         hand = list(s.hands.get(you, ()))
         if you == s.turn:
@@ -164,7 +172,7 @@ def _own(s: State, reader: int | None) -> tuple[int | None, list, list | None]:
     return you, hand, opts
 
 
-def changed(old: TableView, new: TableView) -> tuple[dict, list | None]:
+def changed(old: TableView, new: TableView) -> tuple[View, list[dict[str, Any]] | None]:
     """What every reader's view of ``new`` holds that their view of ``old`` (an earlier version of the
     same table, in the same deck design) did not: the shared fields whose values differ, and the
     history entries ``new`` appends (None: the history is not an extension of ``old``'s, a new round's,
@@ -183,7 +191,7 @@ def changed(old: TableView, new: TableView) -> tuple[dict, list | None]:
     return out, added
 
 
-def reader_changes(old: TableView, new: TableView, state: State, reader: int | None = SPECTATOR) -> dict:
+def reader_changes(old: TableView, new: TableView, state: State, reader: int | None = SPECTATOR) -> View:
     """A (non-operator) reader's own fields of ``new`` (``reader_part``'s: their seat, hand and
     options), and the labels of the cards this reader is shown in ``new`` that ``old`` did not show
     everyone: with the labels of their view of ``old`` these name every card the view of ``new`` does,
@@ -194,7 +202,7 @@ def reader_changes(old: TableView, new: TableView, state: State, reader: int | N
     return {"you": you, "hand": hand, "options": opts, "labels": {c: names[c] for c in fresh}}
 
 
-def _shown_cards(v: dict) -> set[str]:
+def _shown_cards(v: View) -> set[str]:
     """Every card a view names (the fields that hold cards)."""
     shown = {*v["hand"], *v["table_cards"]}
     for play in v["history"]:
@@ -211,7 +219,7 @@ def _shown_cards(v: dict) -> set[str]:
     return shown
 
 
-def _seats(s: State, o: State | None, was: dict | None) -> list[dict]:
+def _seats(s: State, o: State | None, was: View) -> list[dict[str, Any]]:
     """The seats' entries; each one whose seat, hand's size and game are as in ``o`` (``was``'s
     state) taken again from ``was``."""
     if o is None or o.status != s.status or o.players != s.players or o.sides != s.sides or o.side_of != s.side_of:
@@ -221,7 +229,7 @@ def _seats(s: State, o: State | None, was: dict | None) -> list[dict]:
         not playing or len(s.hands.get(i, ())) == len(o.hands.get(i, ()))) else _seat(s, i) for i in range(4)]
 
 
-def _seat(s: State, i: int) -> dict:
+def _seat(s: State, i: int) -> dict[str, Any]:
     seat = s.seats[i]
     if seat is None:
         return {"seat": i, "name": None, "kind": None, "empty": True, "team": None, "hand_count": 0}
@@ -241,7 +249,7 @@ _COINS = frozenset(filter(is_coin, FULL_DECK))
 _SEVENS = frozenset(filter(is_seven, FULL_DECK))
 
 
-def _captured(s: State) -> list[dict]:
+def _captured(s: State) -> list[dict[str, Any]]:
     # a pile holds each card at most once (every deck is the forty cards)
     return [
         {
@@ -256,17 +264,17 @@ def _captured(s: State) -> list[dict]:
     ]
 
 
-def _fifteen(s: State) -> dict | None:
+def _fifteen(s: State) -> dict[str, Any] | None:
     # one more than is listed, to say whether the list is cut (as options' more_captures)
     sets = fifteen_sets(s, OPTIONS_LIMIT + 1) if s.status == "playing" else []
-    if not sets:
+    if not sets or s.fifteen is None:  # (no 15 left behind: no sets)
         return None
     card, by = s.fifteen
     return {"card": card, "left_by": by, "sets": [[card, *x] for x in sets[:OPTIONS_LIMIT]],
             "more_sets": len(sets) > OPTIONS_LIMIT}
 
 
-def _rematch(s: State) -> dict | None:
+def _rematch(s: State) -> dict[str, Any] | None:
     if s.status != "finished":
         return None
     return {
@@ -278,7 +286,7 @@ def _rematch(s: State) -> dict | None:
     }
 
 
-def redact(event, reader: int | None = SPECTATOR) -> dict:
+def redact(event: ev.Event, reader: int | None = SPECTATOR) -> View:
     """An event as ``{"type", "data"}`` with what ``reader`` may not see removed."""
     data = event_data(event)
     if isinstance(event, ev.TableOpened):

@@ -9,13 +9,16 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
+from typing import Any
 
 from .. import decide, fold, view
 from ..cards import FULL_DECK
 from ..state import State
+from ..view import View
 from . import choose as bot_choose
+from .common import Move
 
-Chooser = Callable[[str, dict, random.Random], dict]
+Chooser = Callable[[str, View, random.Random], Move]
 
 
 def shuffled(rng: random.Random) -> list[str]:
@@ -24,11 +27,11 @@ def shuffled(rng: random.Random) -> list[str]:
     return deck
 
 
-def table(preset: str, bots: list[str], rng: random.Random, *, settings: dict | None = None,
+def table(preset: str, bots: list[str], rng: random.Random, *, settings: dict[str, Any] | None = None,
           first_dealer: int | None = None) -> State:
     """A table with ``bots[i]`` in seat i (a human placeholder holds seat 0 as host), started."""
     s = State()
-    opening = {"type": "open", "name": "bots", "preset": preset, "player": "p0", "host_name": "A"}
+    opening: dict[str, Any] = {"type": "open", "name": "bots", "preset": preset, "player": "p0", "host_name": "A"}
     if settings:
         opening["settings"] = settings
     if first_dealer is not None:
@@ -44,7 +47,7 @@ def play_game(
     bots: list[str],
     rng: random.Random,
     *,
-    settings: dict | None = None,
+    settings: dict[str, Any] | None = None,
     first_dealer: int | None = None,
     max_rounds: int = 30,
     chooser: Chooser | None = None,
@@ -69,7 +72,8 @@ def play_game(
             s = fold(s, decide(s, {"type": "next_round", "by": 0, "deck": shuffled(deck_rng)}))
             continue
         seat = s.turn
-        command = dict(chooser(bots[seat], view(s, seat), rng))
+        assert seat is not None  # a round under way
+        command: dict[str, Any] = {**chooser(bots[seat], view(s, seat), rng)}
         command["by"] = seat
         s = fold(s, decide(s, command))
     if s.status == "finished" and on_round:
