@@ -11,19 +11,21 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
-from .scoring import Tally
-
 Seats = tuple[int, ...]
 Cards = tuple[str, ...]
-# JSON-ready data as a log records it: a table's settings by name, an event's fields, a round's breakdown
+# JSON-ready data as a log records it: an event's fields
 Data = dict[str, Any]
+# A field's annotation is read as text by events/records.py (the log's schemas) and by
+# events/decoding.py (msgspec, through the type it names): "dict" is spelled bare there, so
+# mypy's type-arg is ignored on those two fields, which hold JSON objects (settings by name,
+# a round's breakdown per side: scoring.Tally).
 
 
 @dataclass(frozen=True, slots=True)
 class TableOpened:
     name: str
     preset: str
-    settings: Data
+    settings: dict  # type: ignore[type-arg]  # (read as text: see above)
     host: str
     host_name: str
     decks: tuple[Cards, ...] | None = None  # operator decks: hidden from players
@@ -59,7 +61,7 @@ class PartnerChosen:
 
 @dataclass(frozen=True, slots=True)
 class SettingsChanged:
-    settings: Data
+    settings: dict  # type: ignore[type-arg]  # (read as text: see above)
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,7 +119,8 @@ class RoundEnded:
 @dataclass(frozen=True, slots=True)
 class RoundScored:
     round: int
-    sides: tuple[Tally, ...]  # the breakdown per side (the contract's last_round)
+    # the breakdown per side (the contract's last_round)
+    sides: tuple[dict, ...]  # type: ignore[type-arg]  # (read as text: see above)
     scores: tuple[int, ...]  # the running totals after this round
 
 

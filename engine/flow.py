@@ -3,6 +3,8 @@ ends (target, resign, exit, away, expiry) and the rematch."""
 
 from __future__ import annotations
 
+from typing import Any, cast
+
 from . import events as ev
 from .deal import deal_round
 from .decision import Decision
@@ -56,7 +58,8 @@ def end_round(d: Decision) -> None:
     d.add(ev.RoundEnded(tuple(s.table), s.last_capturer))
     breakdown = score_round(s.sides, s.piles, s.escobas, s.settings)
     scores = tuple(total + side["round_points"] for total, side in zip(s.scores, breakdown, strict=True))
-    d.add(ev.RoundScored(s.round, tuple(breakdown), scores))
+    # a Tally is the JSON object the event records (cast: a TypedDict is no dict[str, Any] to mypy)
+    d.add(ev.RoundScored(s.round, cast(tuple[dict[str, Any], ...], tuple(breakdown)), scores))
     winner = game_winner(scores, s.settings.target)
     if winner is not None:
         d.add(ev.GameFinished(tuple(s.sides[winner]), "target"))

@@ -12,7 +12,6 @@ from typing import Any
 
 from . import events as ev
 from .rules import Settings, settings_from_dict
-from .scoring import Tally
 
 # one entry of a round's public history: (kind, seat, the card played or None, the cards it took);
 # kind is "opening", "play" or "fifteen"
@@ -54,7 +53,7 @@ class State:
     last_capturer: int | None = None
     last_deal: bool = False
     scores: list[int] = field(default_factory=list)
-    last_round: tuple[Tally, ...] | None = None
+    last_round: tuple[dict[str, Any], ...] | None = None  # RoundScored.sides: a Tally each
     fifteen: tuple[str, int] | None = None  # (card left behind, seat that left it)
     away_open: int | None = None
     winners: tuple[int, ...] | None = None
