@@ -51,6 +51,19 @@ def captures(card: str, table: Iterable[str], settings: Settings, limit: int | N
 
     ``limit`` bounds the search: a table that players let grow to thirty
     cards holds thousands of sets, and listing them all helps nobody.
+
+    Which sets make 15 with the 7 of coins (7 + 8, 7 + 3 + 5, 7 + 1 + 3 + 4), the smallest first:
+
+    >>> from engine.rules import PRESETS, custom_settings
+    >>> captures("7o", ["8c", "3e", "5b", "4o", "1c"], PRESETS["selminha"])
+    [('8c',), ('3e', '5b'), ('1c', '3e', '4o')]
+
+    The Italian hybrid also takes a card of the played card's value, or cards adding up to it:
+
+    >>> captures("5o", ["5c", "10e", "2b", "3o"], custom_settings(capture="hybrid"))
+    [('5c',), ('10e',), ('2b', '3o'), ('2b', '3o', '5c')]
+    >>> captures("5o", ["5c", "10e", "2b", "3o"], PRESETS["del15"])
+    [('10e',), ('2b', '3o', '5c')]
     """
     return list(_captures(value(card), tuple(table), settings.capture == "hybrid", limit))
 
@@ -89,7 +102,12 @@ def _sums(values: list[int], start: int, left: int, chosen: list[int], found: li
 
 
 def is_capture(card: str, chosen: Collection[str], settings: Settings) -> bool:
-    """Whether a set of distinct table cards is one ``card`` may take (checked by sum, not by listing)."""
+    """Whether a set of distinct table cards is one ``card`` may take (checked by sum, not by listing).
+
+    >>> from engine.rules import PRESETS
+    >>> is_capture("7o", ["3e", "5b"], PRESETS["selminha"]), is_capture("7o", ["3e", "4b"], PRESETS["selminha"])
+    (True, False)
+    """
     if not chosen:
         return False
     made = total(chosen)

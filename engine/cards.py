@@ -89,7 +89,11 @@ def design_for(table_deck: str, asked: str | None) -> str:
 
 
 def label(card: str, deck: str = "french") -> str:
-    """A human name for a card in one deck design: ``Q♦``, ``Sota de oros``."""
+    """A human name for a card in one deck design: ``Q♦``, ``Sota de oros``.
+
+    >>> label("8o"), label("8o", "french_swapped"), label("10b", "spanish")
+    ('Q♦', 'J♦', 'Rey de bastos')
+    """
     design = DECKS[deck]
     v, s = value(card), suit(card)
     rank = design["ranks"].get(v, str(v))

@@ -18,7 +18,13 @@ SETENTA_SCALE = {7: 21, 6: 18, 1: 16, 5: 15, 4: 14, 3: 13, 2: 12, 8: 10, 9: 10, 
 
 
 def setenta(pile: Iterable[str]) -> int | None:
-    """The best card of each suit on the scale, added up; None when a suit is missing."""
+    """The best card of each suit on the scale, added up; None when a suit is missing.
+
+    >>> setenta(["7o", "6c", "1e", "5b", "2b"])  # 21 + 18 + 16 + 15
+    70
+    >>> setenta(["7o", "7c"]) is None  # no swords, no clubs
+    True
+    """
     best: dict[str, int] = {}
     for card in pile:
         points = SETENTA_SCALE[value(card)]
@@ -30,7 +36,11 @@ def setenta(pile: Iterable[str]) -> int | None:
 
 
 def sole_best(counts: Sequence[int | None]) -> int | None:
-    """The index of the one side strictly ahead, or None on a tie (or nothing to count)."""
+    """The index of the one side strictly ahead, or None on a tie (or nothing to count).
+
+    >>> sole_best([3, 5, 2]), sole_best([4, 4, 1]), sole_best([None, 2])
+    (1, None, 1)
+    """
     eligible = [c for c in counts if c is not None]
     if not eligible:
         return None
@@ -55,7 +65,14 @@ class Tally(TypedDict):
 
 def score_round(sides: Iterable[Iterable[int]], piles: Iterable[Collection[str]], escobas: Iterable[int],
                 settings: Settings) -> list[Tally]:
-    """The breakdown per side: what it captured, and the points of each category."""
+    """The breakdown per side: what it captured, and the points of each category.
+
+    >>> from engine.rules import PRESETS
+    >>> mine, theirs = score_round([(0,), (1,)], [["7o", "7c", "1o", "2o"], ["3e", "4b"]], [1, 0],
+    ...                            PRESETS["selminha"])
+    >>> mine["points"], mine["round_points"], theirs["round_points"]
+    ({'escobas': 1, 'cards': 2, 'coins': 1, 'seven_of_coins': 1, 'sevens': 1}, 6, 0)
+    """
     tallies = [_tally(seats, pile, n, settings) for seats, pile, n in zip(sides, piles, escobas, strict=True)]
     cards = [t["cards"] for t in tallies]
     coins = [t["coins"] for t in tallies]
@@ -102,7 +119,11 @@ def _tally(seats: Iterable[int], pile: Collection[str], escobas: int, settings: 
 
 
 def game_winner(scores: Sequence[int], target: int) -> int | None:
-    """The side that won: at least the target and strictly ahead of every other side."""
+    """The side that won: at least the target and strictly ahead of every other side.
+
+    >>> game_winner([21, 19], 21), game_winner([21, 21], 21), game_winner([22, 23], 21)
+    (0, None, 1)
+    """
     leader = sole_best(scores)
     if leader is not None and scores[leader] >= target:
         return leader
