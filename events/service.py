@@ -28,6 +28,7 @@ from engine.cards import FULL_DECK
 from engine.state import State
 
 from . import compaction, decoding, replication, snapshots
+from .hooks import ChangeHook, NotesUnacknowledged, ReadsBack
 from .locks import short_lock
 from .records import LogError, dumps, from_record, loads, to_record
 from .seconds import PerSecond
@@ -136,7 +137,7 @@ def new_table_id() -> str:
 class TableService:
     def __init__(self, redis, *, clock: Callable[[], float] = time.time,
                  rng: random.Random | None = None,
-                 on_change: Callable | None = None,
+                 on_change: ChangeHook | ReadsBack | None = None,
                  snapshot_every: int = snapshots.SNAPSHOT_EVERY,
                  idempotency_ttl: int = IDEMPOTENCY_TTL, cache_size: int = 256,
                  replica_acks: int = 0, ack_timeout: float = replication.ACK_TIMEOUT):
@@ -163,6 +164,18 @@ class TableService:
         # table -> (version before, stored records, state after) of an append this process has in
         # flight: its change notice may come back before the append's answer (load_noticed)
         self._in_flight: dict[str, tuple[int, list[str], State]] = {}
+
+    @property
+    def on_change(self) -> ChangeHook | ReadsBack | None:
+        return self._on_change
+
+    @on_change.setter
+    def on_change(self, hook: ChangeHook | ReadsBack | None) -> None:
+        # its abilities (events/hooks.py), found once: an isinstance of a runtime protocol costs
+        # tens of microseconds, too much for every append
+        self._on_change = hook
+        self._reads_back = hook if isinstance(hook, ReadsBack) else None
+        self._notes_unacknowledged = hook if isinstance(hook, NotesUnacknowledged) else None
 
     # --- reading -----------------------------------------------------------
     def load(self, table_id: str, until: int | None = None) -> State:
@@ -487,8 +500,8 @@ class TableService:
 
     def _hook_reads(self, table_id: str) -> tuple[tuple[str, ...], bool]:
         """The hashes the change hook wants read back in the append's own step (see __init__)."""
-        read_back = getattr(self.on_change, "read_back", None)
-        return read_back(table_id) if read_back is not None else ((), False)
+        hook = self._reads_back
+        return hook.read_back(table_id) if hook is not None else ((), False)
 
     def _cached(self, table_id: str) -> State | None:
         if self.cache_size <= 0:
@@ -517,9 +530,9 @@ class TableService:
     def _unacknowledged(self, table_id: str) -> None:
         """Tell the change hook (``unacknowledged(table_id)``, if it has one) that an append stands
         on the master without its replicas' acknowledgement: nothing followed it."""
-        hook = getattr(self.on_change, "unacknowledged", None)
+        hook = self._notes_unacknowledged
         if hook is not None:
-            hook(table_id)
+            hook.unacknowledged(table_id)
 
     def _follow_repeat(self, table_id: str) -> None:
         """A repeat of an append whose first answer may have been 503 (its replicas were late):
@@ -534,8 +547,9 @@ class TableService:
     def _changed(self, table_id: str, outcome: Outcome) -> None:
         if self.on_change is None:
             return
-        if outcome.appended is not None and hasattr(self.on_change, "read_back"):
-            self.on_change(table_id, outcome.state, outcome.records, outcome.appended)
+        hook = self._reads_back
+        if outcome.appended is not None and hook is not None:
+            hook(table_id, outcome.state, outcome.records, outcome.appended)
         else:
             self.on_change(table_id, outcome.state, outcome.records)
 
