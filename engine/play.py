@@ -55,13 +55,13 @@ def require_turn(state: State, seat: int | None) -> None:
         raise RuleError("not_your_turn", f"It is seat {state.turn}'s turn.", {"turn": state.turn})
 
 
-def play_card(d: Decision, seat: int | None, card: str | None, capture: list[str]) -> None:
+def play_card(d: Decision, seat: int | None, card: object, capture: list[str]) -> None:
     s = d.state
     require_turn(s, seat)
     assert seat is not None  # it is the turn's seat
     if card not in s.hands.get(seat, ()):
         raise RuleError("card_not_in_hand", f"{card} is not in your hand.", {"card": card})
-    assert card is not None  # one in the hand
+    assert isinstance(card, str)  # one in the hand
     fifteen_left = False
     if capture:
         check_capture(card, capture, s.table, s.settings)

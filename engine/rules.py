@@ -146,13 +146,13 @@ def _same(a: object, b: object) -> bool:
     return a == b and type(a) is type(b)
 
 
-def settings_for(preset: str, overrides: object = None, base: Settings | None = None) -> Settings:
+def settings_for(preset: object, overrides: object = None, base: Settings | None = None) -> Settings:
     """The preset's defaults with the host's choices applied, each one checked.
 
     >>> settings_for("del15", {"target": 21}).target
     21
     """
-    if preset not in PRESETS:
+    if not isinstance(preset, str) or preset not in PRESETS:
         raise RuleError(
             "bad_request",
             f"Unknown ruleset {preset!r}: choose selminha, del15 or cardgames.",

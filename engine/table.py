@@ -27,11 +27,12 @@ def _is_seat(at: object) -> TypeGuard[int]:
 BOTS = {"carmen": "Carmen", "tito": "Tito", "luna": "Luna"}
 
 
-def open_table(d: Decision, name: str, preset: str, settings: object, host: str, host_name: str,
+def open_table(d: Decision, name: str, preset: object, settings: object, host: str, host_name: str,
                decks: object = None, first_dealer: object = None, host_seated: object = True) -> None:
     if d.state.status != "new":
         raise RuleError("bad_request", "This table is already open.")
     chosen = settings_for(preset, settings)
+    assert isinstance(preset, str)  # settings_for refuses any other
     if decks is not None:
         if not isinstance(decks, list | tuple) or not decks:
             raise RuleError("bad_request", "decks must be a list of 40-card orders.", {"decks": "invalid"})

@@ -19,12 +19,13 @@ import random
 import secrets
 import time
 from collections import OrderedDict
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
 import engine
 from engine.cards import FULL_DECK
+from engine.commands import WITH_CHANCE, Command, NextRound, Open
 from engine.state import State
 
 from . import compaction, decoding, replication, snapshots
@@ -334,14 +335,15 @@ class TableService:
         return self.store.status_counts()
 
     # --- writing -----------------------------------------------------------
-    def create(self, command: dict, *, actor: str = HOST_ACTOR,
+    def create(self, command: Command | Mapping[str, object], *, actor: str = HOST_ACTOR,
                grant: tuple[str, str] | None = None) -> tuple[str, Outcome]:
         """Open a new table with an ``open`` command; its id and the outcome.
 
         One step: the first event, the index entry and (``grant`` = ``(token_hash,
         player)``) the host's token are written together, or nothing is.
         """
-        if command.get("type") != "open":
+        command = engine.parse_command(command) if isinstance(command, Mapping) else command  # (once)
+        if not isinstance(command, Open):
             raise engine.RuleError("bad_request", "A table is created by an open command.",
                                    {"type": "must be open"})
         for _ in range(MAX_ATTEMPTS):
@@ -358,7 +360,7 @@ class TableService:
             return table_id, outcome
         raise engine.RuleError("version_conflict", "Could not find a free table id; try again.")
 
-    def execute(self, table_id: str, command: dict, *, actor: str,
+    def execute(self, table_id: str, command: Command | Mapping[str, object], *, actor: str,
                 expected_version: int | None = None,
                 idempotency_key: str | None = None,
                 grant: tuple[str, str] | None = None, local: str | None = None,
@@ -380,6 +382,7 @@ class TableService:
         and only a repeat the rules refuse (the table has moved on since) or that changes
         nothing asks the store for the first answer. A move pays no round trip for its key.
         """
+        command = engine.parse_command(command) if isinstance(command, Mapping) else command  # (once)
         current = None
         for attempt in range(MAX_ATTEMPTS):
             # First try this process's latest state without reading the log: the append
@@ -447,20 +450,21 @@ class TableService:
         return None if done is None else self._repeat(table_id, done)
 
     # --- inside ------------------------------------------------------------
-    def with_chance(self, command: dict) -> dict:
+    def with_chance(self, command: Command) -> Command:
         """A copy of ``command`` with the chance it needs (deck, pick) when it has none."""
-        if command.get("type") not in CHANCE_COMMANDS:
+        if not isinstance(command, WITH_CHANCE):
             return command
-        command = dict(command)
-        if command.get("deck") is None:
+        deck = command.deck
+        if deck is None:
             deck = list(FULL_DECK)
             self.rng.shuffle(deck)
-            command["deck"] = deck
-        if command.get("pick") is None:
-            command["pick"] = self.rng.randrange(engine.PICK_RANGE)  # even for 2, 3 or 4 players
-        return command
+        if isinstance(command, NextRound):  # a pick drawn and unused, as always: a seeded rng deals the same decks
+            self.rng.randrange(engine.PICK_RANGE)
+            return replace(command, deck=deck)
+        pick = self.rng.randrange(engine.PICK_RANGE) if command.pick is None else command.pick  # even for 2, 3, 4
+        return replace(command, deck=deck, pick=pick)
 
-    def _apply(self, table_id: str, state: State, command: dict, actor: str,
+    def _apply(self, table_id: str, state: State, command: Command, actor: str,
                idem: str | None, *, created_at: float | None = None,
                grant: tuple[str, str] | None = None, local: str | None = None,
                count: Count | None = None) -> Outcome:
