@@ -7,7 +7,7 @@ hybrid's last-card exception), and the 15 left behind.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TypedDict
 
 from . import events as ev
 from .capture import captures, check_capture, is_capture
@@ -23,10 +23,19 @@ from .state import State
 OPTIONS_LIMIT = 64
 
 
-def options(state: State, seat: int) -> list[dict[str, Any]]:
+class Option(TypedDict):
+    """A card of the hand as a view lists it on its holder's turn (docs/api.md, ``options``)."""
+
+    card: str
+    captures: list[list[str]]  # each set it may take, at most OPTIONS_LIMIT
+    more_captures: bool  # more sets than listed
+    may_leave: bool  # it may be left on the table
+
+
+def options(state: State, seat: int) -> list[Option]:
     """Every card in the hand with each set it may take, and whether it may stay on the table."""
     settings = state.settings
-    result = []
+    result: list[Option] = []
     for card in state.hands.get(seat, ()):
         sets = captures(card, state.table, settings, limit=OPTIONS_LIMIT + 1)
         result.append({

@@ -64,7 +64,7 @@ class Reading:
             if h["kind"] == "opening":
                 self.piles[self.side_of[h["seat"]]].extend(taken)
                 self.last_capturer = h["seat"]
-            elif taken or h["kind"] == "fifteen":
+            elif h["card"] is not None and (taken or h["kind"] == "fifteen"):  # (only the opening has no card)
                 self.piles[self.side_of[h["seat"]]].extend([*taken, h["card"]])
                 self.last_capturer = h["seat"]
         self.seen = seen
@@ -83,7 +83,7 @@ class Reading:
     def moves(self) -> list[Move]:
         """Every legal command, TAKE THE 15 first; read from the view's options."""
         result: list[Move] = [{"type": "take_fifteen", "cards": list(s)} for s in self.fifteen_sets]
-        for opt in self.view["options"]:
+        for opt in self.view["options"] or ():  # (never None: a bot is asked on its turn)
             for s in opt["captures"]:
                 result.append({"type": "play", "card": opt["card"], "capture": list(s)})
             if opt["may_leave"]:

@@ -403,7 +403,7 @@ def inferred_lacks(r: Reading, root: Round) -> dict[int, set[int]]:
     count = plays
     for h in reversed(history):
         kind, card, taken = h["kind"], h["card"], [INDEX[c] for c in h["captured"]]
-        if kind == "opening":
+        if kind == "opening" or card is None:  # (only the opening has no card)
             break
         if kind == "fifteen":
             table += [*taken, INDEX[card]]
@@ -458,9 +458,10 @@ def _plays_back(r: Reading, root: Round, *, whole_round: bool
     since: dict[int, list[int]] = {s: [] for s in r.players}
     count = plays
     for h in reversed(r.view["history"]):
-        if h["kind"] == "opening" or (not whole_round and count <= first):
+        played = h["card"]
+        if h["kind"] == "opening" or played is None or (not whole_round and count <= first):  # (the opening: no card)
             break
-        card, taken = INDEX[h["card"]], [INDEX[c] for c in h["captured"]]
+        card, taken = INDEX[played], [INDEX[c] for c in h["captured"]]
         if h["kind"] == "fifteen":
             table += [*taken, card]
             continue
