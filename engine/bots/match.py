@@ -13,6 +13,7 @@ from typing import Any
 
 from .. import decide, fold, view
 from ..cards import FULL_DECK
+from ..commands import NextRound, Open, Sit, Start, parse_command
 from ..state import State
 from ..view import View
 from . import choose as bot_choose
@@ -31,15 +32,12 @@ def table(preset: str, bots: list[str], rng: random.Random, *, settings: dict[st
           first_dealer: int | None = None) -> State:
     """A table with ``bots[i]`` in seat i (a human placeholder holds seat 0 as host), started."""
     s = State()
-    opening: dict[str, Any] = {"type": "open", "name": "bots", "preset": preset, "player": "p0", "host_name": "A"}
-    if settings:
-        opening["settings"] = settings
-    if first_dealer is not None:
-        opening["first_dealer"] = first_dealer
+    opening = Open(name="bots", preset=preset, player="p0", host_name="A", settings=settings or None,
+                   first_dealer=first_dealer)
     s = fold(s, decide(s, opening))
     for i in range(1, len(bots)):
-        s = fold(s, decide(s, {"type": "sit", "player": f"p{i}", "name": f"P{i}"}))
-    return fold(s, decide(s, {"type": "start", "by": 0, "deck": shuffled(rng), "pick": rng.randrange(4)}))
+        s = fold(s, decide(s, Sit(player=f"p{i}", name=f"P{i}")))
+    return fold(s, decide(s, Start(by=0, deck=shuffled(rng), pick=rng.randrange(4))))
 
 
 def play_game(
@@ -69,13 +67,11 @@ def play_game(
                 on_round(s)
             if s.round >= max_rounds:
                 break
-            s = fold(s, decide(s, {"type": "next_round", "by": 0, "deck": shuffled(deck_rng)}))
+            s = fold(s, decide(s, NextRound(by=0, deck=shuffled(deck_rng))))
             continue
         seat = s.turn
         assert seat is not None  # a round under way
-        command: dict[str, Any] = {**chooser(bots[seat], view(s, seat), rng)}
-        command["by"] = seat
-        s = fold(s, decide(s, command))
+        s = fold(s, decide(s, parse_command({**chooser(bots[seat], view(s, seat), rng), "by": seat})))
     if s.status == "finished" and on_round:
         on_round(s)
     return s
