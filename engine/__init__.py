@@ -12,6 +12,7 @@ Where each rule lives:
 - ``flow``     the start of a game, round end, next round, resign, exit, away, expiry, rematch
 - ``view``     what a seat, a spectator or an operator may see
 - ``events``   the facts a table's log is made of; ``state`` folds them
+- ``commands`` the commands, one class a move, and ``parse_command``: a shell's dict, typed once
 - ``game``     ``decide``: a command against a state, into events (``decision``: the
                events decided so far, folded as they are added)
 - ``errors``   refusals, each with a code of the public contract
@@ -21,6 +22,7 @@ Where each rule lives:
 Nothing here reads a clock, a random generator, Redis or Flask.
 """
 
+from .commands import Command, parse_command
 from .errors import RuleError
 from .events import EVENT_TYPES, event_data, event_from, event_type
 from .flow import PICK_RANGE
@@ -35,7 +37,7 @@ ENGINE_VERSION = 1
 
 __all__ = [
     "ENGINE_VERSION", "EVENT_TYPES", "PICK_RANGE", "PLAYER_MOVES", "PRESETS", "SYSTEM_COMMANDS",
-    "RuleError", "Settings", "State", "TableView", "custom_settings", "decide", "decide_and_fold",
-    "event_data", "event_from", "event_type", "fold", "for_reader", "redact", "replay", "settings_for",
+    "Command", "RuleError", "Settings", "State", "TableView", "custom_settings", "decide", "decide_and_fold",
+    "event_data", "event_from", "event_type", "fold", "for_reader", "parse_command", "redact", "replay", "settings_for",
     "table_view", "view",
 ]

@@ -52,11 +52,12 @@ import random
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from itertools import combinations
+from typing import Any
 
 from . import events as ev
 from .bots import luna
-from .bots.common import Reading
-from .bots.luna import _root
+from .bots.common import Move, Reading
+from .bots.luna import Sampler, _root
 from .bots.sim import INDEX, Round
 from .state import State, evolve
 from .view import view
@@ -74,7 +75,6 @@ EXACT_PLAYS = 8
 # Lichess's shape: a move's accuracy from its drop in winning chance, in percent
 PERCENT_PER_POINT = 20.0
 
-Sampler = Callable[[Reading, Round, random.Random, int], tuple[list[tuple[Round, float]], bool]]
 
 
 @dataclass(frozen=True)
@@ -85,7 +85,7 @@ class Decision:
     round: int
     seat: int
     state: State = field(repr=False)
-    played: dict = field(default_factory=dict)
+    played: Move
 
 
 @dataclass(frozen=True)
@@ -93,7 +93,7 @@ class Judgement:
     version: int
     round: int
     seat: int
-    moves: list[dict]
+    moves: list[Move]
     values: list[float]  # expected round points (the seat's side less the best other side's)
     played: int  # index in moves
     best: int
@@ -106,7 +106,7 @@ class Judgement:
     def label(self) -> str | None:
         return label_for(self.loss, self.se)
 
-    def row(self) -> dict:
+    def row(self) -> dict[str, Any]:
         """The row as stored and as the contract shows it (``choices``, ``se`` kept for accuracy)."""
         return {"version": self.version, "round": self.round, "seat": self.seat,
                 "played": self.moves[self.played], "best": self.moves[self.best],
@@ -125,14 +125,14 @@ def label_for(loss: float, se: float) -> str | None:
 
 # --- the decisions of a log ------------------------------------------------------
 
-def played_move(event) -> dict:
+def played_move(event: ev.CardPlayed | ev.FifteenTaken) -> Move:
     """A CardPlayed or FifteenTaken as the move of ``POST /moves`` that made it."""
     if isinstance(event, ev.FifteenTaken):
         return {"type": "take_fifteen", "cards": [event.card, *event.captured]}
     return {"type": "play", "card": event.card, "capture": list(event.captured)}
 
 
-def decisions(events: Iterable) -> list[Decision]:
+def decisions(events: Iterable[ev.Event]) -> list[Decision]:
     """Every play and TAKE THE 15 of the last game in ``events`` (the log in order, from version 1)."""
     state = State().copy()
     found: list[Decision] = []
@@ -180,7 +180,7 @@ def deals_uniform(r: Reading, root: Round, rng: random.Random, n: int) -> tuple[
 reads_people: Sampler = luna.sampler()
 
 
-def _every_deal(cards: list[int], others: list[tuple[int, int]], limit: int) -> list[dict] | None:
+def _every_deal(cards: list[int], others: list[tuple[int, int]], limit: int) -> list[dict[int, list[int]]] | None:
     """Every way to give ``cards`` to the hands of ``others`` (sizes), or None when more than ``limit``."""
     total, left = 1, len(cards)
     for _, count in others:
@@ -188,10 +188,11 @@ def _every_deal(cards: list[int], others: list[tuple[int, int]], limit: int) -> 
         left -= count
     if total > limit:
         return None
-    ways: list[dict] = [{}]
+    ways: list[dict[int, list[int]]] = [{}]
     rests = [cards]
     for seat, count in others:
-        new_ways, new_rests = [], []
+        new_ways: list[dict[int, list[int]]] = []
+        new_rests: list[list[int]] = []
         for hands, rest in zip(ways, rests, strict=True):
             for hand in combinations(rest, count):
                 new_ways.append({**hands, seat: list(hand)})
@@ -202,13 +203,13 @@ def _every_deal(cards: list[int], others: list[tuple[int, int]], limit: int) -> 
 
 # --- judging one decision ---------------------------------------------------------
 
-def _key(move: dict) -> tuple:
+def _key(move: Move) -> tuple[str, ...] | tuple[str, frozenset[str]] | tuple[str, str, frozenset[str]]:
     if move["type"] == "take_fifteen":
         return ("take_fifteen", frozenset(move["cards"]))
     return ("play", move["card"], frozenset(move["capture"]))
 
 
-def _apply(sim: Round, me: int, move: dict) -> None:
+def _apply(sim: Round, me: int, move: Move) -> None:
     if move["type"] == "take_fifteen":
         sim.take_fifteen(me, [INDEX[c] for c in move["cards"] if INDEX[c] != sim.pending])
     else:
@@ -333,7 +334,7 @@ def accuracy(losses: list[float]) -> float:
 PUBLIC = ("version", "round", "played", "best", "loss", "label")
 
 
-def report(rows: list[dict], seats: Iterable[int]) -> list[dict]:
+def report(rows: list[dict[str, Any]], seats: Iterable[int]) -> list[dict[str, Any]]:
     """The contract's ``seats`` from stored rows (``Judgement.row``), every seat of the game listed."""
     out = []
     for seat in sorted(seats):
@@ -345,8 +346,8 @@ def report(rows: list[dict], seats: Iterable[int]) -> list[dict]:
     return out
 
 
-def analyse(events: Iterable, seed: str, *, sampler: Sampler | None = None,
-            budget: int = PLAYS_BUDGET) -> list[dict]:
+def analyse(events: Iterable[ev.Event], seed: str, *, sampler: Sampler | None = None,
+            budget: int = PLAYS_BUDGET) -> list[dict[str, Any]]:
     """The whole analysis of the last game in ``events``, in one go (the worker does it in slices)."""
     found = decisions(events)
     rows = [judge(d, seed, sampler=sampler, budget=budget).row() for d in found]

@@ -8,6 +8,7 @@ Exactly one set is taken per play; the player chooses among them.
 
 from __future__ import annotations
 
+from collections.abc import Collection, Iterable
 from functools import lru_cache
 
 from .cards import FULL_DECK, total, value
@@ -17,7 +18,7 @@ from .rules import Settings
 FIFTEEN = 15
 
 
-def subsets_summing_to(cards, goal: int, limit: int | None = None) -> list[tuple[str, ...]]:
+def subsets_summing_to(cards: Iterable[str], goal: int, limit: int | None = None) -> list[tuple[str, ...]]:
     """Every non-empty set of ``cards`` whose values add up to ``goal``.
 
     >>> sorted(subsets_summing_to(["3o", "5c", "8e"], 8))
@@ -45,11 +46,24 @@ def subsets_summing_to(cards, goal: int, limit: int | None = None) -> list[tuple
     return found
 
 
-def captures(card: str, table, settings: Settings, limit: int | None = None) -> list[tuple[str, ...]]:
+def captures(card: str, table: Iterable[str], settings: Settings, limit: int | None = None) -> list[tuple[str, ...]]:
     """Every distinct set of table cards ``card`` may take, in a stable order.
 
     ``limit`` bounds the search: a table that players let grow to thirty
     cards holds thousands of sets, and listing them all helps nobody.
+
+    Which sets make 15 with the 7 of coins (7 + 8, 7 + 3 + 5, 7 + 1 + 3 + 4), the smallest first:
+
+    >>> from engine.rules import PRESETS, custom_settings
+    >>> captures("7o", ["8c", "3e", "5b", "4o", "1c"], PRESETS["selminha"])
+    [('8c',), ('3e', '5b'), ('1c', '3e', '4o')]
+
+    The Italian hybrid also takes a card of the played card's value, or cards adding up to it:
+
+    >>> captures("5o", ["5c", "10e", "2b", "3o"], custom_settings(capture="hybrid"))
+    [('5c',), ('10e',), ('2b', '3o'), ('2b', '3o', '5c')]
+    >>> captures("5o", ["5c", "10e", "2b", "3o"], PRESETS["del15"])
+    [('10e',), ('2b', '3o', '5c')]
     """
     return list(_captures(value(card), tuple(table), settings.capture == "hybrid", limit))
 
@@ -59,7 +73,7 @@ def captures(card: str, table, settings: Settings, limit: int | None = None) -> 
 # Only the card's value and the table's cards matter (the sets come out in one order whatever the
 # table's), so the answers are kept; a key is a few small ints and strings.
 @lru_cache(maxsize=16384)
-def _captures(v: int, table: tuple, hybrid: bool, limit: int | None) -> tuple[tuple[str, ...], ...]:
+def _captures(v: int, table: tuple[str, ...], hybrid: bool, limit: int | None) -> tuple[tuple[str, ...], ...]:
     ordered = sorted(table, key=_ORDER.__getitem__)  # a set is found as positions in this order, so in order
     values = [_ORDER[c][0] for c in ordered]
     found: list[tuple[int, ...]] = []
@@ -70,7 +84,8 @@ def _captures(v: int, table: tuple, hybrid: bool, limit: int | None) -> tuple[tu
     return tuple(tuple(ordered[i] for i in at) for at in found)
 
 
-def _sums(values: list, start: int, left: int, chosen: list, found: list, limit: int | None) -> None:
+def _sums(values: list[int], start: int, left: int, chosen: list[int], found: list[tuple[int, ...]],
+          limit: int | None) -> None:
     """``subsets_summing_to`` over values in order, as positions, into ``found``."""
     for i in range(start, len(values)):
         if limit is not None and len(found) >= limit:
@@ -86,8 +101,13 @@ def _sums(values: list, start: int, left: int, chosen: list, found: list, limit:
         chosen.pop()
 
 
-def is_capture(card: str, chosen, settings: Settings) -> bool:
-    """Whether a set of distinct table cards is one ``card`` may take (checked by sum, not by listing)."""
+def is_capture(card: str, chosen: Collection[str], settings: Settings) -> bool:
+    """Whether a set of distinct table cards is one ``card`` may take (checked by sum, not by listing).
+
+    >>> from engine.rules import PRESETS
+    >>> is_capture("7o", ["3e", "5b"], PRESETS["selminha"]), is_capture("7o", ["3e", "4b"], PRESETS["selminha"])
+    (True, False)
+    """
     if not chosen:
         return False
     made = total(chosen)
@@ -98,7 +118,7 @@ def _order(card: str) -> tuple[int, str]:
     return (value(card), card[-1])
 
 
-class _Orders(dict):
+class _Orders(dict[str, tuple[int, str]]):
     """Each card's place in ``_order``, looked up rather than called: every new table asks it of each card."""
 
     def __missing__(self, card: str) -> tuple[int, str]:
@@ -108,7 +128,7 @@ class _Orders(dict):
 _ORDER = _Orders({card: _order(card) for card in FULL_DECK})
 
 
-def check_capture(card: str, chosen: list[str], table, settings: Settings) -> None:
+def check_capture(card: str, chosen: list[str], table: Collection[str], settings: Settings) -> None:
     """Refuse a chosen set that the card may not take, saying why in numbers."""
     missing = [c for c in chosen if c not in table]
     if missing:

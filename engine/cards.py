@@ -7,7 +7,9 @@ the design only changes the label a player reads.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from functools import cache
+from typing import TypedDict
 
 SUITS = ("o", "c", "e", "b")
 COINS = "o"
@@ -43,7 +45,7 @@ def is_seven(card: str) -> bool:
     return card[:-1] == "7"
 
 
-def total(cards) -> int:
+def total(cards: Iterable[str]) -> int:
     return sum(map(value, cards))
 
 
@@ -53,7 +55,12 @@ _FRENCH_SUITS = {"o": "♦", "c": "♥", "e": "♠", "b": "♣"}
 _SPANISH_SUITS = {"o": "oros", "c": "copas", "e": "espadas", "b": "bastos"}
 _SPANISH_RANKS = {1: "As", 8: "Sota", 9: "Caballo", 10: "Rey"}
 
-DECKS: dict[str, dict] = {
+class Design(TypedDict):
+    ranks: dict[int, str]  # a value's rank where it is not the number
+    suits: dict[str, str]
+
+
+DECKS: dict[str, Design] = {
     # Brazilian card maker: Q=8, J=9, K=10
     "french": {"ranks": {1: "A", 8: "Q", 9: "J", 10: "K"}, "suits": _FRENCH_SUITS},
     # the common table swap: J=8, Q=9
@@ -82,7 +89,11 @@ def design_for(table_deck: str, asked: str | None) -> str:
 
 
 def label(card: str, deck: str = "french") -> str:
-    """A human name for a card in one deck design: ``Q♦``, ``Sota de oros``."""
+    """A human name for a card in one deck design: ``Q♦``, ``Sota de oros``.
+
+    >>> label("8o"), label("8o", "french_swapped"), label("10b", "spanish")
+    ('Q♦', 'J♦', 'Rey de bastos')
+    """
     design = DECKS[deck]
     v, s = value(card), suit(card)
     rank = design["ranks"].get(v, str(v))
@@ -92,7 +103,7 @@ def label(card: str, deck: str = "french") -> str:
 
 
 @cache
-def _labels(deck: str) -> tuple:
+def _labels(deck: str) -> tuple[tuple[str, str], ...]:
     return tuple((card, label(card, deck)) for card in FULL_DECK)
 
 

@@ -8,6 +8,7 @@ in how a client draws the table.
 
 from __future__ import annotations
 
+from collections.abc import Collection, Sequence
 from itertools import combinations
 
 from . import events as ev
@@ -20,20 +21,20 @@ HAND = 3
 TABLE = 4
 
 
-def check_deck(deck) -> tuple[str, ...]:
+def check_deck(deck: object) -> tuple[str, ...]:
     """A shuffled deck must be the forty cards, each once."""
     if not isinstance(deck, list | tuple) or sorted(deck) != sorted(FULL_DECK):
         raise RuleError("bad_request", "A deck must list the 40 cards, each exactly once.", {"deck": "invalid"})
     return tuple(deck)
 
 
-def play_order(players, dealer: int) -> tuple[int, ...]:
+def play_order(players: Sequence[int], dealer: int) -> tuple[int, ...]:
     """Everyone in the game, from the player after the dealer."""
     i = players.index(dealer)
     return tuple(players[i + 1 :]) + tuple(players[: i + 1])
 
 
-def deal_round(d: Decision, round_no: int, dealer: int, deck) -> None:
+def deal_round(d: Decision, round_no: int, dealer: int, deck: object) -> None:
     s = d.state
     d.add(ev.RoundDealt(round_no, dealer, play_order(s.players, dealer), check_deck(deck)))
     escobas = opening_escobas(s.table, s.settings)
@@ -41,7 +42,7 @@ def deal_round(d: Decision, round_no: int, dealer: int, deck) -> None:
         d.add(ev.OpeningTableTaken(dealer, tuple(s.table), escobas))
 
 
-def opening_escobas(table, settings: Settings) -> int:
+def opening_escobas(table: Collection[str], settings: Settings) -> int:
     """Escobas the dealer scores for the four cards turned up (0: they stay)."""
     if not settings.opening_fifteen:
         return 0
@@ -55,7 +56,7 @@ def opening_escobas(table, settings: Settings) -> int:
     return 2
 
 
-def splits_into_fifteens(table) -> bool:
+def splits_into_fifteens(table: Collection[str]) -> bool:
     # No single card reaches 15, so two fifteens out of four cards are two pairs.
     return any(total(pair) == 15 for pair in combinations(table, 2)) and total(table) == 30
 
@@ -63,6 +64,7 @@ def splits_into_fifteens(table) -> bool:
 def deal_more(d: Decision) -> None:
     """Three more cards each, none to the table, in the same order as the first deal."""
     s = d.state
+    assert s.dealer is not None, "a round under way has a dealer"
     order = play_order(s.players, s.dealer)
     hands = tuple((seat, tuple(s.stock[i * HAND : (i + 1) * HAND])) for i, seat in enumerate(order))
     d.add(ev.HandsDealt(hands, last_deal=len(s.stock) == HAND * len(order)))

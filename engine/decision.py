@@ -6,14 +6,15 @@ hands empty? is the round over?), so each event is folded as it is added.
 
 from __future__ import annotations
 
+from .events import Event
 from .state import State, evolve
 
 
 class Decision:
     def __init__(self, state: State):
         self.state = state.copy()
-        self.events: list = []
+        self.events: list[Event] = []
 
-    def add(self, event) -> None:
+    def add(self, event: Event) -> None:
         evolve(self.state, event)
         self.events.append(event)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 # The HTTP status each code travels with (docs/api.md, "Errors").
 STATUS = {
     "bad_request": 400,
@@ -36,7 +38,7 @@ STATUS = {
 class RuleError(Exception):
     """A command the rules (or the table's state) refuse."""
 
-    def __init__(self, code: str, message: str, details: dict | None = None):
+    def __init__(self, code: str, message: str, details: dict[str, Any] | None = None):
         super().__init__(message)
         self.code = code
         self.message = message
@@ -46,5 +48,5 @@ class RuleError(Exception):
     def status(self) -> int:
         return STATUS.get(self.code, 400)
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, dict[str, Any]]:
         return {"error": {"code": self.code, "message": self.message, "details": self.details}}

@@ -7,17 +7,25 @@ Folding them (``engine.state``) never consults a clock or a random generator.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, fields
+from typing import Any
 
 Seats = tuple[int, ...]
 Cards = tuple[str, ...]
+# JSON-ready data as a log records it: an event's fields
+Data = dict[str, Any]
+# A field's annotation is read as text by events/records.py (the log's schemas) and by
+# events/decoding.py (msgspec, through the type it names): "dict" is spelled bare there, so
+# mypy's type-arg is ignored on those two fields, which hold JSON objects (settings by name,
+# a round's breakdown per side: scoring.Tally).
 
 
 @dataclass(frozen=True, slots=True)
 class TableOpened:
     name: str
     preset: str
-    settings: dict
+    settings: dict  # type: ignore[type-arg]  # (read as text: see above)
     host: str
     host_name: str
     decks: tuple[Cards, ...] | None = None  # operator decks: hidden from players
@@ -65,7 +73,7 @@ class PartnerChosen:
 
 @dataclass(frozen=True, slots=True)
 class SettingsChanged:
-    settings: dict
+    settings: dict  # type: ignore[type-arg]  # (read as text: see above)
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,7 +131,8 @@ class RoundEnded:
 @dataclass(frozen=True, slots=True)
 class RoundScored:
     round: int
-    sides: tuple[dict, ...]  # the breakdown per side (the contract's last_round)
+    # the breakdown per side (the contract's last_round)
+    sides: tuple[dict, ...]  # type: ignore[type-arg]  # (read as text: see above)
     scores: tuple[int, ...]  # the running totals after this round
 
 
@@ -173,7 +182,14 @@ class RematchStarted:
     swap: bool
 
 
-EVENT_TYPES: dict[str, type] = {
+Event = (
+    TableOpened | PlayerSeated | BotAdded | BotRemoved | PartnerChosen | SettingsChanged
+    | GameStarted | RoundDealt | OpeningTableTaken | HandsDealt | CardPlayed | FifteenTaken
+    | RoundEnded | RoundScored | PlayerResigned | AwayOpened | AwayClaimed | GameFinished
+    | TableExpired | RematchAnswered | RematchLapsed | RematchStarted | SeatClaimed
+)
+
+EVENT_TYPES: dict[str, type[Event]] = {
     cls.__name__: cls
     for cls in (
         TableOpened, PlayerSeated, BotAdded, BotRemoved, PartnerChosen, SettingsChanged,
@@ -184,11 +200,11 @@ EVENT_TYPES: dict[str, type] = {
 }
 
 
-def event_type(event) -> str:
+def event_type(event: Event) -> str:
     return type(event).__name__
 
 
-def event_data(event) -> dict:
+def event_data(event: Event) -> Data:
     """The event's fields as plain JSON-ready data."""
     cls = type(event)
     names = _FIELD_NAMES.get(cls)
@@ -201,13 +217,15 @@ def event_data(event) -> dict:
 _FIELD_NAMES: dict[type, tuple[str, ...]] = {}
 
 
-def event_from(type_name: str, data: dict):
+def event_from(type_name: str, data: Mapping[str, object]) -> Event:
     """Rebuild an event from its type name and data; KeyError for an unknown type."""
     cls = EVENT_TYPES[type_name]
-    return cls(**{k: _freeze(v) for k, v in data.items()})
+    # the log's data is what event_data wrote from this type's fields: typed by them, unchecked here
+    values: dict[str, Any] = {k: _freeze(v) for k, v in data.items()}
+    return cls(**values)
 
 
-def _thaw(v):
+def _thaw(v: object) -> object:
     if type(v) in _PLAIN:  # most fields: a card, a seat, a name
         return v
     if isinstance(v, tuple | list):
@@ -220,7 +238,7 @@ def _thaw(v):
 _PLAIN = frozenset((str, int, bool, float, type(None)))
 
 
-def _freeze(v):
+def _freeze(v: object) -> object:
     if isinstance(v, list | tuple):
         return tuple(_freeze(x) for x in v)
     return v

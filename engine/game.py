@@ -1,96 +1,136 @@
 """Deciding a command: which events it makes, or why it is refused.
 
-A command is a plain dict: ``{"type": "play", "by": 1, "card": "7o", "capture": ["8c"]}``.
-``by`` is the actor's seat, or ``player`` the actor's id, set by the shell
-after it has checked who is asking. Chance arrives inside the command
-(``deck``: a shuffled deck; ``pick``: a random number), put there by the
-shell, and is recorded in the events.
-System commands (``open_away``, ``expire``, ``start_rematch``,
-``lapse_rematch``) come from the workers' timers.
+A command is one of ``engine.commands``' classes (``Play(by=1, card="7o", capture=("8c",))``),
+parsed from the shell's dict by ``parse_command``; a dict handed to ``decide`` is parsed
+first, once. ``by`` is the actor's seat, or ``player`` the actor's id, set by the shell
+after it has checked who is asking. Chance arrives inside the command (``deck``: a shuffled
+deck; ``pick``: a random number), put there by the shell, and is recorded in the events.
+System commands (``OpenAway``, ``Expire``, ``StartRematch``, ``LapseRematch``) come from the
+workers' timers.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import TypeVar, assert_never
+
 from . import flow, play, table
+from .commands import (
+    PLAYER_MOVES,
+    SYSTEM_COMMANDS,
+    Acting,
+    AddBot,
+    ChangeSettings,
+    ChoosePartner,
+    Claim,
+    ClaimAway,
+    Command,
+    Exit,
+    Expire,
+    LapseRematch,
+    NextRound,
+    Open,
+    OpenAway,
+    Play,
+    Rematch,
+    RemoveBot,
+    Resign,
+    Sit,
+    Start,
+    StartRematch,
+    TakeFifteen,
+    parse_command,
+)
 from .decision import Decision
 from .errors import RuleError
+from .events import Event
 from .state import State
 
 
-def decide(state: State, command: dict) -> list:
+def decide(state: State, command: Command | Mapping[str, object]) -> list[Event]:
     """The events ``command`` makes at ``state``; raises RuleError if refused."""
     return decide_and_fold(state, command)[0]
 
 
-def decide_and_fold(state: State, command: dict) -> tuple[list, State]:
+def decide_and_fold(state: State, command: Command | Mapping[str, object]) -> tuple[list[Event], State]:
     """The events ``command`` makes at ``state``, and the state they lead to.
 
     The decision folds each event as it adds it, so its state is ``fold(state, events)``
     already: a shell that needs both gets them without folding twice.
     """
-    kind = command.get("type")
-    handler = _COMMANDS.get(kind)
-    if handler is None:
-        raise RuleError("bad_request", f"Unknown move {kind!r}.", {"type": "unknown move"})
-    if kind not in ("open", "sit"):
+    if isinstance(command, Mapping):
+        command = parse_command(command)
+    if isinstance(command, Acting):
         command = _with_actor(state, command)
-    if state.status == "expired" and kind not in ("open",):
+    if state.status == "expired" and not isinstance(command, Open):
         raise RuleError("table_expired", "This table has expired; it can be read but not played.")
     d = Decision(state)
-    handler(d, command)
+    _apply(d, command)
     return d.events, d.state
 
 
-def _with_actor(state: State, command: dict) -> dict:
+A = TypeVar("A", bound=Acting)
+
+
+def _with_actor(state: State, command: A) -> A:
     """Both the actor's seat (``by``) and id (``player``), from whichever the shell gave.
 
     The API knows who is asking, not where they sit: seats move with partner choice.
     """
-    if "player" in command and "by" not in command:
-        return {**command, "by": state.seat_of(command["player"])}
-    by = command.get("by")
-    if "player" not in command and isinstance(by, int) and 0 <= by < 4 and state.seats[by] is not None:
-        return {**command, "player": state.seats[by].player}
+    by = command.by
+    if command.player is not None and by is None:
+        return replace(command, by=state.seat_of(command.player))
+    if command.player is None and by is not None and 0 <= by < 4 and (seat := state.seats[by]) is not None:
+        return replace(command, player=seat.player)
     return command
 
 
-def _by(c: dict):
-    return c.get("by")
+def _apply(d: Decision, c: Command) -> None:
+    # a play first: nearly every command is one
+    match c:
+        case Play():
+            play.play_card(d, c.by, c.card, list(c.capture))
+        case TakeFifteen():
+            play.take_fifteen(d, c.by, list(c.cards))
+        case Open():
+            table.open_table(d, c.name, c.preset, c.settings, c.player, c.host_name, c.decks, c.first_dealer,
+                             c.host_seated, c.account)
+        case Sit():
+            table.sit(d, c.player, c.name, c.account)
+        case Claim():  # a guest's seat (its seat token's player) becomes an account's: POST /me/claim
+            table.claim(d, c.by, c.account, c.name)
+        case AddBot():
+            table.add_bot(d, c.player, c.bot, c.seat)
+        case RemoveBot():
+            table.remove_bot(d, c.player, c.seat)
+        case ChoosePartner():
+            table.choose_partner(d, c.player, c.seat)
+        case ChangeSettings():
+            table.change_settings(d, c.player, c.settings or {})
+        case Start():
+            table.start(d, c.player, c.deck, c.pick or 0)
+        case NextRound():
+            flow.next_round(d, c.by, c.deck)
+        case Resign():
+            flow.resign(d, c.by, "resign")
+        case Exit():
+            flow.resign(d, c.by, "exit")
+        case ClaimAway():
+            flow.claim_away(d, c.by)
+        case Rematch():
+            flow.answer_rematch(d, c.by, c.accept, c.teams)
+        # from the workers' timers
+        case OpenAway():
+            flow.open_away(d, c.turn)
+        case Expire():
+            flow.expire(d)
+        case StartRematch():
+            flow.start_rematch(d, c.deck, c.pick or 0)
+        case LapseRematch():
+            flow.lapse_rematch(d)
+        case _:
+            assert_never(c)
 
 
-def _who(c: dict):
-    return c.get("player")
-
-
-_COMMANDS = {
-    "open": lambda d, c: table.open_table(
-        d, c["name"], c["preset"], c.get("settings"), c["player"], c["host_name"],
-        c.get("decks"), c.get("first_dealer"), c.get("host_seated", True), c.get("account", False),
-    ),
-    "sit": lambda d, c: table.sit(d, c["player"], c["name"], c.get("account", False)),
-    # a guest's seat (its seat token's player) becomes an account's: POST /me/claim
-    "claim": lambda d, c: table.claim(d, _by(c), c["account"], c["name"]),
-    "add_bot": lambda d, c: table.add_bot(d, _who(c), c.get("bot"), c.get("seat")),
-    "remove_bot": lambda d, c: table.remove_bot(d, _who(c), c.get("seat")),
-    "choose_partner": lambda d, c: table.choose_partner(d, _who(c), c.get("seat")),
-    "settings": lambda d, c: table.change_settings(d, _who(c), c.get("settings") or {}),
-    "start": lambda d, c: table.start(d, _who(c), c.get("deck"), c.get("pick", 0)),
-    "play": lambda d, c: play.play_card(d, _by(c), c.get("card"), list(c.get("capture") or [])),
-    "take_fifteen": lambda d, c: play.take_fifteen(d, _by(c), list(c.get("cards") or [])),
-    "next_round": lambda d, c: flow.next_round(d, _by(c), c.get("deck")),
-    "resign": lambda d, c: flow.resign(d, _by(c), "resign"),
-    "exit": lambda d, c: flow.resign(d, _by(c), "exit"),
-    "claim_away": lambda d, c: flow.claim_away(d, _by(c)),
-    "rematch": lambda d, c: flow.answer_rematch(d, _by(c), c.get("accept", True), c.get("teams")),
-    # from the workers' timers
-    "open_away": lambda d, c: flow.open_away(d, c.get("turn")),
-    "expire": lambda d, c: flow.expire(d),
-    "start_rematch": lambda d, c: flow.start_rematch(d, c.get("deck"), c.get("pick", 0)),
-    "lapse_rematch": lambda d, c: flow.lapse_rematch(d),
-}
-
-PLAYER_MOVES = (
-    "add_bot", "remove_bot", "choose_partner", "settings", "start", "play", "take_fifteen",
-    "next_round", "resign", "exit", "claim_away", "rematch",
-)
-SYSTEM_COMMANDS = ("open_away", "expire", "start_rematch", "lapse_rematch")
+__all__ = ["PLAYER_MOVES", "SYSTEM_COMMANDS", "decide", "decide_and_fold"]

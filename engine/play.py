@@ -7,6 +7,8 @@ hybrid's last-card exception), and the 15 left behind.
 
 from __future__ import annotations
 
+from typing import TypedDict
+
 from . import events as ev
 from .capture import captures, check_capture, is_capture
 from .cards import value
@@ -14,16 +16,26 @@ from .deal import deal_more
 from .decision import Decision
 from .errors import RuleError
 from .flow import end_round
+from .state import State
 
 # A table left to grow to thirty cards holds thousands of sets for one card;
 # views list this many per card and say when there are more (any valid set is still accepted).
 OPTIONS_LIMIT = 64
 
 
-def options(state, seat: int) -> list[dict]:
+class Option(TypedDict):
+    """A card of the hand as a view lists it on its holder's turn (docs/api.md, ``options``)."""
+
+    card: str
+    captures: list[list[str]]  # each set it may take, at most OPTIONS_LIMIT
+    more_captures: bool  # more sets than listed
+    may_leave: bool  # it may be left on the table
+
+
+def options(state: State, seat: int) -> list[Option]:
     """Every card in the hand with each set it may take, and whether it may stay on the table."""
     settings = state.settings
-    result = []
+    result: list[Option] = []
     for card in state.hands.get(seat, ()):
         sets = captures(card, state.table, settings, limit=OPTIONS_LIMIT + 1)
         result.append({
@@ -35,7 +47,7 @@ def options(state, seat: int) -> list[dict]:
     return result
 
 
-def fifteen_sets(state, limit: int = OPTIONS_LIMIT) -> list[tuple[str, ...]]:
+def fifteen_sets(state: State, limit: int = OPTIONS_LIMIT) -> list[tuple[str, ...]]:
     """The sets the card left behind can be taken with (at most ``limit``), or none."""
     if state.fifteen is None:
         return []
@@ -45,18 +57,20 @@ def fifteen_sets(state, limit: int = OPTIONS_LIMIT) -> list[tuple[str, ...]]:
     return captures(card, rest, state.settings, limit=limit)
 
 
-def require_turn(state, seat) -> None:
+def require_turn(state: State, seat: int | None) -> None:
     if state.status != "playing":
         raise RuleError("not_playing", "No round is being played at this table now.")
     if seat != state.turn:
         raise RuleError("not_your_turn", f"It is seat {state.turn}'s turn.", {"turn": state.turn})
 
 
-def play_card(d: Decision, seat: int, card: str, capture: list[str]) -> None:
+def play_card(d: Decision, seat: int | None, card: object, capture: list[str]) -> None:
     s = d.state
     require_turn(s, seat)
+    assert seat is not None  # it is the turn's seat
     if card not in s.hands.get(seat, ()):
         raise RuleError("card_not_in_hand", f"{card} is not in your hand.", {"card": card})
+    assert isinstance(card, str)  # one in the hand
     fifteen_left = False
     if capture:
         check_capture(card, capture, s.table, s.settings)
@@ -78,11 +92,12 @@ def play_card(d: Decision, seat: int, card: str, capture: list[str]) -> None:
     _after_play(d)
 
 
-def take_fifteen(d: Decision, seat: int, cards: list[str]) -> None:
+def take_fifteen(d: Decision, seat: int | None, cards: list[str]) -> None:
     s = d.state
     require_turn(s, seat)
+    assert seat is not None  # it is the turn's seat
     sets = fifteen_sets(s)
-    if not sets:
+    if not sets or s.fifteen is None:  # (no 15 left behind: no sets)
         raise RuleError("no_fifteen_to_take", "There is no 15 left behind to take.")
     left = s.fifteen[0]
     if left not in cards:
@@ -105,7 +120,7 @@ def take_fifteen(d: Decision, seat: int, cards: list[str]) -> None:
     d.add(ev.FifteenTaken(seat, left, tuple(rest), escoba))
 
 
-def _last_card_of_round(s) -> bool:
+def _last_card_of_round(s: State) -> bool:
     return not s.stock and sum(len(h) for h in s.hands.values()) == 1
 
 

@@ -24,7 +24,9 @@ floats: the live update and a rebuild call the same function on the same stored 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 # --- Glicko-2 (two players) ------------------------------------------------------------------
 
@@ -56,12 +58,12 @@ class Rating:
     volatility: float = 0.0  # Glicko-2 only
     games: int = 0
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, float]:
         return {"rating": self.rating, "deviation": self.deviation, "volatility": self.volatility,
                 "games": self.games}
 
     @classmethod
-    def from_dict(cls, data: dict) -> Rating:
+    def from_dict(cls, data: Mapping[str, Any]) -> Rating:
         return cls(float(data["rating"]), float(data["deviation"]), float(data.get("volatility", 0.0)),
                    int(data.get("games", 0)))
 
@@ -150,10 +152,10 @@ def _finish(rating: float, deviation: float, volatility: float, games: int, clam
     return Rating(rating, deviation, volatility, games)
 
 
-_MODEL = None
+_MODEL: Any = None
 
 
-def _openskill():
+def _openskill() -> Any:
     global _MODEL
     if _MODEL is None:  # imported on first use: the engine's start check needs none of it
         from openskill.models import PlackettLuce

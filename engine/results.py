@@ -16,6 +16,7 @@ ranked by their scores at that moment.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from . import events as ev
@@ -97,7 +98,7 @@ NOT_READ = frozenset({"RoundDealt", "HandsDealt", "RoundEnded", "AwayOpened", "R
 ESCOBA_EVENTS = frozenset({"CardPlayed", "FifteenTaken", "OpeningTableTaken"})
 
 
-def finished_games(events) -> list[GameResult]:
+def finished_games(events: Iterable[ev.Event | None]) -> list[GameResult]:
     """Every game of the log (engine events, oldest first) that finished, with its placings.
 
     An event of ``NOT_READ``, or an escoba-less play, may be None: it only counts for the versions.
@@ -106,7 +107,7 @@ def finished_games(events) -> list[GameResult]:
     return finished_games_at(enumerate(events, start=1))
 
 
-def finished_games_at(pairs) -> list[GameResult]:
+def finished_games_at(pairs: Iterable[tuple[int, ev.Event | None]]) -> list[GameResult]:
     """``finished_games`` of ``(version, event)`` pairs, oldest first: any event ``finished_games``
     may take as None may be left out altogether."""
     state = State()
@@ -117,23 +118,27 @@ def finished_games_at(pairs) -> list[GameResult]:
         state.version = version - 1
         if event is None:
             continue
-        kind = type(event)
-        if kind is ev.CardPlayed or kind is ev.FifteenTaken or kind is ev.OpeningTableTaken:
-            gained = event.escobas if kind is ev.OpeningTableTaken else int(event.escoba)
+        if isinstance(event, ev.CardPlayed | ev.FifteenTaken | ev.OpeningTableTaken):
+            gained = event.escobas if isinstance(event, ev.OpeningTableTaken) else int(event.escoba)
             if gained:
                 escobas[event.seat] = escobas.get(event.seat, 0) + gained
             continue
-        if kind is ev.GameStarted:
+        if isinstance(event, ev.GameStarted):
             escobas, left = {}, None
-        elif kind is ev.PlayerResigned:
+        elif isinstance(event, ev.PlayerResigned):
             left = event.seat
-        elif kind is ev.AwayClaimed:
+        elif isinstance(event, ev.AwayClaimed):
             left = event.away
-        elif kind is ev.GameFinished:
+        elif isinstance(event, ev.GameFinished):
             results.append(_result(state, event, escobas, left))
         if type(event).__name__ not in NOT_READ:
             evolve(state, event)
     return results
+
+
+def _name(s: State, seat: int) -> str:
+    held = s.seats[seat]
+    return held.name if held is not None else ""  # (a player of a finished game holds a seat)
 
 
 def _result(state: State, finished: ev.GameFinished, escobas: dict[int, int], left: int | None) -> GameResult:
@@ -143,7 +148,7 @@ def _result(state: State, finished: ev.GameFinished, escobas: dict[int, int], le
     accounts = rated_seats(s)
     winners = set(finished.winners)
     placings = tuple(
-        Placing(seat, accounts[seat], s.seats[seat].name, s.side_of[seat], places[s.side_of[seat]],
+        Placing(seat, accounts[seat], _name(s, seat), s.side_of[seat], places[s.side_of[seat]],
                 "win" if seat in winners else "loss", seat == left and loser_side is not None,
                 escobas.get(seat, 0))
         for seat in s.players

@@ -7,7 +7,9 @@ starts and recorded in its log.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, replace
+from typing import Any
 
 from .cards import DECKS
 from .errors import RuleError
@@ -51,7 +53,7 @@ class Settings:
     # the game counts for its players' ratings (docs/ratings.md): every seat an account, no bot
     rated: bool = False
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
@@ -98,7 +100,7 @@ PRESETS: dict[str, Settings] = {
 _BOOL = (True, False)
 
 # What a host may set at each preset's table (docs/api.md, "Settings").
-OFFERED: dict[str, dict[str, tuple]] = {
+OFFERED: dict[str, dict[str, tuple[object, ...]]] = {
     "selminha": {
         "target": (21, 31),
         "opening_fifteen": _BOOL,
@@ -124,7 +126,7 @@ OFFERED: dict[str, dict[str, tuple]] = {
 }
 
 # Every option's possible values, for tables configured point by point.
-CHOICES: dict[str, tuple] = {
+CHOICES: dict[str, tuple[object, ...]] = {
     "target": (10, 15, 21, 30, 31),
     "opening_fifteen": _BOOL,
     "opening_thirty": OPENING_THIRTY,
@@ -145,18 +147,18 @@ CHOICES: dict[str, tuple] = {
 }
 
 
-def _same(a, b) -> bool:
+def _same(a: object, b: object) -> bool:
     # True == 1 in Python; a setting of 1 must not pass for true
     return a == b and type(a) is type(b)
 
 
-def settings_for(preset: str, overrides: dict | None = None, base: Settings | None = None) -> Settings:
+def settings_for(preset: object, overrides: object = None, base: Settings | None = None) -> Settings:
     """The preset's defaults with the host's choices applied, each one checked.
 
     >>> settings_for("del15", {"target": 21}).target
     21
     """
-    if preset not in PRESETS:
+    if not isinstance(preset, str) or preset not in PRESETS:
         raise RuleError(
             "bad_request",
             f"Unknown ruleset {preset!r}: choose selminha, del15 or cardgames.",
@@ -166,7 +168,7 @@ def settings_for(preset: str, overrides: dict | None = None, base: Settings | No
     if not isinstance(overrides, dict):
         raise RuleError("bad_request", "Settings must be an object.", {"settings": "not an object"})
     offered = OFFERED[preset]
-    bad = {}
+    bad: dict[str, str] = {}
     for key, val in overrides.items():
         if key not in offered:
             bad[key] = f"not a setting of the {preset} table"
@@ -183,7 +185,7 @@ def settings_for(preset: str, overrides: dict | None = None, base: Settings | No
     return chosen
 
 
-def custom_settings(**options) -> Settings:
+def custom_settings(**options: Any) -> Settings:  # (Any: each one checked against CHOICES)
     """Any combination of the model's options, each checked (for mixed tables and tests)."""
     for key, val in options.items():
         if key not in CHOICES or not any(_same(val, ok) for ok in CHOICES[key]):
@@ -191,6 +193,6 @@ def custom_settings(**options) -> Settings:
     return Settings(**options)
 
 
-def settings_from_dict(data: dict) -> Settings:
+def settings_from_dict(data: Mapping[str, Any]) -> Settings:
     """Rebuild settings recorded in a log."""
     return Settings(**data)

@@ -7,6 +7,9 @@ A tie in a "most" category scores nothing for anybody.
 
 from __future__ import annotations
 
+from collections.abc import Collection, Iterable, Sequence
+from typing import TypedDict
+
 from .cards import SEVEN_OF_COINS, SUITS, is_coin, is_seven, suit, value
 from .rules import Settings
 
@@ -14,8 +17,14 @@ from .rules import Settings
 SETENTA_SCALE = {7: 21, 6: 18, 1: 16, 5: 15, 4: 14, 3: 13, 2: 12, 8: 10, 9: 10, 10: 10}
 
 
-def setenta(pile) -> int | None:
-    """The best card of each suit on the scale, added up; None when a suit is missing."""
+def setenta(pile: Iterable[str]) -> int | None:
+    """The best card of each suit on the scale, added up; None when a suit is missing.
+
+    >>> setenta(["7o", "6c", "1e", "5b", "2b"])  # 21 + 18 + 16 + 15
+    70
+    >>> setenta(["7o", "7c"]) is None  # no swords, no clubs
+    True
+    """
     best: dict[str, int] = {}
     for card in pile:
         points = SETENTA_SCALE[value(card)]
@@ -26,8 +35,12 @@ def setenta(pile) -> int | None:
     return sum(best.values())
 
 
-def sole_best(counts) -> int | None:
-    """The index of the one side strictly ahead, or None on a tie (or nothing to count)."""
+def sole_best(counts: Sequence[int | None]) -> int | None:
+    """The index of the one side strictly ahead, or None on a tie (or nothing to count).
+
+    >>> sole_best([3, 5, 2]), sole_best([4, 4, 1]), sole_best([None, 2])
+    (1, None, 1)
+    """
     eligible = [c for c in counts if c is not None]
     if not eligible:
         return None
@@ -36,8 +49,30 @@ def sole_best(counts) -> int | None:
     return leaders[0] if len(leaders) == 1 else None
 
 
-def score_round(sides, piles, escobas, settings: Settings) -> list[dict]:
-    """The breakdown per side: what it captured, and the points of each category."""
+class Tally(TypedDict):
+    """One side's round: what it captured, and the points of each category (the contract's last_round)."""
+
+    seats: list[int]
+    cards: int
+    coins: int
+    sevens: int
+    seven_of_coins: bool
+    setenta: int | None
+    escobas: int
+    points: dict[str, int]  # by category
+    round_points: int
+
+
+def score_round(sides: Iterable[Iterable[int]], piles: Iterable[Collection[str]], escobas: Iterable[int],
+                settings: Settings) -> list[Tally]:
+    """The breakdown per side: what it captured, and the points of each category.
+
+    >>> from engine.rules import PRESETS
+    >>> mine, theirs = score_round([(0,), (1,)], [["7o", "7c", "1o", "2o"], ["3e", "4b"]], [1, 0],
+    ...                            PRESETS["selminha"])
+    >>> mine["points"], mine["round_points"], theirs["round_points"]
+    ({'escobas': 1, 'cards': 2, 'coins': 1, 'seven_of_coins': 1, 'sevens': 1}, 6, 0)
+    """
     tallies = [_tally(seats, pile, n, settings) for seats, pile, n in zip(sides, piles, escobas, strict=True)]
     cards = [t["cards"] for t in tallies]
     coins = [t["coins"] for t in tallies]
@@ -69,7 +104,7 @@ def score_round(sides, piles, escobas, settings: Settings) -> list[dict]:
     return tallies
 
 
-def _tally(seats, pile, escobas: int, settings: Settings) -> dict:
+def _tally(seats: Iterable[int], pile: Collection[str], escobas: int, settings: Settings) -> Tally:
     return {
         "seats": list(seats),
         "cards": len(pile),
@@ -78,11 +113,17 @@ def _tally(seats, pile, escobas: int, settings: Settings) -> dict:
         "seven_of_coins": SEVEN_OF_COINS in pile,
         "setenta": setenta(pile) if settings.sevens == "setenta" else None,
         "escobas": escobas,
+        "points": {},  # (set by score_round)
+        "round_points": 0,
     }
 
 
-def game_winner(scores, target: int) -> int | None:
-    """The side that won: at least the target and strictly ahead of every other side."""
+def game_winner(scores: Sequence[int], target: int) -> int | None:
+    """The side that won: at least the target and strictly ahead of every other side.
+
+    >>> game_winner([21, 19], 21), game_winner([21, 21], 21), game_winner([22, 23], 21)
+    (0, None, 1)
+    """
     leader = sole_best(scores)
     if leader is not None and scores[leader] >= target:
         return leader

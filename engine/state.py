@@ -6,10 +6,16 @@ returns it, so a replay of thousands of events copies once, not per event.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, fields
+from typing import Any
 
 from . import events as ev
 from .rules import Settings, settings_from_dict
+
+# one entry of a round's public history: (kind, seat, the card played or None, the cards it took);
+# kind is "opening", "play" or "fifteen"
+Play = tuple[str, int, str | None, tuple[str, ...]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,34 +37,34 @@ class State:
     preset: str = ""
     settings: Settings = field(default_factory=Settings)
     host: str | None = None
-    seats: list = field(default_factory=lambda: [None, None, None, None])
-    decks: tuple | None = None
+    seats: list[Seat | None] = field(default_factory=lambda: [None, None, None, None])
+    decks: tuple[ev.Cards, ...] | None = None
     first_dealer: int | None = None
     game: int = 0
-    players: tuple = ()  # seats in this game, in play order
-    sides: tuple = ()  # tuples of seats sharing a pile and a score
-    side_of: dict = field(default_factory=dict)
+    players: tuple[int, ...] = ()  # seats in this game, in play order
+    sides: tuple[ev.Seats, ...] = ()  # tuples of seats sharing a pile and a score
+    side_of: dict[int, int] = field(default_factory=dict)
     round: int = 0
     dealer: int | None = None
     turn: int | None = None
     turn_seq: int = 0  # counts turns, so a timer knows whether its turn is still open
-    hands: dict = field(default_factory=dict)
-    table: list = field(default_factory=list)
-    stock: list = field(default_factory=list)
-    piles: list = field(default_factory=list)
-    escobas: list = field(default_factory=list)
+    hands: dict[int, list[str]] = field(default_factory=dict)
+    table: list[str] = field(default_factory=list)
+    stock: list[str] = field(default_factory=list)
+    piles: list[list[str]] = field(default_factory=list)
+    escobas: list[int] = field(default_factory=list)
     last_capturer: int | None = None
     last_deal: bool = False
-    scores: list = field(default_factory=list)
-    last_round: tuple | None = None
-    fifteen: tuple | None = None  # (card left behind, seat that left it)
+    scores: list[int] = field(default_factory=list)
+    last_round: tuple[dict[str, Any], ...] | None = None  # RoundScored.sides: a Tally each
+    fifteen: tuple[str, int] | None = None  # (card left behind, seat that left it)
     away_open: int | None = None
-    winners: tuple | None = None
+    winners: tuple[int, ...] | None = None
     ended_by: str | None = None
-    rematch: dict = field(default_factory=dict)
+    rematch: dict[int, bool] = field(default_factory=dict)
     rematch_teams: str = "keep"
     rematch_closed: str | None = None
-    history: list = field(default_factory=list)  # this round's public plays
+    history: list[Play] = field(default_factory=list)  # this round's public plays
 
     def copy(self) -> State:
         """A state whose lists and dicts are its own (the fold changes those in place).
@@ -81,7 +87,7 @@ class State:
         return new
 
     # --- questions the rules ask of a table -----------------------------
-    def seat_of(self, player: str) -> int | None:
+    def seat_of(self, player: str | None) -> int | None:
         for i, s in enumerate(self.seats):
             if s is not None and s.player == player:
                 return i
@@ -98,14 +104,14 @@ class State:
         return [i for i, s in enumerate(self.seats) if s is not None]
 
     def humans(self) -> list[int]:
-        return [i for i in self.players if self.seats[i] and self.seats[i].kind == "human"]
+        return [i for i in self.players if (seat := self.seats[i]) is not None and seat.kind == "human"]
 
     def next_seat(self, seat: int) -> int:
         """The next player in the direction of play."""
         players = self.players
         return players[(players.index(seat) + 1) % len(players)]
 
-    def side_seats(self, seat: int) -> tuple:
+    def side_seats(self, seat: int) -> tuple[int, ...]:
         return self.sides[self.side_of[seat]]
 
     def round_is_over(self) -> bool:
@@ -124,20 +130,21 @@ _OWN_FIELDS = ("seats", "side_of", "hands", "table", "stock", "piles", "escobas"
 _SHARED_FIELDS = tuple(f.name for f in fields(State) if f.name not in _OWN_FIELDS)
 
 
-def _shared_copier():
+def _shared_copier() -> Callable[[State, State], None]:
     """``copy(source, target)`` setting every shared field of ``target`` from ``source``, written out
     one field a line (as dataclasses writes ``__init__``): a getattr/setattr by name per field was
     half of a move's copy of its state."""
     body = "".join(f"    target.{name} = source.{name}\n" for name in _SHARED_FIELDS)
-    scope: dict = {}
+    scope: dict[str, Any] = {}
     exec(f"def copy(source, target):\n{body or '    pass'}\n", scope)  # noqa: S102 (our own field names)
-    return scope["copy"]
+    copy: Callable[[State, State], None] = scope["copy"]
+    return copy
 
 
 _copy_shared = _shared_copier()
 
 
-def fold(state: State, events) -> State:
+def fold(state: State, events: Iterable[ev.Event]) -> State:
     """The state after ``events``; ``state`` itself is left as it was."""
     new = state.copy()
     for event in events:
@@ -145,13 +152,13 @@ def fold(state: State, events) -> State:
     return new
 
 
-def evolve(state: State, event) -> None:
+def evolve(state: State, event: ev.Event) -> None:
     """Apply one fact to ``state`` in place (for ``fold`` and a decision's own copy)."""
     _APPLY[type(event)](state, event)
     state.version += 1
 
 
-def replay(events) -> State:
+def replay(events: Iterable[ev.Event]) -> State:
     return fold(State(), events)
 
 
@@ -172,6 +179,7 @@ def _player_seated(s: State, e: ev.PlayerSeated) -> None:
 
 def _seat_claimed(s: State, e: ev.SeatClaimed) -> None:
     seat = s.seats[e.seat]
+    assert seat is not None  # (a claim is decided on a held seat)
     s.seats[e.seat] = Seat(seat.player, e.name, seat.kind, seat.bot, e.account)
 
 
@@ -243,7 +251,7 @@ def _hands_dealt(s: State, e: ev.HandsDealt) -> None:
     s.last_deal = e.last_deal
 
 
-def _take(s: State, seat: int, card: str, captured, escoba: bool) -> None:
+def _take(s: State, seat: int, card: str, captured: ev.Cards, escoba: bool) -> None:
     side = s.side_of[seat]
     table = s.table
     for c in captured:
@@ -335,7 +343,8 @@ def _rematch_started(s: State, e: ev.RematchStarted) -> None:
         s.seats[1], s.seats[2] = s.seats[2], s.seats[1]
 
 
-_APPLY = {
+# each function takes the event of its key's type (Any: a dict cannot say that per key)
+_APPLY: dict[type[ev.Event], Callable[[State, Any], None]] = {
     ev.TableOpened: _table_opened,
     ev.PlayerSeated: _player_seated,
     ev.BotAdded: _bot_added,

@@ -6,6 +6,8 @@ seated, and empty seats sit that game out.
 
 from __future__ import annotations
 
+from typing import TypeGuard
+
 from . import events as ev
 from .deal import check_deck
 from .decision import Decision
@@ -13,34 +15,44 @@ from .errors import RuleError
 from .flow import begin_game
 from .results import rated_seats
 from .rules import settings_for
+from .state import State
 
 SEATS = 4
+
+
+def _is_seat(at: object) -> TypeGuard[int]:
+    # range's `in` compares by ==, as these checks always have (the API's schemas send ints)
+    return at in range(SEATS)
+
+
 BOTS = {"carmen": "Carmen", "tito": "Tito", "luna": "Luna"}
 
 
-def open_table(d: Decision, name, preset, settings, host, host_name, decks=None, first_dealer=None,
-               host_seated=True, account=False) -> None:
+def open_table(d: Decision, name: str, preset: object, settings: object, host: str, host_name: str,
+               decks: object = None, first_dealer: object = None, host_seated: object = True,
+               account: bool = False) -> None:
     if d.state.status != "new":
         raise RuleError("bad_request", "This table is already open.")
     chosen = settings_for(preset, settings)
+    assert isinstance(preset, str)  # settings_for refuses any other
     if decks is not None:
         if not isinstance(decks, list | tuple) or not decks:
             raise RuleError("bad_request", "decks must be a list of 40-card orders.", {"decks": "invalid"})
         decks = tuple(check_deck(deck) for deck in decks)
-    if first_dealer is not None and first_dealer not in range(SEATS):
+    if first_dealer is not None and not _is_seat(first_dealer):
         raise RuleError("bad_request", "first_dealer is a seat, 0 to 3.", {"first_dealer": "invalid"})
     d.add(ev.TableOpened(name, preset, chosen.as_dict(), host, host_name, decks, first_dealer, bool(host_seated),
                          bool(account)))
 
 
-def require_waiting(s) -> None:
+def require_waiting(s: State) -> None:
     if s.status == "expired":
         raise RuleError("table_expired", "This table has expired.")
     if s.status != "waiting":
         raise RuleError("game_started", "The game has already started.")
 
 
-def require_host(s, player) -> None:
+def require_host(s: State, player: str | None) -> None:
     if player is None or player != s.host:
         raise RuleError("host_only", "Only the host can do that.")
 
@@ -59,14 +71,15 @@ def sit(d: Decision, player: str, name: str, account: bool = False) -> None:
     d.add(ev.PlayerSeated(free[0], player, name, bool(account)))
 
 
-def claim(d: Decision, seat, account: str, name: str) -> None:
+def claim(d: Decision, seat: int | None, account: str, name: str) -> None:
     """A guest's seat (``seat``, found from its seat token) becomes ``account``'s. Claiming a seat
     the account holds already changes nothing; a seat held by another account, a bot's seat, or a
     second seat at a table where the account sits are refused."""
     s = d.state
-    if seat is None or s.seats[seat] is None or s.seats[seat].kind != "human":
+    taken = s.seats[seat] if seat is not None else None
+    if seat is None or taken is None or taken.kind != "human":
         raise RuleError("forbidden", "That token holds no player's seat at this table.")
-    held = s.seats[seat].account
+    held = taken.account
     if held == account:
         return
     if held is not None:
@@ -77,7 +90,7 @@ def claim(d: Decision, seat, account: str, name: str) -> None:
     d.add(ev.SeatClaimed(seat, account, name))
 
 
-def add_bot(d: Decision, player, bot: str, at=None) -> None:
+def add_bot(d: Decision, player: str | None, bot: object, at: object = None) -> None:
     s = d.state
     require_host(s, player)
     require_waiting(s)
@@ -88,25 +101,25 @@ def add_bot(d: Decision, player, bot: str, at=None) -> None:
         if not free:
             raise RuleError("table_full", "Every seat is taken.")
         at = free[0]
-    elif at not in range(SEATS):
+    elif not _is_seat(at):
         raise RuleError("bad_request", "A seat is 0 to 3.", {"seat": "invalid"})
     elif s.seats[at] is not None:
         raise RuleError("seat_taken", f"Seat {at} is taken.", {"seat": at})
     d.add(ev.BotAdded(at, bot, BOTS[bot]))
 
 
-def remove_bot(d: Decision, player, at) -> None:
+def remove_bot(d: Decision, player: str | None, at: object) -> None:
     s = d.state
     require_host(s, player)
     require_waiting(s)
     if at is None and any(x and x.kind == "bot" for x in s.seats):
         at = max(i for i, x in enumerate(s.seats) if x and x.kind == "bot")
-    if at not in range(SEATS) or s.seats[at] is None or s.seats[at].kind != "bot":
+    if not _is_seat(at) or (held := s.seats[at]) is None or held.kind != "bot":
         raise RuleError("bad_request", f"Seat {at} holds no bot.", {"seat": "no bot there"})
     d.add(ev.BotRemoved(at))
 
 
-def choose_partner(d: Decision, player, partner) -> None:
+def choose_partner(d: Decision, player: str | None, partner: object) -> None:
     s = d.state
     require_host(s, player)
     require_waiting(s)
@@ -119,7 +132,7 @@ def choose_partner(d: Decision, player, partner) -> None:
     d.add(ev.PartnerChosen(partner))
 
 
-def change_settings(d: Decision, player, settings: dict) -> None:
+def change_settings(d: Decision, player: str | None, settings: object) -> None:
     s = d.state
     require_host(s, player)
     require_waiting(s)
@@ -127,7 +140,7 @@ def change_settings(d: Decision, player, settings: dict) -> None:
     d.add(ev.SettingsChanged(chosen.as_dict()))
 
 
-def start(d: Decision, player, deck, pick: int) -> None:
+def start(d: Decision, player: str | None, deck: object, pick: int) -> None:
     s = d.state
     require_host(s, player)
     require_waiting(s)

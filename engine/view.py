@@ -8,29 +8,137 @@ being taken), and this round's plays are public history.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from operator import is_
+from typing import Any, NotRequired, TypedDict
 
 from . import events as ev
 from .cards import FULL_DECK, SEVEN_OF_COINS, design_for, is_coin, is_seven, label_map
 from .events import event_data, event_type
-from .play import OPTIONS_LIMIT, fifteen_sets, options
-from .state import State
+from .play import OPTIONS_LIMIT, Option, fifteen_sets, options
+from .rules import Settings
+from .state import Play, State
+
+
+class HistoryEntry(TypedDict):
+    kind: str  # "opening", "play" or "fifteen"
+    seat: int
+    card: str | None  # None: the opening table's capture
+    captured: list[str]
+
+
+class SeatEntry(TypedDict):
+    seat: int
+    name: str | None
+    kind: str | None  # "human" or "bot"; None: an empty seat
+    bot: NotRequired[str | None]
+    empty: bool
+    team: int | None
+    in_game: NotRequired[bool]
+    hand_count: int
+    account: NotRequired[bool]  # the seat is held by an account (docs/api.md v1.3)
+
+
+class ScoreEntry(TypedDict):
+    seats: list[int]
+    points: int
+
+
+class Captured(TypedDict):
+    seats: list[int]
+    cards: int
+    coins: int
+    sevens: int
+    seven_of_coins: bool
+    escobas: int
+
+
+class FifteenToTake(TypedDict):
+    card: str
+    left_by: int
+    sets: list[list[str]]
+    more_sets: bool
+
+
+class RematchState(TypedDict):
+    allowed: bool
+    answers: dict[str, bool]  # by seat
+    teams: str
+    ready: bool
+    closed: str | None
+
+
+class Fields(TypedDict):
+    """A table as every reader of it sees it alike (``TableView.fields``), in the view's order:
+    docs/api.md's table. The reader's own fields (``you``, ``hand``, ``options``) hold nobody's."""
+
+    version: int
+    status: str
+    name: str
+    preset: str
+    settings: dict[str, Any]  # a Settings' fields by name
+    host: int | None  # the host's seat
+    seats: list[SeatEntry]
+    you: int | None
+    hand: list[str]
+    table_cards: list[str]
+    stock_count: int
+    dealer: int | None
+    turn: int | None
+    turn_seq: int
+    round: int
+    game: int
+    scores: list[ScoreEntry]
+    captured: list[Captured]
+    last_round: list[dict[str, Any]] | None  # scoring.Tally's, per side
+    fifteen_to_take: FifteenToTake | None
+    options: list[Option] | None
+    last_deal: bool
+    history: list[HistoryEntry]
+    winners: list[int] | None
+    ended_by: str | None
+    away: dict[str, int] | None  # {"seat": the seat called away}
+    rematch: RematchState | None
+    deck: str  # the design the view is labelled in
+
+
+class ReaderPart(TypedDict):
+    """What one reader's view holds beyond ``Fields`` (``READER_FIELDS``)."""
+
+    you: int | None
+    hand: list[str]
+    options: list[Option] | None
+    labels: dict[str, str]  # every card the view names, and no other: its label in the view's design
+
+
+class View(Fields):
+    """One reader's view (``view``, ``for_reader``): ``Fields`` with the reader's part."""
+
+    labels: dict[str, str]
+
+
+class OperatorView(View):
+    """The operator's view (``full``): also every hand, the stock in order and the piles."""
+
+    hands: dict[str, list[str]]  # by seat
+    stock: list[str]
+    piles: list[list[str]]
 
 SPECTATOR = None
 
 
 @lru_cache(maxsize=64)
-def _settings_items(settings) -> tuple:
+def _settings_items(settings: Settings) -> tuple[tuple[str, Any], ...]:
     return tuple(settings.as_dict().items())
 
 
-def settings_dict(settings) -> dict:
+def settings_dict(settings: Settings) -> dict[str, Any]:
     return dict(_settings_items(settings))
 
 
-def view(state: State, reader: int | None = SPECTATOR, *, deck: str | None = None, full: bool = False) -> dict:
+def view(state: State, reader: int | None = SPECTATOR, *, deck: str | None = None, full: bool = False) -> View:
     """The table as ``reader`` (a seat, or None for a spectator) may see it.
 
     ``full`` is the operator's view: every hand, the stock in order, the piles.
@@ -44,10 +152,10 @@ class TableView:
     cards it names. ``for_reader`` completes it for one reader; a server with several
     readers of a version builds this part once."""
 
-    fields: dict
-    shown: frozenset
-    plays: list | None = None  # the state's history its "history" was built from (see table_view's previous)
-    history_cards: frozenset = frozenset()  # the cards its "history" names: a later version adds its own plays'
+    fields: Fields
+    shown: frozenset[str]
+    plays: list[Play] | None = None  # the state's history its "history" was built from (see table_view's previous)
+    history_cards: frozenset[str] = frozenset()  # the cards its "history" names: a later version adds its own plays'
     state: State | None = field(default=None, compare=False, repr=False)  # the state it was built from
 
 
@@ -62,29 +170,32 @@ def table_view(state: State, *, deck: str | None = None, previous: TableView | N
     design = design_for(s.settings.deck, deck)
     history, history_cards = _history(s.history, previous)
     o = previous.state if previous is not None else None
-    was = previous.fields if o is not None else None
-    fields = {
+    was = previous.fields if previous is not None else None
+    fields: Fields = {
         "version": s.version,
         "status": s.status,
         "name": s.name,
         "preset": s.preset,
-        "settings": was["settings"] if o is not None and o.settings is s.settings else settings_dict(s.settings),
+        "settings": was["settings"] if was is not None and o is not None and o.settings is s.settings else
+        settings_dict(s.settings),
         "host": s.seat_of(s.host) if s.host else None,
         "seats": _seats(s, o, was),
         "you": None,  # the reader's: for_reader
         "hand": [],  # the reader's
-        "table_cards": was["table_cards"] if o is not None and o.table == s.table else list(s.table),
+        "table_cards": was["table_cards"] if was is not None and o is not None and o.table == s.table else
+        list(s.table),
         "stock_count": len(s.stock),
         "dealer": s.dealer,
         "turn": s.turn,
         "turn_seq": s.turn_seq,
         "round": s.round,
         "game": s.game,
-        "scores": was["scores"] if o is not None and o.scores == s.scores and o.sides == s.sides else
+        "scores": was["scores"] if was is not None and o is not None and o.scores == s.scores
+        and o.sides == s.sides else
         [{"seats": list(side), "points": pts} for side, pts in zip(s.sides, s.scores, strict=False)],
-        "captured": was["captured"] if o is not None and o.piles == s.piles and o.escobas == s.escobas
-        and o.sides == s.sides else _captured(s),
-        "last_round": was["last_round"] if o is not None and o.last_round is s.last_round else
+        "captured": was["captured"] if was is not None and o is not None and o.piles == s.piles
+        and o.escobas == s.escobas and o.sides == s.sides else _captured(s),
+        "last_round": was["last_round"] if was is not None and o is not None and o.last_round is s.last_round else
         [dict(side) for side in s.last_round] if s.last_round else None,
         "fifteen_to_take": _fifteen(s),
         "options": None,  # the reader's, on their turn
@@ -102,11 +213,13 @@ def table_view(state: State, *, deck: str | None = None, previous: TableView | N
     return TableView(fields, shown, s.history, history_cards, s)
 
 
-def _history(plays: list, previous: TableView | None) -> tuple[list[dict], frozenset]:
+def _history(plays: list[Play], previous: TableView | None) -> tuple[list[HistoryEntry], frozenset[str]]:
     """The history's entries and the cards they name. When ``previous`` was built from a beginning of
     these plays (a later move of the same round) its entries and cards are taken again, and only the
     new plays read; otherwise (a new round, an older version) all of them."""
-    out, named, start = [], set(), 0
+    out: list[HistoryEntry] = []
+    named: set[str] = set()
+    start = 0
     if previous is not None and previous.plays:
         known = previous.plays
         if len(known) <= len(plays) and all(map(is_, known, plays)):
@@ -121,20 +234,23 @@ def _history(plays: list, previous: TableView | None) -> tuple[list[dict], froze
     return out, frozenset(named)
 
 
-def for_reader(base: TableView, state: State, reader: int | None = SPECTATOR, *, full: bool = False) -> dict:
+def for_reader(base: TableView, state: State, reader: int | None = SPECTATOR, *, full: bool = False) -> View:
     """``base`` (``table_view`` of ``state``) completed for ``reader``: their seat, hand and options,
     and the labels of only the cards this reader is shown, so no field names a card they may not see."""
+    part = reader_part(base, state, reader)
     if full:
         s = state
-        result = {**base.fields, **reader_part(base, state, reader)}
-        del result["labels"]  # worked out again below, last, from every card the operator is shown
-        result["hands"] = {str(seat): list(h) for seat, h in s.hands.items()}
-        result["stock"] = list(s.stock)
-        result["piles"] = [list(p) for p in s.piles]
+        result: OperatorView = {
+            **base.fields, "you": part["you"], "hand": part["hand"], "options": part["options"],
+            "hands": {str(seat): list(h) for seat, h in s.hands.items()},
+            "stock": list(s.stock),
+            "piles": [list(p) for p in s.piles],
+            "labels": {},  # worked out below, last, from every card the operator is shown
+        }
         names = label_map(result["deck"])
         result["labels"] = {c: names[c] for c in frozenset(_shown_cards(result))}
         return result
-    return {**base.fields, **reader_part(base, state, reader)}
+    return {**base.fields, **part}
 
 
 # The fields ``reader_part`` fills in a view, in the view's order; everything else is ``base.fields``.
@@ -142,7 +258,7 @@ READER_FIELDS = ("you", "hand", "options", "labels")
 _NOT_COMPARED = frozenset((*READER_FIELDS, "history"))  # by ``changed``: the reader's, and the history apart
 
 
-def reader_part(base: TableView, state: State, reader: int | None = SPECTATOR) -> dict:
+def reader_part(base: TableView, state: State, reader: int | None = SPECTATOR) -> ReaderPart:
     """What a (non-operator) reader's view holds beyond ``base``: their seat, their hand and, on their
     turn, their options, and the labels of the cards this reader is shown (``READER_FIELDS``).
     ``for_reader`` is ``base.fields`` with these in place; a server may encode ``base`` once and
@@ -152,11 +268,12 @@ def reader_part(base: TableView, state: State, reader: int | None = SPECTATOR) -
     return {"you": you, "hand": hand, "options": opts, "labels": {c: names[c] for c in base.shown.union(hand)}}
 
 
-def _own(s: State, reader: int | None) -> tuple[int | None, list, list | None]:
+def _own(s: State, reader: int | None) -> tuple[int | None, list[str], list[Option] | None]:
     """A reader's seat (None: a spectator, or a seat nobody holds), their hand while a round is played,
     and their options on their turn."""
     you = reader if reader is not None and reader in range(4) and s.seats[reader] else None
-    hand, opts = [], None
+    hand: list[str] = []
+    opts = None
     if you is not None and s.status == "playing":
         hand = list(s.hands.get(you, ()))
         if you == s.turn:
@@ -164,15 +281,16 @@ def _own(s: State, reader: int | None) -> tuple[int | None, list, list | None]:
     return you, hand, opts
 
 
-def changed(old: TableView, new: TableView) -> tuple[dict, list | None]:
+def changed(old: TableView, new: TableView) -> tuple[dict[str, object], list[HistoryEntry] | None]:
     """What every reader's view of ``new`` holds that their view of ``old`` (an earlier version of the
     same table, in the same deck design) did not: the shared fields whose values differ, and the
     history entries ``new`` appends (None: the history is not an extension of ``old``'s, a new round's,
     and is among the fields, whole). A client's view of ``old`` with these fields set and these
     entries appended is its view of ``new``, but for the reader's own fields (``reader_changes``)."""
-    fields, before = new.fields, old.fields
-    history, added = fields["history"], None
-    known = before["history"]
+    history, added = new.fields["history"], None
+    known = old.fields["history"]
+    fields: Mapping[str, object] = new.fields
+    before: Mapping[str, object] = old.fields
     if len(known) <= len(history) and all(map(is_, known, history)):
         added = history[len(known):]  # the same entries, taken again by table_view: a move's own play
     # most fields are the previous part's own objects (table_view takes them again): told apart by identity
@@ -183,7 +301,7 @@ def changed(old: TableView, new: TableView) -> tuple[dict, list | None]:
     return out, added
 
 
-def reader_changes(old: TableView, new: TableView, state: State, reader: int | None = SPECTATOR) -> dict:
+def reader_changes(old: TableView, new: TableView, state: State, reader: int | None = SPECTATOR) -> ReaderPart:
     """A (non-operator) reader's own fields of ``new`` (``reader_part``'s: their seat, hand and
     options), and the labels of the cards this reader is shown in ``new`` that ``old`` did not show
     everyone: with the labels of their view of ``old`` these name every card the view of ``new`` does,
@@ -194,13 +312,13 @@ def reader_changes(old: TableView, new: TableView, state: State, reader: int | N
     return {"you": you, "hand": hand, "options": opts, "labels": {c: names[c] for c in fresh}}
 
 
-def _shown_cards(v: dict) -> set[str]:
-    """Every card a view names (the fields that hold cards)."""
+def _shown_cards(v: Mapping[str, Any]) -> set[str]:
+    """Every card a view names (the fields that hold cards: ``Fields``' and an ``OperatorView``'s)."""
     shown = {*v["hand"], *v["table_cards"]}
     for play in v["history"]:
-        shown.add(play["card"])
+        if play["card"] is not None:  # (the opening's entry has none)
+            shown.add(play["card"])
         shown.update(play["captured"])
-    shown.discard(None)  # a history entry without a card
     if v["fifteen_to_take"]:
         shown.add(v["fifteen_to_take"]["card"])
     for cards in v.get("hands", {}).values():
@@ -211,17 +329,18 @@ def _shown_cards(v: dict) -> set[str]:
     return shown
 
 
-def _seats(s: State, o: State | None, was: dict | None) -> list[dict]:
+def _seats(s: State, o: State | None, was: Fields | None) -> list[SeatEntry]:
     """The seats' entries; each one whose seat, hand's size and game are as in ``o`` (``was``'s
     state) taken again from ``was``."""
-    if o is None or o.status != s.status or o.players != s.players or o.sides != s.sides or o.side_of != s.side_of:
+    if (o is None or was is None or o.status != s.status or o.players != s.players or o.sides != s.sides
+            or o.side_of != s.side_of):
         return [_seat(s, i) for i in range(4)]
     before, playing = was["seats"], s.status == "playing"  # a hand's size is shown only while playing
     return [before[i] if s.seats[i] is o.seats[i] and (
         not playing or len(s.hands.get(i, ())) == len(o.hands.get(i, ()))) else _seat(s, i) for i in range(4)]
 
 
-def _seat(s: State, i: int) -> dict:
+def _seat(s: State, i: int) -> SeatEntry:
     seat = s.seats[i]
     if seat is None:
         return {"seat": i, "name": None, "kind": None, "empty": True, "team": None, "hand_count": 0}
@@ -242,7 +361,7 @@ _COINS = frozenset(filter(is_coin, FULL_DECK))
 _SEVENS = frozenset(filter(is_seven, FULL_DECK))
 
 
-def _captured(s: State) -> list[dict]:
+def _captured(s: State) -> list[Captured]:
     # a pile holds each card at most once (every deck is the forty cards)
     return [
         {
@@ -257,17 +376,17 @@ def _captured(s: State) -> list[dict]:
     ]
 
 
-def _fifteen(s: State) -> dict | None:
+def _fifteen(s: State) -> FifteenToTake | None:
     # one more than is listed, to say whether the list is cut (as options' more_captures)
     sets = fifteen_sets(s, OPTIONS_LIMIT + 1) if s.status == "playing" else []
-    if not sets:
+    if not sets or s.fifteen is None:  # (no 15 left behind: no sets)
         return None
     card, by = s.fifteen
     return {"card": card, "left_by": by, "sets": [[card, *x] for x in sets[:OPTIONS_LIMIT]],
             "more_sets": len(sets) > OPTIONS_LIMIT}
 
 
-def _rematch(s: State) -> dict | None:
+def _rematch(s: State) -> RematchState | None:
     if s.status != "finished":
         return None
     return {
@@ -279,7 +398,12 @@ def _rematch(s: State) -> dict | None:
     }
 
 
-def redact(event, reader: int | None = SPECTATOR) -> dict:
+class Redacted(TypedDict):
+    type: str  # the event's
+    data: dict[str, Any]
+
+
+def redact(event: ev.Event, reader: int | None = SPECTATOR) -> Redacted:
     """An event as ``{"type", "data"}`` with what ``reader`` may not see removed."""
     data = event_data(event)
     if isinstance(event, ev.TableOpened):

@@ -19,15 +19,17 @@ import random
 import secrets
 import time
 from collections import OrderedDict
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
 import engine
 from engine.cards import FULL_DECK
+from engine.commands import WITH_CHANCE, Command, NextRound, Open
 from engine.state import State
 
 from . import compaction, decoding, replication, snapshots
+from .hooks import ChangeHook, NotesUnacknowledged, ReadsBack
 from .locks import short_lock
 from .records import LogError, dumps, from_record, loads, to_record
 from .seconds import PerSecond
@@ -136,7 +138,7 @@ def new_table_id() -> str:
 class TableService:
     def __init__(self, redis, *, clock: Callable[[], float] = time.time,
                  rng: random.Random | None = None,
-                 on_change: Callable | None = None,
+                 on_change: ChangeHook | ReadsBack | None = None,
                  snapshot_every: int = snapshots.SNAPSHOT_EVERY,
                  idempotency_ttl: int = IDEMPOTENCY_TTL, cache_size: int = 256,
                  replica_acks: int = 0, ack_timeout: float = replication.ACK_TIMEOUT):
@@ -163,6 +165,18 @@ class TableService:
         # table -> (version before, stored records, state after) of an append this process has in
         # flight: its change notice may come back before the append's answer (load_noticed)
         self._in_flight: dict[str, tuple[int, list[str], State]] = {}
+
+    @property
+    def on_change(self) -> ChangeHook | ReadsBack | None:
+        return self._on_change
+
+    @on_change.setter
+    def on_change(self, hook: ChangeHook | ReadsBack | None) -> None:
+        # its abilities (events/hooks.py), found once: an isinstance of a runtime protocol costs
+        # tens of microseconds, too much for every append
+        self._on_change = hook
+        self._reads_back = hook if isinstance(hook, ReadsBack) else None
+        self._notes_unacknowledged = hook if isinstance(hook, NotesUnacknowledged) else None
 
     # --- reading -----------------------------------------------------------
     def load(self, table_id: str, until: int | None = None) -> State:
@@ -321,15 +335,16 @@ class TableService:
         return self.store.status_counts()
 
     # --- writing -----------------------------------------------------------
-    def create(self, command: dict, *, actor: str = HOST_ACTOR,
-               grant: tuple[str, str] | Callable | None = None) -> tuple[str, Outcome]:
+    def create(self, command: Command | Mapping[str, object], *, actor: str = HOST_ACTOR,
+               grant: tuple[str, str] | Callable[[str], tuple[str, str]] | None = None) -> tuple[str, Outcome]:
         """Open a new table with an ``open`` command; its id and the outcome.
 
         One step: the first event, the index entry and (``grant`` = ``(token_hash,
         player)``) the host's token are written together, or nothing is. ``grant`` may be a
         function of the table id drawn (a seat token names its table: api/auth.py ``new_token``).
         """
-        if command.get("type") != "open":
+        command = engine.parse_command(command) if isinstance(command, Mapping) else command  # (once)
+        if not isinstance(command, Open):
             raise engine.RuleError("bad_request", "A table is created by an open command.",
                                    {"type": "must be open"})
         for _ in range(MAX_ATTEMPTS):
@@ -346,7 +361,7 @@ class TableService:
             return table_id, outcome
         raise engine.RuleError("version_conflict", "Could not find a free table id; try again.")
 
-    def execute(self, table_id: str, command: dict, *, actor: str,
+    def execute(self, table_id: str, command: Command | Mapping[str, object], *, actor: str,
                 expected_version: int | None = None,
                 idempotency_key: str | None = None,
                 grant: tuple[str, str] | None = None, local: str | None = None,
@@ -368,6 +383,7 @@ class TableService:
         and only a repeat the rules refuse (the table has moved on since) or that changes
         nothing asks the store for the first answer. A move pays no round trip for its key.
         """
+        command = engine.parse_command(command) if isinstance(command, Mapping) else command  # (once)
         current = None
         for attempt in range(MAX_ATTEMPTS):
             # First try this process's latest state without reading the log: the append
@@ -435,20 +451,21 @@ class TableService:
         return None if done is None else self._repeat(table_id, done)
 
     # --- inside ------------------------------------------------------------
-    def with_chance(self, command: dict) -> dict:
+    def with_chance(self, command: Command) -> Command:
         """A copy of ``command`` with the chance it needs (deck, pick) when it has none."""
-        if command.get("type") not in CHANCE_COMMANDS:
+        if not isinstance(command, WITH_CHANCE):
             return command
-        command = dict(command)
-        if command.get("deck") is None:
+        deck = command.deck
+        if deck is None:
             deck = list(FULL_DECK)
             self.rng.shuffle(deck)
-            command["deck"] = deck
-        if command.get("pick") is None:
-            command["pick"] = self.rng.randrange(engine.PICK_RANGE)  # even for 2, 3 or 4 players
-        return command
+        if isinstance(command, NextRound):  # a pick drawn and unused, as always: a seeded rng deals the same decks
+            self.rng.randrange(engine.PICK_RANGE)
+            return replace(command, deck=deck)
+        pick = self.rng.randrange(engine.PICK_RANGE) if command.pick is None else command.pick  # even for 2, 3, 4
+        return replace(command, deck=deck, pick=pick)
 
-    def _apply(self, table_id: str, state: State, command: dict, actor: str,
+    def _apply(self, table_id: str, state: State, command: Command, actor: str,
                idem: str | None, *, created_at: float | None = None,
                grant: tuple[str, str] | None = None, local: str | None = None,
                count: Count | None = None) -> Outcome:
@@ -490,8 +507,8 @@ class TableService:
 
     def _hook_reads(self, table_id: str) -> tuple[tuple[str, ...], bool]:
         """The hashes the change hook wants read back in the append's own step (see __init__)."""
-        read_back = getattr(self.on_change, "read_back", None)
-        return read_back(table_id) if read_back is not None else ((), False)
+        hook = self._reads_back
+        return hook.read_back(table_id) if hook is not None else ((), False)
 
     def _cached(self, table_id: str) -> State | None:
         if self.cache_size <= 0:
@@ -520,9 +537,9 @@ class TableService:
     def _unacknowledged(self, table_id: str) -> None:
         """Tell the change hook (``unacknowledged(table_id)``, if it has one) that an append stands
         on the master without its replicas' acknowledgement: nothing followed it."""
-        hook = getattr(self.on_change, "unacknowledged", None)
+        hook = self._notes_unacknowledged
         if hook is not None:
-            hook(table_id)
+            hook.unacknowledged(table_id)
 
     def _follow_repeat(self, table_id: str) -> None:
         """A repeat of an append whose first answer may have been 503 (its replicas were late):
@@ -537,8 +554,9 @@ class TableService:
     def _changed(self, table_id: str, outcome: Outcome) -> None:
         if self.on_change is None:
             return
-        if outcome.appended is not None and hasattr(self.on_change, "read_back"):
-            self.on_change(table_id, outcome.state, outcome.records, outcome.appended)
+        hook = self._reads_back
+        if outcome.appended is not None and hook is not None:
+            hook(table_id, outcome.state, outcome.records, outcome.appended)
         else:
             self.on_change(table_id, outcome.state, outcome.records)
 

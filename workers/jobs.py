@@ -55,7 +55,7 @@ def _execute(svc, table_id: str, command: dict, *, actor: str, expected_version:
              key: str) -> str:
     failed_before = scheduling.FAILURES.value  # one job at a time in a job process
     try:
-        outcome = svc.execute(table_id, command, actor=actor, expected_version=expected_version,
+        outcome = svc.execute(table_id, engine.parse_command(command), actor=actor, expected_version=expected_version,
                               idempotency_key=key)
     except engine.RuleError as exc:
         log.info("table %s: %s at version %s refused (%s): the table moved on",

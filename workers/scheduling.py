@@ -80,6 +80,7 @@ from rq.job import Job
 
 from events import my_tables
 from events.compaction import closed_for_good
+from events.hooks import NotesUnacknowledged, ReadsBack
 from events.store import flat_hash
 
 from . import index, liveness, queues
@@ -657,7 +658,7 @@ def after_change(tables, table_id: str, state, records: list[dict], config,
         return None
 
 
-class TimersHook:
+class TimersHook(ReadsBack, NotesUnacknowledged):
     """``TableService(on_change=...)`` in the API and the workers: the timers after each append.
 
     ``read_back`` has the append's own Lua step stamp the version in ``table:{ID}:timers``

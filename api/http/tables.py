@@ -141,7 +141,7 @@ def create_table():
     }
     # the host's token is granted in the step that writes the first event: a table is never
     # made without it (nor the token without the table)
-    table_id, outcome = ctx.service.create(command, actor=f"player:{player}", grant=grant)
+    table_id, outcome = ctx.service.create(engine.parse_command(command), actor=f"player:{player}", grant=grant)
     g.log = {"table_id": table_id, "command": "open", "version": outcome.version}
     seat = outcome.state.seat_of(player)
     return jsonify({
@@ -160,9 +160,8 @@ def take_seat(table_id: str):
     account, player, token, grant = _seating(table_id)
     body = schemas.take_seat.load(_named(raw, account))
     name = account.name if account is not None else body["name"]
-    outcome = ctx.service.execute(table_id, {"type": "sit", "player": player, "name": name,
-                                             "account": account is not None},
-                                  actor="guest", grant=grant)
+    sit = engine.parse_command({"type": "sit", "player": player, "name": name, "account": account is not None})
+    outcome = ctx.service.execute(table_id, sit, actor="guest", grant=grant)
     seat = outcome.state.seat_of(player)
     g.log = {"table_id": table_id, "command": "sit", "seat": seat, "version": outcome.version}
     return jsonify({"seat": seat, "token": token, "table": _view(table_id, outcome.state, seat, player)}), 201
@@ -306,7 +305,7 @@ def _decided(ctx, ask: Ask, log: dict, count) -> tuple[Outcome, str, str | None]
     deck = checked_deck(ask.deck)  # before the move: a refused request changes nothing
     log.update(command=move["type"])
     outcome = ctx.service.execute(
-        table_id, {**move, "player": player}, actor=f"player:{player}",
+        table_id, engine.parse_command({**move, "player": player}), actor=f"player:{player}",
         expected_version=expected, idempotency_key=key,
         local=ctx.hub.listener_id,  # every caller posts the move to this process's sockets (post_local)
         count=count,

@@ -14,16 +14,18 @@ from __future__ import annotations
 import random
 from collections.abc import Callable
 
+from ..view import View
 from . import carmen, luna, sparring, tito
+from .common import Move
 
 BOTS = ("carmen", "tito", "luna")
 # opponents for the bench and the tests only (engine.bots.sparring): no table seats them
 SPARRING = tuple(sparring.CHOOSERS)
 
 
-def choose(bot: str, view: dict, rng: random.Random, *, budget_ms: float | None = None,
+def choose(bot: str, view: View, rng: random.Random, *, budget_ms: float | None = None,
            clock: Callable[[], float] | None = None, wall_clock: Callable[[], float] | None = None,
-           wall_ms: float | None = None) -> dict:
+           wall_ms: float | None = None) -> Move:
     """The bot's command for its seat at this view (the clocks are read by Luna alone)."""
     if not isinstance(view, dict):
         raise TypeError("a bot is handed a view dict")
@@ -38,4 +40,4 @@ def choose(bot: str, view: dict, rng: random.Random, *, budget_ms: float | None 
     raise ValueError(f"unknown bot {bot!r}: choose carmen, tito or luna")
 
 
-__all__ = ["BOTS", "SPARRING", "choose"]
+__all__ = ["BOTS", "SPARRING", "Move", "choose"]

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import random
 
-from .common import Reading
+from ..view import View
+from .common import Move, Reading
 
 
-def choose(view: dict, rng: random.Random) -> dict:
+def choose(view: View, rng: random.Random) -> Move:
     r = Reading(view)
     moves = r.moves()
     takes = [m for m in moves if m["type"] == "take_fifteen"]

@@ -10,17 +10,29 @@ hidden card: the only input is the view dict.
 from __future__ import annotations
 
 from math import comb
+from typing import Literal, Required, TypedDict
 
 from ..cards import FULL_DECK, SEVEN_OF_COINS, is_coin, is_seven, value
 from ..rules import Settings, settings_from_dict
+from ..view import View
 
 ESCOBA = 1.0
+
+
+class Move(TypedDict, total=False):
+    """A bot's command for its seat, without ``by`` (the caller adds it): a ``play`` names its
+    ``card`` and ``capture``, a ``take_fifteen`` its ``cards``."""
+
+    type: Required[Literal["play", "take_fifteen"]]
+    card: str
+    capture: list[str]
+    cards: list[str]
 
 
 class Reading:
     """The round as one seat sees it."""
 
-    def __init__(self, view: dict):
+    def __init__(self, view: View):
         if not isinstance(view, dict):
             raise TypeError("a bot reads a view dict, nothing else")
         me = view.get("you")
@@ -52,7 +64,7 @@ class Reading:
             if h["kind"] == "opening":
                 self.piles[self.side_of[h["seat"]]].extend(taken)
                 self.last_capturer = h["seat"]
-            elif taken or h["kind"] == "fifteen":
+            elif h["card"] is not None and (taken or h["kind"] == "fifteen"):  # (only the opening has no card)
                 self.piles[self.side_of[h["seat"]]].extend([*taken, h["card"]])
                 self.last_capturer = h["seat"]
         self.seen = seen
@@ -68,10 +80,10 @@ class Reading:
         """Cards still to be played this round, the seat's own included."""
         return sum(self.hand_count.values()) + self.stock_count
 
-    def moves(self) -> list[dict]:
+    def moves(self) -> list[Move]:
         """Every legal command, TAKE THE 15 first; read from the view's options."""
-        result = [{"type": "take_fifteen", "cards": list(s)} for s in self.fifteen_sets]
-        for opt in self.view["options"]:
+        result: list[Move] = [{"type": "take_fifteen", "cards": list(s)} for s in self.fifteen_sets]
+        for opt in self.view["options"] or ():  # (never None: a bot is asked on its turn)
             for s in opt["captures"]:
                 result.append({"type": "play", "card": opt["card"], "capture": list(s)})
             if opt["may_leave"]:
@@ -81,7 +93,7 @@ class Reading:
 
 def card_worth(settings: Settings) -> dict[str, float]:
     """Roughly what capturing each card is worth in points, for the heuristics."""
-    worth = {}
+    worth: dict[str, float] = {}
     for c in FULL_DECK:
         w = 0.12
         if is_coin(c):

@@ -68,15 +68,25 @@ CPU p99 94.7 ms (docs/bots.md).
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from itertools import combinations
 from math import comb
+from typing import Any
 
 from ..cards import SEVEN_OF_COINS as SEVEN
+from ..view import View
 from . import race, tito
-from .common import Reading, card_worth
+from .common import Move, Reading, card_worth
 from .people import Model, Styles, TitoOrAny, style_chances
 from .sim import ANY, INDEX, TITO, VAL, Round, worth_table
+
+# one of a seat's plays this deal, as past_choices finds it: (the round just before it, its hand
+# left empty; the seat; the card; the set it took; the cards that seat has played since)
+PastChoice = tuple[Round, int, int, frozenset[int], list[int]]
+# one of a seat's plays of a deal played out (known_choices): the round before it, its hand filled in
+KnownChoice = tuple[Round, int, int, frozenset[int]]
+# deals for judging a seat's moves, with their weights, and whether they are every deal (sampler)
+Sampler = Callable[[Reading, Round, random.Random, int], tuple[list[tuple[Round, float]], bool]]
 
 BUDGET_MS = 100.0
 # the share of the budget the search may use; the rest is room for choosing and returning, and
@@ -173,13 +183,15 @@ class Budget:
             self.checks_left -= 1
             self.spent = self.checks_left < 0
         else:
-            cpu_over = self.clock is not None and self.clock() >= self.cpu_end
-            self.spent = cpu_over or (self.wall_clock is not None and self.wall_clock() >= self.wall_end)
+            # (an end is None exactly when its clock is)
+            cpu_over = self.clock is not None and self.cpu_end is not None and self.clock() >= self.cpu_end
+            self.spent = cpu_over or (self.wall_clock is not None and self.wall_end is not None
+                                      and self.wall_clock() >= self.wall_end)
         return self.spent
 
 
 def choose(
-    view: dict,
+    view: View,
     rng: random.Random,
     budget_ms: float | None = None,
     *,
@@ -188,9 +200,9 @@ def choose(
     wall_ms: float | None = None,
     max_iterations: int | None = None,
     candidates: int | None = None,
-    stats: dict | None = None,
+    stats: dict[str, Any] | None = None,
     people: Model | None = None,
-) -> dict:
+) -> Move:
     """Luna's command for her seat.
 
     ``clock``: CPU seconds (``time.process_time``), read for ``budget_ms``; ``wall_clock``:
@@ -220,7 +232,7 @@ def choose(
 
 
 def search(root: Round, r: Reading, moves: list[tuple[int, list[int]]], rng: random.Random,
-           budget: Budget, max_iterations: int, stats: dict | None = None,
+           budget: Budget, max_iterations: int, stats: dict[str, Any] | None = None,
            prior: list[float] | None = None, people: Model | None = None) -> int:
     """The index of the best of ``moves`` (``moves[0]`` when no deal was finished in time).
 
@@ -236,14 +248,15 @@ def search(root: Round, r: Reading, moves: list[tuple[int, list[int]]], rng: ran
     """
     prior = prior or [0.0] * len(moves)
     fitted = styles_read(r, root) if FIT_STYLES or READ_STYLES else {}
-    seats = {seat: Styles(tuple(ws), STYLE_NOISE) for seat, ws in fitted.items()} if READ_STYLES else None
+    seats: dict[int, Model] | None = {seat: Styles(tuple(ws), STYLE_NOISE) for seat, ws in fitted.items()} \
+        if READ_STYLES else None
     deals = Deals(r, root, people, seats=seats)
     fitted = {seat: ws for seat, ws in fitted.items() if ws[TITO] < 1.0} if FIT_STYLES else {}
     leaf = leaf_value(r)
     stop = budget.over
     alive = list(range(len(moves)))
     totals = [0.0] * len(moves)
-    results: list[list[int]] = [[] for _ in moves]
+    results: list[list[float]] = [[] for _ in moves]
     weights: list[float] = []
     iterations = 0
     while iterations < max_iterations and len(alive) > 1 and not stop():
@@ -253,7 +266,7 @@ def search(root: Round, r: Reading, moves: list[tuple[int, list[int]]], rng: ran
         if not WEIGH_DEALS:
             weight = 1.0
         if fitted:  # one style per opponent for this deal, the same for every candidate
-            styles = {}
+            styles: dict[int, int] = {}
             for seat, ws in fitted.items():
                 # this deal's plays too, with the hand the deal gives the seat
                 for chances in deals.style_chances(seat, deal.hands[seat]):
@@ -326,7 +339,7 @@ def leaf_value(r: Reading) -> Callable[[list[int]], float]:
     a, b = scores[mine], max(scores[j] for j in others)
     c = ROUND_SHARE
     slope = max(SLOPE_MIN, (race.chance(a + c + 1, b + c, target) - race.chance(a + c, b + c + 1, target)) / 2)
-    seen: dict[tuple, float] = {}
+    seen: dict[tuple[int, ...], float] = {}
 
     def value(points: list[int]) -> float:
         key = tuple(points)
@@ -342,7 +355,7 @@ def leaf_value(r: Reading) -> Callable[[list[int]], float]:
     return value
 
 
-def _prune(alive: list[int], results: list[list[int]], totals: list[float], n: int,
+def _prune(alive: list[int], results: list[list[float]], totals: list[float], n: int,
            weights: list[float] | None = None) -> list[int]:
     """Drop the moves behind the leader by more than ``PRUNE_Z`` paired standard errors.
 
@@ -390,7 +403,7 @@ def inferred_lacks(r: Reading, root: Round) -> dict[int, set[int]]:
     count = plays
     for h in reversed(history):
         kind, card, taken = h["kind"], h["card"], [INDEX[c] for c in h["captured"]]
-        if kind == "opening":
+        if kind == "opening" or card is None:  # (only the opening has no card)
             break
         if kind == "fifteen":
             table += [*taken, INDEX[card]]
@@ -429,7 +442,8 @@ def _deal_inferred(deal: Round, pool: list[int], others: list[tuple[int, int]],
     deal.stock = rest
 
 
-def _plays_back(r: Reading, root: Round, *, whole_round: bool):
+def _plays_back(r: Reading, root: Round, *, whole_round: bool
+                ) -> Iterator[tuple[int, int, int, list[int], list[int], list[int], dict[int, list[int]]]]:
     """The round's plays walked back from now, newest first, each undone as it is yielded:
     ``(count, seat, card, taken, table, public, since)``, with ``count`` the plays before it,
     ``table`` and ``public`` (the cards of each value in sight) as they stood just before it,
@@ -444,9 +458,10 @@ def _plays_back(r: Reading, root: Round, *, whole_round: bool):
     since: dict[int, list[int]] = {s: [] for s in r.players}
     count = plays
     for h in reversed(r.view["history"]):
-        if h["kind"] == "opening" or (not whole_round and count <= first):
+        played = h["card"]
+        if h["kind"] == "opening" or played is None or (not whole_round and count <= first):  # (the opening: no card)
             break
-        card, taken = INDEX[h["card"]], [INDEX[c] for c in h["captured"]]
+        card, taken = INDEX[played], [INDEX[c] for c in h["captured"]]
         if h["kind"] == "fifteen":
             table += [*taken, card]
             continue
@@ -463,7 +478,7 @@ def _plays_back(r: Reading, root: Round, *, whole_round: bool):
         yield count, seat, card, taken, table, public, since
 
 
-def past_choices(r: Reading, root: Round) -> dict[int, list[tuple[Round, int, int, frozenset, list[int]]]]:
+def past_choices(r: Reading, root: Round) -> dict[int, list[PastChoice]]:
     """Per other seat, each of its plays in the current deal, as the round stood before it.
 
     A play is (the round just before it, its hand left empty; the card; the set it took; the
@@ -471,7 +486,7 @@ def past_choices(r: Reading, root: Round) -> dict[int, list[tuple[Round, int, in
     and those). Walked back from the round now, as ``inferred_lacks`` walks. Earlier deals
     tell nothing: the hands they dealt have been played, in sight.
     """
-    found: dict[int, list] = {}
+    found: dict[int, list[PastChoice]] = {}
     for _, seat, card, taken, table, public, since in _plays_back(r, root, whole_round=False):
         if seat != r.me:
             before = root.copy()
@@ -483,7 +498,7 @@ def past_choices(r: Reading, root: Round) -> dict[int, list[tuple[Round, int, in
     return found
 
 
-def known_choices(r: Reading, root: Round) -> dict[int, list[tuple[Round, int, int, frozenset]]]:
+def known_choices(r: Reading, root: Round) -> dict[int, list[KnownChoice]]:
     """Per opponent, each of its plays this round whose hand is known: those of the deals played out.
 
     A play is (the round just before it, the seat's hand then filled in: the cards it played
@@ -493,7 +508,7 @@ def known_choices(r: Reading, root: Round) -> dict[int, list[tuple[Round, int, i
     per_deal = 3 * len(r.players)
     plays = sum(1 for h in r.view["history"] if h["kind"] == "play")
     first = plays - plays % per_deal
-    found: dict[int, list] = {}
+    found: dict[int, list[KnownChoice]] = {}
     for count, seat, card, taken, table, public, since in _plays_back(r, root, whole_round=True):
         if count < first and r.side_of[seat] != r.my_side:
             before = root.copy()
@@ -514,7 +529,7 @@ def styles_read(r: Reading, root: Round) -> dict[int, list[float]]:
     among its own best plays, and ``STYLE_NOISE`` spread over every legal play (ANY: 1 / the
     number of legal plays). Only public plays, with hands shown by their own later plays.
     """
-    found = {}
+    found: dict[int, list[float]] = {}
     known = known_choices(r, root)
     for seat in r.players:
         if r.side_of[seat] == r.my_side:
@@ -531,7 +546,7 @@ def styles_read(r: Reading, root: Round) -> dict[int, list[float]]:
     return found
 
 
-def _agreed(hand: list[int], checks: list) -> int:
+def _agreed(hand: list[int], checks: list[PastChoice]) -> int:
     """How many of a seat's plays this deal Tito's judgement would make, had it held ``hand``."""
     n = 0
     for before, seat, card, taken, since in checks:
@@ -540,7 +555,7 @@ def _agreed(hand: list[int], checks: list) -> int:
     return n
 
 
-def _deal_read(deal: Round, pool: list[int], others: list[tuple[int, int]], reads: dict,
+def _deal_read(deal: Round, pool: list[int], others: list[tuple[int, int]], reads: dict[int, list[PastChoice]],
                rng: random.Random) -> None:
     """Deal ``pool`` (shuffled) so each hand agrees with the plays its seat made, as far as draws find one."""
     rest = pool
@@ -565,7 +580,7 @@ def _deal_read(deal: Round, pool: list[int], others: list[tuple[int, int]], read
     deal.stock = rest
 
 
-def hand_weight(hand: list[int], checks: list, people: Model) -> float:
+def hand_weight(hand: list[int], checks: list[PastChoice], people: Model) -> float:
     """The chance, under ``people``, that a seat holding ``hand`` made its plays of this deal.
 
     ``checks``: the seat's plays (``past_choices``). The product of ``people.chance`` over
@@ -672,7 +687,7 @@ class Deals:
         deal.stock = rest
         return deal, weight
 
-    def hand_weight(self, seat: int, hand: list[int], checks: list) -> float:
+    def hand_weight(self, seat: int, hand: list[int], checks: list[PastChoice]) -> float:
         """``hand_weight`` of ``seat`` holding ``hand`` under its model, computed once a hand."""
         key = (seat, *sorted(hand))
         weight = self._weights.get(key)
@@ -707,7 +722,7 @@ class Deals:
             left -= n
         if total > limit:
             return None
-        ways: list[tuple[dict, list[int]]] = [({}, list(self.unseen))]
+        ways: list[tuple[dict[int, list[int]], list[int]]] = [({}, list(self.unseen))]
         for seat, n in self.others:
             ways = [({**hands, seat: list(hand)}, [c for c in rest if c not in hand])
                     for hands, rest in ways for hand in combinations(rest, n)]
@@ -740,7 +755,7 @@ class Deals:
         return weight
 
 
-def sampler(people: Model | None = None, tries: int | None = None):
+def sampler(people: Model | None = None, tries: int | None = None) -> Sampler:
     """Deals for judging a seat's moves (``engine.analysis``'s ``Sampler``), read under ``people``.
 
     ``sample(r, root, rng, n) -> (deals, exact)``: every deal with its weight when the stock
@@ -763,7 +778,7 @@ def sampler(people: Model | None = None, tries: int | None = None):
     return sample
 
 
-def seven_of_coins_first(moves: list[dict]) -> list[dict]:
+def seven_of_coins_first(moves: list[Move]) -> list[Move]:
     """The moves a strong player weighs where the 7 of coins is at stake.
 
     When a move takes the 7 of coins (played with a capture, or taken off the table),
@@ -780,7 +795,7 @@ def seven_of_coins_first(moves: list[dict]) -> list[dict]:
     return keeps or moves
 
 
-def _as_ints(move: dict) -> tuple[int, list[int]]:
+def _as_ints(move: Move) -> tuple[int, list[int]]:
     return INDEX[move["card"]], [INDEX[c] for c in move["capture"]]
 
 

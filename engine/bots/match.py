@@ -9,13 +9,17 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
+from typing import Any
 
 from .. import decide, fold, view
 from ..cards import FULL_DECK
+from ..commands import NextRound, Open, Sit, Start, parse_command
 from ..state import State
+from ..view import View
 from . import choose as bot_choose
+from .common import Move
 
-Chooser = Callable[[str, dict, random.Random], dict]
+Chooser = Callable[[str, View, random.Random], Move]
 
 
 def shuffled(rng: random.Random) -> list[str]:
@@ -24,19 +28,16 @@ def shuffled(rng: random.Random) -> list[str]:
     return deck
 
 
-def table(preset: str, bots: list[str], rng: random.Random, *, settings: dict | None = None,
+def table(preset: str, bots: list[str], rng: random.Random, *, settings: dict[str, Any] | None = None,
           first_dealer: int | None = None) -> State:
     """A table with ``bots[i]`` in seat i (a human placeholder holds seat 0 as host), started."""
     s = State()
-    opening = {"type": "open", "name": "bots", "preset": preset, "player": "p0", "host_name": "A"}
-    if settings:
-        opening["settings"] = settings
-    if first_dealer is not None:
-        opening["first_dealer"] = first_dealer
+    opening = Open(name="bots", preset=preset, player="p0", host_name="A", settings=settings or None,
+                   first_dealer=first_dealer)
     s = fold(s, decide(s, opening))
     for i in range(1, len(bots)):
-        s = fold(s, decide(s, {"type": "sit", "player": f"p{i}", "name": f"P{i}"}))
-    return fold(s, decide(s, {"type": "start", "by": 0, "deck": shuffled(rng), "pick": rng.randrange(4)}))
+        s = fold(s, decide(s, Sit(player=f"p{i}", name=f"P{i}")))
+    return fold(s, decide(s, Start(by=0, deck=shuffled(rng), pick=rng.randrange(4))))
 
 
 def play_game(
@@ -44,7 +45,7 @@ def play_game(
     bots: list[str],
     rng: random.Random,
     *,
-    settings: dict | None = None,
+    settings: dict[str, Any] | None = None,
     first_dealer: int | None = None,
     max_rounds: int = 30,
     chooser: Chooser | None = None,
@@ -66,12 +67,11 @@ def play_game(
                 on_round(s)
             if s.round >= max_rounds:
                 break
-            s = fold(s, decide(s, {"type": "next_round", "by": 0, "deck": shuffled(deck_rng)}))
+            s = fold(s, decide(s, NextRound(by=0, deck=shuffled(deck_rng))))
             continue
         seat = s.turn
-        command = dict(chooser(bots[seat], view(s, seat), rng))
-        command["by"] = seat
-        s = fold(s, decide(s, command))
+        assert seat is not None  # a round under way
+        s = fold(s, decide(s, parse_command({**chooser(bots[seat], view(s, seat), rng), "by": seat})))
     if s.status == "finished" and on_round:
         on_round(s)
     return s

@@ -29,8 +29,10 @@ Pure: no randomness, no state; the same scores give the same chance.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 from math import exp
+from typing import Protocol
 
 # plays whose scores differ by less than this are tied (as in sim.Round.tito)
 TIE = 1e-9
@@ -39,13 +41,22 @@ TEMPERATURE = 0.3
 WEIGHTS = (0.6, 0.2, 0.1, 0.1)
 
 
+class Before(Protocol):
+    """The round as it stood before a play, the seat's hand filled in: a ``sim.Round`` (a protocol,
+    so this module needs no import of the simulator, and mypyc checks nothing at the call)."""
+
+    def judge(self, seat: int, card: int, taken: Collection[int]) -> tuple[list[float], float | None]: ...
+
+    def grab_keys(self, seat: int) -> list[tuple[tuple[int, float], int, tuple[int, ...]]]: ...
+
+
 @dataclass(frozen=True)
 class TitoOrAny:
     """Tito's choice with probability ``p``, any legal play otherwise."""
 
     p: float = 0.8
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         if not 0.0 <= self.p <= 1.0:
             raise ValueError("p is a probability")
 
@@ -62,7 +73,7 @@ class TitoOrAny:
         tied = sum(1 for s in scores if s >= best - TIE)
         return self.p / tied + anyone
 
-    def chance_of(self, before, seat: int, card: int, taken) -> float:
+    def chance_of(self, before: Before, seat: int, card: int, taken: Collection[int]) -> float:
         scores, played = before.judge(seat, card, taken)
         return self.chance(scores, played)
 
@@ -73,7 +84,7 @@ class Softmax:
 
     temperature: float = TEMPERATURE
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         if self.temperature <= 0:
             raise ValueError("the temperature is positive")
 
@@ -86,12 +97,13 @@ class Softmax:
         # (luna.Deals keeps a hand's weight by its cards)
         return exp((played - best) / t) / sum(exp((s - best) / t) for s in sorted(scores))
 
-    def chance_of(self, before, seat: int, card: int, taken) -> float:
+    def chance_of(self, before: Before, seat: int, card: int, taken: Collection[int]) -> float:
         scores, played = before.judge(seat, card, taken)
         return self.chance(scores, played)
 
 
-def style_chances(before, seat: int, card: int, taken, noise: float) -> tuple[float, float, float, float]:
+def style_chances(before: Before, seat: int, card: int, taken: Collection[int],
+                  noise: float) -> tuple[float, float, float, float]:
     """The chance of a play under each generic style, in ``sim``'s order: Tito's, the greedy
     taker's, any legal play, and the taker's (any capture there is, else any card).
 
@@ -127,7 +139,7 @@ class Styles:
     weights: tuple[float, ...] = WEIGHTS
     noise: float = 0.1
 
-    def chance_of(self, before, seat: int, card: int, taken) -> float:
+    def chance_of(self, before: Before, seat: int, card: int, taken: Collection[int]) -> float:
         chances = style_chances(before, seat, card, taken, self.noise)
         return sum(w * c for w, c in zip(self.weights, chances, strict=False))
 

@@ -52,7 +52,7 @@ def _table(target: int) -> tuple[tuple[float, ...], ...]:
     return tuple(tuple(row) for row in win)
 
 
-def _after(win, a: int, b: int, target: int) -> float:
+def _after(win: list[list[float]], a: int, b: int, target: int) -> float:
     if a >= target or b >= target:
         # ahead at the target wins; level at or past it plays on, between equals a coin toss
         return 1.0 if a > b else 0.0 if b > a else 0.5

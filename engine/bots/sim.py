@@ -15,7 +15,9 @@ Python that mypyc takes: a variable keeps one type, and a class is built by its
 
 from __future__ import annotations
 
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from math import comb
+from typing import overload
 
 from ..cards import FULL_DECK
 from ..rules import Settings
@@ -30,6 +32,8 @@ DANGER = 0.6
 # generic human styles Luna fits to what each opponent has shown (``engine.bots.luna.styles_read``)
 TITO, GRAB, ANY, TAKE = 0, 1, 2, 3
 STYLE_NAMES = ("tito", "grab", "any", "take")
+# a play in a rollout: the card, and the set it takes (() to leave it)
+Choice = tuple[int, tuple[int, ...]]
 
 
 def subsets(table: list[int], goal: int) -> list[list[int]]:
@@ -64,7 +68,7 @@ def sums_of(table: list[int]) -> dict[int, list[tuple[int, ...]]]:
     return by_total
 
 
-_WORTH: dict[tuple, list[float]] = {}
+_WORTH: dict[tuple[float, ...], list[float]] = {}
 
 
 def worth_table(worth: dict[str, float]) -> list[float]:
@@ -82,7 +86,8 @@ class Round:
         "order", "gain", "public", "smart", "styles", "seed",
     )
 
-    def __init__(self, settings: Settings, worth: list[float], players, side_of, nxt):
+    def __init__(self, settings: Settings, worth: list[float], players: list[int], side_of: dict[int, int],
+                 nxt: dict[int, int]):
         self.settings = settings
         self.hybrid = settings.capture == "hybrid"
         self.mandatory = settings.mandatory_capture
@@ -145,7 +150,7 @@ class Round:
         self.table.remove(card)
         self._capture(seat, card, taken, escoba)
 
-    def _capture(self, seat: int, card: int, taken, escoba: bool) -> None:
+    def _capture(self, seat: int, card: int, taken: Sequence[int], escoba: bool) -> None:
         """``card`` takes ``taken`` off the table into the side's pile."""
         table = self.table
         for c in taken:
@@ -161,7 +166,7 @@ class Round:
             self.gain[side] += 1.0
         self.pending = -1
 
-    def play(self, seat: int, card: int, taken) -> None:
+    def play(self, seat: int, card: int, taken: Sequence[int]) -> None:
         hand = self.hands[seat]
         table = self.table
         last_card = not self.stock and self.cards_left() == 1
@@ -209,7 +214,7 @@ class Round:
         w = self.worth
         return max(sets, key=lambda s: sum(w[c] for c in s) + (len(s) == len(rest)))
 
-    def greedy(self, seat: int):  # (card, the set it takes); unannotated: mypyc checks no tuple's shape
+    def greedy(self, seat: int) -> Choice | None:
         """Capture the most valuable set, keep clear of sweepable tables; else leave the cheapest card."""
         w = self.worth
         table = self.table
@@ -220,7 +225,7 @@ class Round:
         n = len(table)
         escoba_counts = self.last_sweep or self.stock or self.cards_left() > 1
         best = -1e9
-        choice = None
+        choice: Choice | None = None
         by_total = sums_of(table)
         for card in self.hands[seat]:
             v = VAL[card]
@@ -251,7 +256,7 @@ class Round:
                     best, choice = score, (card, ())
         return choice
 
-    def rollout(self, plies: int = 999, stop=None, every: int = 4) -> bool:
+    def rollout(self, plies: int = 999, stop: Callable[[], bool] | None = None, every: int = 4) -> bool:
         """Play on with the fast policy for ``plies`` plays, or to the round's end.
 
         ``stop()`` is asked before every ``every`` plays (a search's budget, read
@@ -271,21 +276,24 @@ class Round:
                 if fifteen:
                     self.take_fifteen(seat, fifteen)
             style = styles.get(seat, TITO) if styles else TITO
+            choice: Choice | None
             if style == GRAB:
-                card, taken = self.grab(seat)
+                choice = self.grab(seat)
             elif style in (ANY, TAKE):
                 found = self.legal(seat)
                 if style == TAKE:  # any capture there is; with none, any card
                     found = [play for play in found if play[1]] or found
                 self.seed = (self.seed * 1103515245 + 12345) & 0x7FFFFFFF
-                card, taken = found[(self.seed >> 8) % len(found)]
+                choice = found[(self.seed >> 8) % len(found)]
             else:
-                card, taken = self.tito(seat) if self.smart else self.greedy(seat)
+                choice = self.tito(seat) if self.smart else self.greedy(seat)
+            assert choice is not None  # a hand on its turn is never empty: there is a play
+            card, taken = choice
             self.play(seat, card, taken)
         return True
 
     # --- the generic styles Luna fits to her opponents ------------------------
-    def _plays(self, seat: int):
+    def _plays(self, seat: int) -> Iterator[tuple[int, tuple[int, ...], float | None]]:
         """Each legal play of ``seat`` in a fixed order: (card, the set it takes, its worth);
         ``()`` and ``None`` to leave the card."""
         table = self.table
@@ -314,19 +322,19 @@ class Round:
         return [((len(s) + 1, sw + w[card]) if sw is not None else (0, -w[card]), card, s)
                 for card, s, sw in self._plays(seat)]
 
-    def grab(self, seat: int):  # (card, the set it takes)
+    def grab(self, seat: int) -> Choice | None:
         """The greedy taker's play: the capture of the most cards (the most worth among equals).
 
         With nothing to take, the cheapest card is left.
         """
-        best = None
-        choice = None
+        best: tuple[int, float] | None = None
+        choice: Choice | None = None
         for key, card, s in self.grab_keys(seat):
             if best is None or key > best:
                 best, choice = key, (card, s)
         return choice
 
-    def score(self, sides) -> list[int]:
+    def score(self, sides: Iterable[Iterable[int]]) -> list[int]:
         """The round's points per side by ``engine.scoring.score_round`` itself (slow; for checks)."""
         piles = [[CODE[c] for c in p] for p in self.piles]
         return [t["round_points"] for t in score_round(sides, piles, self.escobas, self.settings)]
@@ -338,7 +346,15 @@ class Round:
         """
         return round_points(self.piles, self.escobas, self.settings)
 
-    def tito(self, seat: int, want: tuple[int, frozenset] | None = None, judged: list[float] | None = None):
+    @overload
+    def tito(self, seat: int) -> Choice | None: ...
+    @overload
+    def tito(self, seat: int, want: tuple[int, frozenset[int]]) -> bool: ...
+    @overload
+    def tito(self, seat: int, want: tuple[int, frozenset[int]], judged: list[float]) -> float | None: ...
+
+    def tito(self, seat: int, want: tuple[int, frozenset[int]] | None = None,
+             judged: list[float] | None = None) -> Choice | bool | float | None:
         """Tito's judgement, made fast: what a move takes, less what the next opponent may take after it.
 
         With ``want`` (a card and the set it took), whether that move is among the best
@@ -392,7 +408,7 @@ class Round:
         leave_costs = not self.mandatory
         take15 = self.take15 and not last_card
         best = -1e9
-        wanted = None
+        wanted: float | None = None
         chosen, chosen_mask = -1, 0
         for card in hand:
             v = VAL[card]
@@ -459,7 +475,7 @@ class Round:
             return None
         return chosen, _cards_in(table, chosen_mask)
 
-    def judge(self, seat: int, card: int, taken) -> tuple[list[float], float | None]:
+    def judge(self, seat: int, card: int, taken: Collection[int]) -> tuple[list[float], float | None]:
         """Tito's score of every legal play of ``seat`` here, and of playing ``card`` to take ``taken``.
 
         The second is None when that play is not a legal one from this hand. What a model of
@@ -474,7 +490,7 @@ class Round:
 SETENTA_OF = [SETENTA_SCALE[VAL[i]] for i in range(40)]
 
 
-def _sole(counts) -> int:
+def _sole(counts: Sequence[int | None]) -> int:
     """The index of the one side strictly ahead, else -1 (a tie, or nothing to count)."""
     top, at, tied = -1, -1, False
     for i, c in enumerate(counts):
@@ -487,7 +503,7 @@ def _sole(counts) -> int:
     return -1 if tied else at
 
 
-def round_points(piles, escobas, settings: Settings) -> list[int]:
+def round_points(piles: Sequence[Sequence[int]], escobas: Iterable[int], settings: Settings) -> list[int]:
     """``score_round``'s round points per side, for piles of int cards (coins are 0..9)."""
     cards = [len(p) for p in piles]
     coins = []
@@ -545,9 +561,9 @@ CHANCE = [
 BIT = [1 << i for i in range(40)]
 # per (worth table, hybrid, escoba counts): a table's mask -> for each card value, the most a
 # card of that value can take from it, best first (flat: gain, value, gain, value, ...)
-_RANKED: dict[tuple, dict[int, tuple[float, ...]]] = {}
+_RANKED: dict[tuple[int, bool, bool], dict[int, tuple[float, ...]]] = {}
 # per (worth table, the table's cards in order) -> for each total 0..14, its sets' masks and worths
-_OPTIONS: dict[tuple, tuple[tuple[int, ...], tuple[int, ...], tuple[float, ...]]] = {}
+_OPTIONS: dict[tuple[int, ...], tuple[tuple[int, ...], tuple[int, ...], tuple[float, ...]]] = {}
 # kept small: a big cache makes every full garbage collection slow (seen as 70-200 ms pauses
 # in whichever decision it fell on, Tito's included), and emptying it costs a pause too
 # (about 15 ms at 20,000 entries, past Luna's budget in one go)
@@ -621,7 +637,8 @@ def _cards_in(table: list[int], mask: int) -> tuple[int, ...]:
     return tuple([c for c in table if BIT[c] & mask])
 
 
-def _ranked(mask: int, cache: dict, w: list[float], hybrid: bool, escoba: bool) -> tuple[float, ...]:
+def _ranked(mask: int, cache: dict[int, tuple[float, ...]], w: list[float], hybrid: bool,
+            escoba: bool) -> tuple[float, ...]:
     """For each card value, the most a card of that value can take from the table ``mask``, best first.
 
     One flat tuple, each value's gain then the value: ``(g1, v1, g2, v2, ...)``, the values as floats.

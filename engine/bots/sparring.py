@@ -11,24 +11,25 @@ from __future__ import annotations
 
 import random
 
+from ..view import View
 from . import tito
-from .common import Reading, card_worth
+from .common import Move, Reading, card_worth
 
 NOISE = 0.2
 
 
-def choose_tito20(view: dict, rng: random.Random) -> dict:
+def choose_tito20(view: View, rng: random.Random) -> Move:
     if rng.random() < NOISE:
         return rng.choice(Reading(view).moves())
     return tito.choose(view, rng)
 
 
-def choose_greedy(view: dict, rng: random.Random) -> dict:
+def choose_greedy(view: View, rng: random.Random) -> Move:
     r = Reading(view)
     moves = r.moves()
     worth = card_worth(r.settings)
 
-    def taken(m: dict) -> list[str]:
+    def taken(m: Move) -> list[str]:
         return m["cards"] if m["type"] == "take_fifteen" else [m["card"], *m["capture"]] if m["capture"] else []
 
     takes = [m for m in moves if taken(m)]

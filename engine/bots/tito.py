@@ -11,15 +11,18 @@ from __future__ import annotations
 
 import random
 from collections import Counter
+from collections.abc import Sequence
 
 from ..capture import captures
 from ..cards import value
-from .common import ESCOBA, Reading, card_worth, chance_holds
+from ..rules import Settings
+from ..view import View
+from .common import ESCOBA, Move, Reading, card_worth, chance_holds
 
 RISK = 0.9
 
 
-def choose(view: dict, rng: random.Random) -> dict:
+def choose(view: View, rng: random.Random) -> Move:
     r = Reading(view)
     moves = r.moves()
     if len(moves) == 1:
@@ -29,7 +32,7 @@ def choose(view: dict, rng: random.Random) -> dict:
     if takes:
         full = len(r.table)
         return max(takes, key=lambda m: sum(worth[c] for c in m["cards"]) + ESCOBA * (len(m["cards"]) == full))
-    best, best_score = None, None
+    best, best_score = moves[0], None  # (two moves or more: one is chosen below)
     for m in moves:
         score = evaluate(r, worth, m) + rng.random() * 1e-6
         if best_score is None or score > best_score:
@@ -37,7 +40,7 @@ def choose(view: dict, rng: random.Random) -> dict:
     return best
 
 
-def evaluate(r: Reading, worth: dict, move: dict) -> float:
+def evaluate(r: Reading, worth: dict[str, float], move: Move) -> float:
     card, taken = move["card"], move["capture"]
     last_card = r.plays_left() == 1
     if taken:
@@ -55,7 +58,7 @@ def evaluate(r: Reading, worth: dict, move: dict) -> float:
     return -loss
 
 
-def exposure(r: Reading, worth: dict, table: list, capturer, last_card: bool) -> float:
+def exposure(r: Reading, worth: dict[str, float], table: list[str], capturer: int | None, last_card: bool) -> float:
     """What the next opponent may expect to take from ``table`` (negative: what we keep)."""
     if last_card:
         if capturer is None or not table:
@@ -92,6 +95,6 @@ def exposure(r: Reading, worth: dict, table: list, capturer, last_card: bool) ->
     return RISK * expected
 
 
-def _sets_for_value(v: int, table: list, settings) -> list:
+def _sets_for_value(v: int, table: Sequence[str], settings: Settings) -> list[tuple[str, ...]]:
     # a stand-in card of value v: only its value matters for which sets it may take
     return captures(f"{v}b", table, settings)

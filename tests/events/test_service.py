@@ -63,9 +63,12 @@ def test_chance_is_filled_and_recorded(fake_redis):
     assert sorted(dealt["data"]["deck"]) == sorted(FULL_DECK)
     assert dealt["data"]["deck"] != list(FULL_DECK)
     # chance the caller gives is kept
-    cmd = svc.with_chance({"type": "next_round", "deck": list(FULL_DECK), "pick": 2})
-    assert cmd["deck"] == list(FULL_DECK) and cmd["pick"] == 2
-    assert "deck" not in svc.with_chance({"type": "play"})
+    cmd = svc.with_chance(engine.parse_command({"type": "start", "deck": list(FULL_DECK), "pick": 2}))
+    assert cmd == engine.commands.Start(deck=list(FULL_DECK), pick=2)
+    dealt = svc.with_chance(engine.parse_command({"type": "next_round", "deck": list(FULL_DECK)}))
+    assert dealt == engine.commands.NextRound(deck=list(FULL_DECK))
+    play = engine.parse_command({"type": "play"})
+    assert svc.with_chance(play) is play
 
 
 def test_refused_command_appends_nothing(fake_redis):
@@ -282,7 +285,7 @@ def test_the_service_draws_the_first_dealers_pick_evenly_for_three_players(fake_
 
     rng = Recording(11)
     svc = new_service(fake_redis, rng=rng)
-    picks = [svc.with_chance({"type": kind})["pick"] for _ in range(3000)]
+    picks = [svc.with_chance(engine.parse_command({"type": kind})).pick for _ in range(3000)]
     assert set(rng.ranges) == {(engine.PICK_RANGE,)}
     assert all(engine.PICK_RANGE % n == 0 for n in (2, 3, 4))
     seats = Counter(p % 3 for p in picks)
