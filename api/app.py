@@ -11,12 +11,13 @@ from flask.json.provider import DefaultJSONProvider
 from flask_sock import Sock
 from werkzeug.routing import WebsocketMismatch
 
-from api.http import admin, analysis, errors, headers, hot, limits, push, review, tables
+from api.http import admin, analysis, errors, headers, hot, limits, push, review, seeks, tables
 from api.http.chat import ChatStore
 from api.http.openapi import build_spec
 from api.http.schemas import BODY_MAX
 from api.server import observability
 from api.sockets import route as sockets
+from api.sockets import seeks as seek_sockets
 from api.sockets.bounds import SocketLimits
 from api.sockets.frames import ViewFrames
 from api.sockets.hub import Hub
@@ -109,8 +110,11 @@ def create_app(redis=None, config: Config | None = None) -> Flask:
     app.register_blueprint(push.bp)
     app.register_blueprint(review.bp)
     app.register_blueprint(analysis.bp)
+    app.register_blueprint(seeks.bp)
     app.extensions["escoba"].move_limit = limits.moves(limits.install(app, redis, config))
-    sockets.install(Sock(app), app)
+    sock = Sock(app)
+    sockets.install(sock, app)
+    seek_sockets.install(sock)
 
     @app.before_request
     def _socket_route_upgrades_only():

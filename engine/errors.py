@@ -23,6 +23,10 @@ STATUS = {
     "game_over": 409,
     "table_closed": 409,  # compacted: read-only for good (events/compaction.py)
     "game_in_progress": 409,  # a player's review of a game still being played
+    "table_exists": 409,  # a paired table's chosen id, taken (events/service.py create)
+    "seek_paired": 409,  # a seek already at its table: too late to cancel (docs/api.md, "Quick pairing")
+    "seek_closed": 409,  # accepting a seek that no longer waits
+    "not_correspondence": 409,  # accepting a live seek: those are paired by the server
     "illegal_capture": 422,
     "must_capture": 422,
     "card_not_in_hand": 422,

@@ -322,21 +322,27 @@ class TableService:
 
     # --- writing -----------------------------------------------------------
     def create(self, command: dict, *, actor: str = HOST_ACTOR,
-               grant: tuple[str, str] | None = None) -> tuple[str, Outcome]:
+               grant: tuple[str, str] | None = None, table_id: str | None = None) -> tuple[str, Outcome]:
         """Open a new table with an ``open`` command; its id and the outcome.
 
         One step: the first event, the index entry and (``grant`` = ``(token_hash,
-        player)``) the host's token are written together, or nothing is.
+        player)``) the host's token are written together, or nothing is. ``table_id``: the id to
+        take (a paired table's, chosen before it is made: workers/pairing.py); RuleError
+        ``table_exists`` when it is taken.
         """
         if command.get("type") != "open":
             raise engine.RuleError("bad_request", "A table is created by an open command.",
                                    {"type": "must be open"})
+        chosen = table_id
         for _ in range(MAX_ATTEMPTS):
-            table_id = new_table_id()
+            table_id = chosen or new_table_id()
             try:
                 outcome = self._apply(table_id, State(), command, actor, None,
                                       created_at=self.clock(), grant=grant)
             except VersionConflict:
+                if chosen:
+                    raise engine.RuleError("table_exists", "That table exists already.",
+                                           {"table_id": chosen}) from None
                 continue  # that id is taken: draw another
             except replication.NotAcknowledged:
                 self._unacknowledged(table_id)

@@ -42,6 +42,7 @@ TAKE_SEAT = "30 per minute"
 # one window (one Redis round trip a move); a human plays a few moves a minute, bots use no HTTP
 MOVES = "120 per minute"
 CHAT = "20 per minute"
+SEEK = "30 per minute"
 
 
 def client_address() -> str:
@@ -65,6 +66,8 @@ LIMITS = {
     "tables.create_table": (CREATE_TABLE, client_address),
     "tables.take_seat": (TAKE_SEAT, client_address),
     "tables.post_chat": (CHAT, seat_token),
+    "seeks.create_seek": (SEEK, client_address),
+    "seeks.accept_seek": (TAKE_SEAT, client_address),
 }
 
 
