@@ -7,10 +7,10 @@ which wait in the lobby, never in a wave), and all its keys share the hash tag
 ``{pool:<name>}``: one cluster slot, so a wave reads, chooses and moves its seeks in one slot.
 
 - ``seeks:{pool:N}:meta``     hash: preset, players, rated, settings (JSON): what its tables are.
-- ``seeks:{pool:N}:waiting``  sorted set: seek id -> when it arrived (live seeks still waiting).
+- ``seeks:{pool:N}:info``     hash: seek id -> JSON (identity, rating, created, bot_after, player, name,
+  the seat token's hash): the live seeks waiting, and what a wave reads to choose and seat them, in
+  one read for the whole pool.
 - ``seeks:{pool:N}:seen``     sorted set: seek id -> when its holder was last heard (a poll, a socket).
-- ``seeks:{pool:N}:info``     hash: seek id -> JSON (identity, rating, created, bot_after): what a wave
-  reads to choose, in one read for the whole pool.
 - ``seeks:{pool:N}:s:<id>``   hash: the seek itself (status, the hash of its token, the hash of the
   seat token it will be given, name, player, identity, rating, table_id, seat).
 - ``seeks:{pool:N}:making``   hash: table id -> the table's spec (JSON), from the step that chose its
@@ -43,6 +43,9 @@ import json
 import secrets
 import zlib
 from dataclasses import dataclass
+from typing import NamedTuple
+
+import orjson
 
 WAITING, MATCHED, PAIRED, CANCELLED, EXPIRED = "waiting", "matched", "paired", "cancelled", "expired"
 GONE_AFTER = 10.0  # seconds without a poll or a socket: the holder is gone (docs/api.md)
@@ -53,6 +56,7 @@ LIVE_TTL = 86400  # a live seek's hash is kept a day after it was made or paired
 POOL_BUCKETS = 16
 LOBBY_BUCKETS = 16
 TRIGGER_MS = 250  # at most one "at once" wave asked for per pool in this long
+COMMIT_GROUPS = 250  # tables a wave takes in one Lua step (a few ms of Redis each)
 
 
 # --- names -------------------------------------------------------------------------
@@ -161,96 +165,81 @@ def new_seek_token() -> str:
 
 # --- the steps (each one slot) -------------------------------------------------------
 
-# KEYS: seek hash, waiting, seen, info, meta, trigger. ARGV: now, ttl, players, live ('1'/'0'),
+# KEYS: seek hash, seen, info, meta, trigger. ARGV: now, ttl, players, live ('1'/'0'),
 # m (meta pairs), seek id, info JSON, trigger ms, m meta pairs, then the seek's field pairs.
-# The seek is written; a live one waits in the pool. Returns {live seeks waiting, 1 when a wave
-# should run at once (enough wait, and none asked for in the last trigger ms)}.
+# The seek is written; a live one waits in the pool (its entry in ``info`` is its place there).
+# Returns {live seeks waiting, 1 when a wave should run at once (enough wait, and none was asked
+# for in the last trigger ms)}.
 _ADD = """
 local m = tonumber(ARGV[5])
 local meta = {}
 for i = 1, 2 * m do meta[i] = ARGV[8 + i] end
-redis.call('HSET', KEYS[5], unpack(meta))
+redis.call('HSET', KEYS[4], unpack(meta))
 local fields = {}
 for i = 9 + 2 * m, #ARGV do fields[#fields + 1] = ARGV[i] end
 redis.call('HSET', KEYS[1], unpack(fields))
 redis.call('EXPIRE', KEYS[1], ARGV[2])
 if ARGV[4] ~= '1' then return {0, 0} end
 redis.call('ZADD', KEYS[2], ARGV[1], ARGV[6])
-redis.call('ZADD', KEYS[3], ARGV[1], ARGV[6])
-redis.call('HSET', KEYS[4], ARGV[6], ARGV[7])
-local n = redis.call('ZCARD', KEYS[2])
+redis.call('HSET', KEYS[3], ARGV[6], ARGV[7])
+local n = redis.call('HLEN', KEYS[3])
 local now = 0
-if n >= tonumber(ARGV[3]) and redis.call('SET', KEYS[6], '1', 'NX', 'PX', ARGV[8]) then now = 1 end
+if n >= tonumber(ARGV[3]) and redis.call('SET', KEYS[5], '1', 'NX', 'PX', ARGV[8]) then now = 1 end
 return {n, now}
 """
 
-# KEYS: seek hash, waiting, seen, info. ARGV: seek id, the status to set (cancelled or expired).
+# KEYS: seek hash, seen, info. ARGV: seek id, the status to set (cancelled or expired).
 # Only a waiting seek changes: a matched one is at a table already. Returns the status it had.
 _END = """
 local status = redis.call('HGET', KEYS[1], 'status')
 if status == 'waiting' then
   redis.call('HSET', KEYS[1], 'status', ARGV[2])
   redis.call('ZREM', KEYS[2], ARGV[1])
-  redis.call('ZREM', KEYS[3], ARGV[1])
-  redis.call('HDEL', KEYS[4], ARGV[1])
+  redis.call('HDEL', KEYS[3], ARGV[1])
 end
 return status
 """
 
-# The wave's step. KEYS: waiting, seen, info, making, then one seek hash per seek named.
-# ARGV: now, stale before (seen earlier: the holder is gone), k, k seek ids (as KEYS[5..]),
-#   e, e positions (1-based among the k) to expire if still waiting and still unseen,
-#   g, then per group: table id, spec JSON, m, m pairs (position, seat).
-# A group is taken only if every one of its seeks is still waiting, in the pool and heard from:
-# then they move to matched (with the table and seat) and leave the pool, and the spec is kept in
-# ``making``. A seek taken by one group is no longer waiting, so no second group (of this wave or
-# of a worker racing it) can take it. Returns {expired, {table ids taken}}.
+# The wave's step. KEYS: seen, info, making (the seeks' own hashes, in the same slot, are named
+# from ARGV[1], their common prefix). ARGV: prefix, stale before (heard earlier: the holder is
+# gone), the seeks to expire if still waiting and still unheard ("id,id,..."), then per group:
+# "<table id>|<seek id>:<seat>,<seek id>:<seat>,...", its spec JSON.
+# A group is taken only if every one of its seeks is still waiting and heard from: then they move
+# to matched (with the table and seat) and leave the pool, and the spec is kept in ``making``. A
+# seek taken by one group is no longer waiting, so no second group (of this wave, or of a worker
+# racing it) can take it. Returns {expired, {table ids taken}}.
 _COMMIT = """
-local stale = tonumber(ARGV[2])
-local k = tonumber(ARGV[3])
-local ids = {}
-for i = 1, k do ids[i] = ARGV[3 + i] end
-local p = 4 + k
-local function drop(i)
-  redis.call('ZREM', KEYS[1], ids[i])
-  redis.call('ZREM', KEYS[2], ids[i])
-  redis.call('HDEL', KEYS[3], ids[i])
+local prefix, stale = ARGV[1], tonumber(ARGV[2])
+local function drop(id)
+  redis.call('ZREM', KEYS[1], id)
+  redis.call('HDEL', KEYS[2], id)
 end
-local function heard(i)
-  local seen = redis.call('ZSCORE', KEYS[2], ids[i])
+local function heard(id)
+  local seen = redis.call('ZSCORE', KEYS[1], id)
   return seen and tonumber(seen) >= stale
 end
-local function live(i)
-  return redis.call('HGET', KEYS[4 + i], 'status') == 'waiting' and redis.call('ZSCORE', KEYS[1], ids[i]) and heard(i)
-end
 local expired = 0
-local e = tonumber(ARGV[p]); p = p + 1
-for j = 1, e do
-  local i = tonumber(ARGV[p]); p = p + 1
-  if redis.call('HGET', KEYS[4 + i], 'status') == 'waiting' and not heard(i) then
-    redis.call('HSET', KEYS[4 + i], 'status', 'expired')
-    drop(i)
+for id in string.gmatch(ARGV[3], '[^,]+') do
+  if redis.call('HGET', prefix .. id, 'status') == 'waiting' and not heard(id) then
+    redis.call('HSET', prefix .. id, 'status', 'expired')
+    drop(id)
     expired = expired + 1
   end
 end
 local made = {}
-local g = tonumber(ARGV[p]); p = p + 1
-for j = 1, g do
-  local tid, spec, m = ARGV[p], ARGV[p + 1], tonumber(ARGV[p + 2])
-  p = p + 3
+for g = 4, #ARGV, 2 do
+  local tid, list = string.match(ARGV[g], '^([^|]+)|(.*)$')
   local members, ok = {}, true
-  for s = 1, m do
-    members[s] = {tonumber(ARGV[p]), ARGV[p + 1]}
-    p = p + 2
-    if ok and not live(members[s][1]) then ok = false end
+  for id, seat in string.gmatch(list, '([^,:]+):(%d)') do
+    members[#members + 1] = {id, seat}
+    if ok and not (redis.call('HGET', prefix .. id, 'status') == 'waiting' and heard(id)) then ok = false end
   end
   if ok then
-    for s = 1, m do
-      local i = members[s][1]
-      redis.call('HSET', KEYS[4 + i], 'status', 'matched', 'table_id', tid, 'seat', members[s][2])
-      drop(i)
+    for _, m in ipairs(members) do
+      redis.call('HSET', prefix .. m[1], 'status', 'matched', 'table_id', tid, 'seat', m[2])
+      drop(m[1])
     end
-    redis.call('HSET', KEYS[4], tid, spec)
+    redis.call('HSET', KEYS[3], tid, ARGV[g + 1])
     made[#made + 1] = tid
   end
 end
@@ -290,16 +279,24 @@ return n
 """
 
 
-@dataclass(frozen=True)
-class Waiting:
-    """A live seek as a wave reads it."""
+class Waiting(NamedTuple):
+    """A live seek as a wave reads it (a tuple: a wave reads thousands)."""
 
     seek_id: str
     identity: str
     rating: float | None
     created: float
     bot_after: float | None
-    seen: float
+    info: dict  # what POST /seeks wrote for the wave (player, name, the seat token's hash)
+
+
+class Pooled(NamedTuple):
+    """What a wave reads of its pool: the live seeks heard from, oldest first; those whose holder
+    was not heard since ``stale_before``; when the earliest of the others was heard."""
+
+    heard: list[Waiting]
+    gone: list[str]
+    earliest_seen: float | None
 
 
 class Seeks:
@@ -324,8 +321,8 @@ class Seeks:
         meta = [x for pair in pool.meta().items() for x in pair]
         flat = [x for pair in fields.items() for x in (pair[0], _arg(pair[1]))]
         n, at_once = self._add(
-            keys=[seek_key(name, seek_id), key(name, "waiting"), key(name, "seen"), key(name, "info"),
-                  key(name, "meta"), key(name, "trigger")],
+            keys=[seek_key(name, seek_id), key(name, "seen"), key(name, "info"), key(name, "meta"),
+                  key(name, "trigger")],
             args=[repr(now), ttl, pool.players, "1" if live else "0", len(meta) // 2, seek_id,
                   json.dumps(info or {}, separators=(",", ":")), TRIGGER_MS, *meta, *flat])
         return int(n), bool(int(at_once))
@@ -346,8 +343,8 @@ class Seeks:
     def end(self, seek_id: str, status: str = CANCELLED) -> str | None:
         """Cancel (or expire) a waiting seek; the status it had (None: no such seek)."""
         name = pool_of(seek_id)
-        old = self._end(keys=[seek_key(name, seek_id), key(name, "waiting"), key(name, "seen"),
-                              key(name, "info")], args=[seek_id, status])
+        old = self._end(keys=[seek_key(name, seek_id), key(name, "seen"), key(name, "info")],
+                        args=[seek_id, status])
         return None if old is None else _text(old)
 
     def set_fields(self, seek_id: str, fields: dict) -> None:
@@ -373,61 +370,57 @@ class Seeks:
         meta = self.redis.hgetall(key(pool_name, "meta"))
         return pool_from_meta(meta) if meta else None
 
-    def waiting(self, pool_name: str) -> list[Waiting]:
-        """Every live seek waiting in the pool, oldest first: two reads, whatever their number."""
+    def waiting(self, pool_name: str, stale_before: float) -> Pooled:
+        """The pool's live seeks (``Pooled``): three reads, whatever their number, and only the
+        silent ones' times read one by one."""
         with self.redis.pipeline(transaction=False) as pipe:
             pipe.hgetall(key(pool_name, "info"))
-            pipe.zrange(key(pool_name, "seen"), 0, -1, withscores=True)
-            pipe.zrange(key(pool_name, "waiting"), 0, -1)
-            info, seen, order = pipe.execute()
-        heard = {_text(m): float(s) for m, s in seen}
-        infos = {_text(k): v for k, v in info.items()}
-        out = []
-        for member in order:
+            pipe.zrangebyscore(key(pool_name, "seen"), "-inf", f"({stale_before!r}")
+            pipe.zrangebyscore(key(pool_name, "seen"), stale_before, "+inf", start=0, num=1, withscores=True)
+            info, stale, earliest = pipe.execute()
+        gone = {_text(m) for m in stale}
+        heard = []
+        loads = orjson.loads
+        for member, raw in info.items():
             seek_id = _text(member)
-            raw = infos.get(seek_id)
-            if raw is None or seek_id not in heard:
+            if seek_id in gone:
                 continue
-            d = json.loads(raw)
-            out.append(Waiting(seek_id, d.get("identity") or seek_id, d.get("rating"), float(d["created"]),
-                               d.get("bot_after"), heard[seek_id]))
-        return out
+            d = loads(raw)
+            heard.append(Waiting(seek_id, d.get("identity") or seek_id, d.get("rating"), d["created"],
+                                 d.get("bot_after"), d))
+        heard.sort(key=lambda w: w.created)
+        return Pooled(heard, sorted(gone), float(earliest[0][1]) if earliest else None)
 
     def commit(self, pool_name: str, now: float, expire: list[str],
                groups: list[tuple[str, dict, list[tuple[str, int]]]]) -> tuple[int, list[str]]:
         """The wave's one step: expire ``expire`` (if still unheard), take each group (table id, spec,
-        [(seek id, seat)]) whose seeks all still wait. (expired, the table ids taken)."""
-        ids: list[str] = []
-        where: dict[str, int] = {}
-
-        def at(seek_id: str) -> int:
-            if seek_id not in where:
-                ids.append(seek_id)
-                where[seek_id] = len(ids)
-            return where[seek_id]
-
-        expire_args = [at(s) for s in expire]
-        group_args: list = []
-        for table_id, spec, members in groups:
-            group_args += [table_id, json.dumps(spec, separators=(",", ":")), len(members)]
-            for seek_id, seat in members:
-                group_args += [at(seek_id), seat]
-        if not ids:
-            return 0, []
-        keys = [key(pool_name, "waiting"), key(pool_name, "seen"), key(pool_name, "info"),
-                key(pool_name, "making"), *(seek_key(pool_name, s) for s in ids)]
-        args = [repr(now), repr(now - GONE_AFTER), len(ids), *ids, len(expire_args), *expire_args,
-                len(groups), *group_args]
-        expired, made = self._commit(keys=keys, args=args)
-        return int(expired), [_text(t) for t in made]
+        [(seek id, seat)]) whose seeks all still wait. (expired, the table ids taken). Many groups go
+        in several steps of ``COMMIT_GROUPS`` (each atomic), so Redis is never held long."""
+        keys = [key(pool_name, "seen"), key(pool_name, "info"), key(pool_name, "making")]
+        prefix = seek_key(pool_name, "")
+        expired, made = 0, []
+        first = True
+        for start in range(0, max(1, len(groups)), COMMIT_GROUPS):
+            chunk = groups[start:start + COMMIT_GROUPS]
+            if not chunk and not (first and expire):
+                break
+            args = [prefix, repr(now - GONE_AFTER), ",".join(expire) if first else ""]
+            for table_id, spec, members in chunk:
+                args.append(table_id + "|" + ",".join(f"{seek_id}:{seat}" for seek_id, seat in members))
+                args.append(orjson.dumps(spec))
+            n, taken = self._commit(keys=keys, args=args)
+            expired += int(n)
+            made += [_text(t) for t in taken]
+            first = False
+        return expired, made
 
     def making(self, pool_name: str) -> dict[str, dict]:
         """The tables chosen and not yet made (table id -> spec)."""
-        return {_text(k): json.loads(v) for k, v in self.redis.hgetall(key(pool_name, "making")).items()}
+        return {_text(k): orjson.loads(v) for k, v in self.redis.hgetall(key(pool_name, "making")).items()}
 
     def spec(self, pool_name: str, table_id: str) -> dict | None:
         raw = self.redis.hget(key(pool_name, "making"), table_id)
-        return None if raw is None else json.loads(raw)
+        return None if raw is None else orjson.loads(raw)
 
     def done(self, pool_name: str, table_id: str, seek_ids: list[str]) -> None:
         self._done(keys=[key(pool_name, "making"), *(seek_key(pool_name, s) for s in seek_ids)],

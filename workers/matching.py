@@ -14,21 +14,22 @@ waiting and bots in the empty seats (``fallback``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from typing import NamedTuple
 
 BASE_GAP = 100.0  # rating points a seeker accepts at once
 GAP_PER_SECOND = 25.0  # ... and this many more each second it has waited
 DEFAULT_RATING = 1500.0  # a seeker without a rating in a rated pool (provisional)
 
 
-@dataclass(frozen=True)
-class Seeker:
+class Seeker(NamedTuple):
+    """One live seek as a wave sees it (a tuple: a wave makes thousands)."""
+
     seek_id: str
     identity: str  # an account's player id; a guest's own seek id
     rating: float | None = None
     waited: float = 0.0  # seconds
     bot_due: bool = False  # waited past its bot_after
-    last: frozenset[str] = field(default_factory=frozenset)  # whom it played last
+    last: frozenset[str] = frozenset()  # whom it played last
 
 
 def accepted_gap(waited: float) -> float:
@@ -102,14 +103,18 @@ def rated_groups(seekers: list[Seeker], players: int, limit: int | None = None,
     order = sorted(seekers, key=_rating)
     none_used = [False] * len(order)
     candidates: list[tuple[float, list[int]]] = []
-    for strict in (True, False):
-        for i in range(len(order)):
+    ratings = [_rating(s) for s in order]
+    gaps = [accepted_gap(s.waited) for s in order]
+    for i in range(len(order)):
+        # someone not played last if there is one near; else whoever is (a worse candidate)
+        for strict, penalty in ((True, 0.0), (False, 1e6)):
             picked = _fill(i, order, none_used, players, strict, window)
             if picked is None:
                 continue
-            spread = _rating(order[picked[-1]]) - _rating(order[picked[0]])
-            if spread <= min(accepted_gap(order[j].waited) for j in picked):
-                candidates.append((spread + (0.0 if strict else 1e6), picked))
+            spread = ratings[picked[-1]] - ratings[picked[0]]
+            if spread <= min(gaps[j] for j in picked):
+                candidates.append((spread + penalty, picked))
+                break
     candidates.sort(key=lambda c: c[0])
     used = [False] * len(order)
     out: list[list[Seeker]] = []

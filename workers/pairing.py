@@ -133,9 +133,8 @@ def run_wave(tables, shards, pool_name: str, now: float, *, make=None) -> dict:
         for table_id, spec in seeks.making(pool_name).items():  # chosen by a wave that died
             if now - float(spec.get("at", 0)) >= MAKE_AGAIN_AFTER:
                 make(pool_name, table_id)
-        waiting = seeks.waiting(pool_name)
-        heard = [w for w in waiting if w.seen >= now - store.GONE_AFTER]
-        gone = [w.seek_id for w in waiting if w.seen < now - store.GONE_AFTER]
+        pooled = seeks.waiting(pool_name, now - store.GONE_AFTER)
+        heard, gone = pooled.heard, pooled.gone
         last = seeks.last_opponents(pool_name, sorted({w.identity for w in heard if w.identity != w.seek_id}))
         seekers = [matching.Seeker(w.seek_id, w.identity, w.rating, now - w.created,
                                    w.bot_after is not None and now - w.created >= w.bot_after,
@@ -144,8 +143,8 @@ def run_wave(tables, shards, pool_name: str, now: float, *, make=None) -> dict:
         chosen = {s.seek_id for g in full for s in g}
         left = [s for s in seekers if s.seek_id not in chosen]
         with_bots = matching.fallback(left, pool.players) if len(full) < MAX_GROUPS else []
-        infos = {w.seek_id: w for w in waiting}
-        raw_info = _infos(tables, pool_name, [s.seek_id for g in full + with_bots for s in g])
+        infos = {w.seek_id: w for w in heard}
+        raw_info = {w.seek_id: w.info for w in heard}
         groups = []
         for group, bots in [(g, False) for g in full] + [(g, True) for g in with_bots]:
             table_id = new_table_id()
@@ -163,21 +162,12 @@ def run_wave(tables, shards, pool_name: str, now: float, *, make=None) -> dict:
         used = {s for tid, _, members in groups if tid in taken for s, _ in members}
         rest = [infos[s.seek_id] for s in seekers if s.seek_id not in used]
         summary["waiting"] = len(rest)
-        next_look = _next_look(pool, rest, now, more=len(full) >= MAX_GROUPS)
+        next_look = _next_look(pool, rest, pooled.earliest_seen, now, more=len(full) >= MAX_GROUPS)
         if next_look is not None:
             seeks.mark_due(pool_name, next_look, len(queues.shards(shards)))
     finally:
         seeks.release_wave(pool_name, holder)
     return summary
-
-
-def _infos(tables, pool_name: str, seek_ids: list[str]) -> dict[str, dict]:
-    import json
-
-    if not seek_ids:
-        return {}
-    raw = tables.hmget(store.key(pool_name, "info"), seek_ids)
-    return {s: json.loads(r) for s, r in zip(seek_ids, raw, strict=True) if r}
 
 
 def _spec(pool: store.Pool, table_id: str, group: list[matching.Seeker], info: dict, now: float,
@@ -197,7 +187,8 @@ def _spec(pool: store.Pool, table_id: str, group: list[matching.Seeker], info: d
             "seats": seats}
 
 
-def _next_look(pool: store.Pool, rest: list[store.Waiting], now: float, *, more: bool) -> float | None:
+def _next_look(pool: store.Pool, rest: list[store.Waiting], earliest_seen: float | None, now: float, *,
+               more: bool) -> float | None:
     """When the pool wants its next wave: at once with more to choose, every ``WAVE_EVERY`` while
     enough wait for a table, else when the first seek's bots are due or its holder's silence ends."""
     if more:
@@ -206,9 +197,10 @@ def _next_look(pool: store.Pool, rest: list[store.Waiting], now: float, *, more:
         return None
     if len(rest) >= pool.players:
         return now + WAVE_EVERY
-    times = [w.seen + store.GONE_AFTER for w in rest]
-    times += [w.created + w.bot_after for w in rest if w.bot_after is not None]
-    return max(now, min(times))
+    times = [w.created + w.bot_after for w in rest if w.bot_after is not None]
+    if earliest_seen is not None:
+        times.append(earliest_seen + store.GONE_AFTER)
+    return max(now, min(times)) if times else now + store.GONE_AFTER
 
 
 # --- making a table ---------------------------------------------------------------------

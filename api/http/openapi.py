@@ -252,8 +252,7 @@ def build_spec() -> dict:
                    "responses": {"204": {"description": "cancelled"}, **seek_read, **_errors(409)}}})
     spec.path("/seeks/{seek_id}/accept", parameters=sid, operations={"post": {
         "summary": "Accept a correspondence seek from the lobby: a seat at its table (the last one starts it)",
-        "requestBody": {"required": False, "content": {"application/json": {
-            "schema": {"$ref": "#/components/schemas/AcceptSeek"}}}},
+        "requestBody": body("AcceptSeek"),
         "responses": {"201": ok("status: paired, table_id, seat, token"), **write, **_errors(401, 403, 409)}}})
     spec.path("/seeks/{seek_id}/ws", parameters=sid, operations={"get": {
         "summary": "WebSocket (upgrade only) of a seek's holder, ?token= (the seek's): {\"type\": \"paired\", "
@@ -314,3 +313,7 @@ def _refine(components: dict) -> None:
         components[f"CreateSeek_{preset}"] = variant
         variants.append({"$ref": f"#/components/schemas/CreateSeek_{preset}"})
     components["CreateSeek"] = {"oneOf": variants}
+    # a guest names itself; a player token's seek takes the account's name, and until accounts come
+    # (issue "Players who come back") every seek is a guest's: the name is required
+    for name in [f"CreateSeek_{p}" for p in OFFERED] + ["AcceptSeek"]:
+        components[name]["required"] = sorted({*components[name].get("required", []), "name"})

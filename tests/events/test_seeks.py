@@ -72,19 +72,21 @@ def test_a_cancelled_seek_leaves_its_pool(any_redis, pool):
     seek_id = _add(any_redis, "Ana", 100.0, pool=pool)[0]
     assert seeks.end(seek_id) == store.WAITING
     assert seeks.read(seek_id)["status"] == store.CANCELLED
-    assert seeks.waiting(pool.name) == []
+    assert seeks.waiting(pool.name, 0.0).heard == []
     assert seeks.end(seek_id) == store.CANCELLED  # again: nothing changes
 
 
-def test_a_wave_reads_the_live_seeks_oldest_first(any_redis, pool):
+def test_a_wave_reads_the_live_seeks_oldest_first_and_the_silent_apart(any_redis, pool):
     seeks = store.Seeks(any_redis)
-    first = _add(any_redis, "a", 100.0, pool=pool)[0]
     second = _add(any_redis, "b", 101.0, pool=pool)[0]
+    first = _add(any_redis, "a", 100.0, pool=pool)[0]
+    third = _add(any_redis, "c", 102.0, pool=pool)[0]
     seeks.heard(first, 105.0)
-    waiting = seeks.waiting(pool.name)
-    assert [(w.seek_id, w.created, w.seen) for w in waiting] == [(first, 100.0, 105.0), (second, 101.0, 101.0)]
+    pooled = seeks.waiting(pool.name, 101.5)  # heard before 101.5: silent
+    assert [(w.seek_id, w.created, w.info["name"]) for w in pooled.heard] == [(first, 100.0, "a"), (third, 102.0, "c")]
+    assert pooled.gone == [second] and pooled.earliest_seen == 102.0
     seeks.heard(first, 103.0)  # an older hearing never moves it back
-    assert seeks.waiting(pool.name)[0].seen == 105.0
+    assert seeks.waiting(pool.name, 104.0).earliest_seen == 105.0
 
 
 def test_the_commit_expires_only_the_still_silent(any_redis, pool):
@@ -132,4 +134,4 @@ def test_the_take_seat_step_hands_out_the_seats_once(any_redis):
     assert [seeks.take_seat(seek_id, 2) for _ in range(3)] == [1, 2, 0]
     seeks.give_back_seat(seek_id)
     assert seeks.take_seat(seek_id, 2) == 2
-    assert seeks.waiting(pool.name) == []  # a correspondence seek waits in the lobby, not in a wave
+    assert seeks.waiting(pool.name, 0.0).heard == []  # a correspondence seek waits in the lobby, not in a wave
