@@ -426,18 +426,18 @@ class Seeks:
         self._done(keys=[key(pool_name, "making"), *(seek_key(pool_name, s) for s in seek_ids)],
                    args=[table_id, LIVE_TTL])
 
-    def last_opponents(self, pool_name: str, identities: list[str]) -> dict[str, set[str]]:
+    def last_opponents(self, pool_name: str, identities: list[str]) -> dict[str, frozenset[str]]:
         if not identities:
             return {}
         raw = self.redis.hmget(key(pool_name, "last"), identities)
-        return {i: set(json.loads(r)) for i, r in zip(identities, raw, strict=True) if r}
+        return {i: frozenset(orjson.loads(r)) for i, r in zip(identities, raw, strict=True) if r}
 
     def note_opponents(self, pool_name: str, groups: list[list[str]]) -> None:
         """Whom each identity (an account) played last: a wave avoids the same pairing twice in a row."""
         mapping = {}
         for group in groups:
             for who in group:
-                mapping[who] = json.dumps(sorted(set(group) - {who}))
+                mapping[who] = orjson.dumps([x for x in group if x != who])
         if mapping:
             with self.redis.pipeline(transaction=False) as pipe:
                 pipe.hset(key(pool_name, "last"), mapping=mapping)
