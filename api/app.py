@@ -11,7 +11,21 @@ from flask.json.provider import DefaultJSONProvider
 from flask_sock import Sock
 from werkzeug.routing import WebsocketMismatch
 
-from api.http import admin, analysis, errors, headers, hot, limits, push, review, seeks, tables
+from api.http import (
+    admin,
+    analysis,
+    errors,
+    headers,
+    hot,
+    limits,
+    my_tables,
+    passkeys,
+    players,
+    push,
+    review,
+    seeks,
+    tables,
+)
 from api.http.chat import ChatStore
 from api.http.openapi import build_spec
 from api.http.schemas import BODY_MAX
@@ -23,6 +37,7 @@ from api.sockets.frames import ViewFrames
 from api.sockets.hub import Hub
 from events.config import Config
 from events.connection import Backends, connect, from_clients
+from events.players import PlayerStore
 from events.replication import replica_acks
 from events.service import TableService
 
@@ -58,6 +73,8 @@ class Context:
     frames: ViewFrames  # the frames of each change for each reader, built once in this process
     backends: Backends | None = None
     move_limit: limits.MoveLimit | None = None  # None when the limits are off
+    players: PlayerStore | None = None  # accounts (events/players.py), on the tables' Redis
+    sign_in_limit: limits.SignInLimit | None = None  # failed sign-ins; None when the limits are off
 
 
 def change_hook(backends: Backends, config: Config):
@@ -99,19 +116,26 @@ def create_app(redis=None, config: Config | None = None) -> Flask:
                                  config.sockets_per_table)
     hub = Hub(redis, service, fanout=metrics.fanout, posts=metrics.socket_posts)
     app.extensions["escoba"] = Context(redis, config, service, ChatStore(redis, service.archive),
-                                       hub, metrics, socket_limits, ViewFrames(), backends)
+                                       hub, metrics, socket_limits, ViewFrames(), backends,
+                                       players=PlayerStore(redis))
 
     errors.install(app)
     hot.install(app)  # first: the layers installed after (headers, proxy fix) wrap it too
     headers.install(app)
     observability.install(app, metrics)
+    tables.install_converters(app)
     app.register_blueprint(tables.bp)
     app.register_blueprint(admin.bp)
     app.register_blueprint(push.bp)
     app.register_blueprint(review.bp)
     app.register_blueprint(analysis.bp)
     app.register_blueprint(seeks.bp)
-    app.extensions["escoba"].move_limit = limits.moves(limits.install(app, redis, config))
+    app.register_blueprint(players.bp)
+    app.register_blueprint(passkeys.bp)
+    app.register_blueprint(my_tables.bp)
+    limiter = limits.install(app, redis, config)
+    app.extensions["escoba"].move_limit = limits.moves(limiter)
+    app.extensions["escoba"].sign_in_limit = limits.sign_ins(limiter)
     sock = Sock(app)
     sockets.install(sock, app)
     seek_sockets.install(sock)

@@ -23,12 +23,24 @@ class TableOpened:
     decks: tuple[Cards, ...] | None = None  # operator decks: hidden from players
     first_dealer: int | None = None
     host_seated: bool = True  # False: the host runs the table and watches (a game of bots)
+    host_account: bool = False  # v2: True when ``host`` is an account's player_id (a player token opened it)
 
 
 @dataclass(frozen=True, slots=True)
 class PlayerSeated:
     seat: int
     player: str
+    name: str
+    account: bool = False  # v2: True when ``player`` is an account's player_id (a player token sat)
+
+
+@dataclass(frozen=True, slots=True)
+class SeatClaimed:
+    """A guest's seat became an account's (``POST /me/claim``): the seat keeps its player id, which
+    its seat token stands for, and now belongs to ``account`` under the account's name."""
+
+    seat: int
+    account: str
     name: str
 
 
@@ -167,7 +179,7 @@ EVENT_TYPES: dict[str, type] = {
         TableOpened, PlayerSeated, BotAdded, BotRemoved, PartnerChosen, SettingsChanged,
         GameStarted, RoundDealt, OpeningTableTaken, HandsDealt, CardPlayed, FifteenTaken,
         RoundEnded, RoundScored, PlayerResigned, AwayOpened, AwayClaimed, GameFinished,
-        TableExpired, RematchAnswered, RematchLapsed, RematchStarted,
+        TableExpired, RematchAnswered, RematchLapsed, RematchStarted, SeatClaimed,
     )
 }
 

@@ -65,9 +65,11 @@ def _who(c: dict):
 _COMMANDS = {
     "open": lambda d, c: table.open_table(
         d, c["name"], c["preset"], c.get("settings"), c["player"], c["host_name"],
-        c.get("decks"), c.get("first_dealer"), c.get("host_seated", True),
+        c.get("decks"), c.get("first_dealer"), c.get("host_seated", True), c.get("account", False),
     ),
-    "sit": lambda d, c: table.sit(d, c["player"], c["name"]),
+    "sit": lambda d, c: table.sit(d, c["player"], c["name"], c.get("account", False)),
+    # a guest's seat (its seat token's player) becomes an account's: POST /me/claim
+    "claim": lambda d, c: table.claim(d, _by(c), c["account"], c["name"]),
     "add_bot": lambda d, c: table.add_bot(d, _who(c), c.get("bot"), c.get("seat")),
     "remove_bot": lambda d, c: table.remove_bot(d, _who(c), c.get("seat")),
     "choose_partner": lambda d, c: table.choose_partner(d, _who(c), c.get("seat")),

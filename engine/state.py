@@ -18,6 +18,9 @@ class Seat:
     name: str
     kind: str = "human"  # or "bot"
     bot: str | None = None
+    # the account's player_id when the seat is an account's (seated with a player token: the same as
+    # ``player``; claimed from a guest: ``player`` stays the guest's, which its seat token names)
+    account: str | None = None
 
 
 @dataclass(slots=True)
@@ -81,6 +84,13 @@ class State:
     def seat_of(self, player: str) -> int | None:
         for i, s in enumerate(self.seats):
             if s is not None and s.player == player:
+                return i
+        return None
+
+    def seat_of_account(self, account: str) -> int | None:
+        """The seat an account holds here (one at most: engine/table.py refuses a second)."""
+        for i, s in enumerate(self.seats):
+            if s is not None and s.account == account:
                 return i
         return None
 
@@ -153,11 +163,16 @@ def _table_opened(s: State, e: ev.TableOpened) -> None:
     s.settings = settings_from_dict(e.settings)
     s.decks, s.first_dealer = e.decks, e.first_dealer
     if e.host_seated:
-        s.seats[0] = Seat(e.host, e.host_name)
+        s.seats[0] = Seat(e.host, e.host_name, account=e.host if e.host_account else None)
 
 
 def _player_seated(s: State, e: ev.PlayerSeated) -> None:
-    s.seats[e.seat] = Seat(e.player, e.name)
+    s.seats[e.seat] = Seat(e.player, e.name, account=e.player if e.account else None)
+
+
+def _seat_claimed(s: State, e: ev.SeatClaimed) -> None:
+    seat = s.seats[e.seat]
+    s.seats[e.seat] = Seat(seat.player, e.name, seat.kind, seat.bot, e.account)
 
 
 def _bot_added(s: State, e: ev.BotAdded) -> None:
@@ -343,5 +358,6 @@ _APPLY = {
     ev.RematchAnswered: _rematch_answered,
     ev.RematchLapsed: _rematch_lapsed,
     ev.RematchStarted: _rematch_started,
+    ev.SeatClaimed: _seat_claimed,
 }
 assert set(_APPLY) == set(ev.EVENT_TYPES.values()), "every event type needs a fold"

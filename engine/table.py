@@ -18,7 +18,7 @@ BOTS = {"carmen": "Carmen", "tito": "Tito", "luna": "Luna"}
 
 
 def open_table(d: Decision, name, preset, settings, host, host_name, decks=None, first_dealer=None,
-               host_seated=True) -> None:
+               host_seated=True, account=False) -> None:
     if d.state.status != "new":
         raise RuleError("bad_request", "This table is already open.")
     chosen = settings_for(preset, settings)
@@ -28,7 +28,8 @@ def open_table(d: Decision, name, preset, settings, host, host_name, decks=None,
         decks = tuple(check_deck(deck) for deck in decks)
     if first_dealer is not None and first_dealer not in range(SEATS):
         raise RuleError("bad_request", "first_dealer is a seat, 0 to 3.", {"first_dealer": "invalid"})
-    d.add(ev.TableOpened(name, preset, chosen.as_dict(), host, host_name, decks, first_dealer, bool(host_seated)))
+    d.add(ev.TableOpened(name, preset, chosen.as_dict(), host, host_name, decks, first_dealer, bool(host_seated),
+                         bool(account)))
 
 
 def require_waiting(s) -> None:
@@ -43,13 +44,36 @@ def require_host(s, player) -> None:
         raise RuleError("host_only", "Only the host can do that.")
 
 
-def sit(d: Decision, player: str, name: str) -> None:
+def sit(d: Decision, player: str, name: str, account: bool = False) -> None:
+    """``account``: ``player`` is an account's player_id (a player token asked), which holds one seat
+    at a table at most: its token then names one seat."""
     s = d.state
     require_waiting(s)
+    if account and (s.seat_of(player) is not None or s.seat_of_account(player) is not None):
+        raise RuleError("already_seated", "You already hold a seat at this table.",
+                        {"seat": s.seat_of_account(player)})
     free = [i for i in range(SEATS) if s.seats[i] is None]
     if not free:
         raise RuleError("table_full", "Every seat is taken; you can watch instead.")
-    d.add(ev.PlayerSeated(free[0], player, name))
+    d.add(ev.PlayerSeated(free[0], player, name, bool(account)))
+
+
+def claim(d: Decision, seat, account: str, name: str) -> None:
+    """A guest's seat (``seat``, found from its seat token) becomes ``account``'s. Claiming a seat
+    the account holds already changes nothing; a seat held by another account, a bot's seat, or a
+    second seat at a table where the account sits are refused."""
+    s = d.state
+    if seat is None or s.seats[seat] is None or s.seats[seat].kind != "human":
+        raise RuleError("forbidden", "That token holds no player's seat at this table.")
+    held = s.seats[seat].account
+    if held == account:
+        return
+    if held is not None:
+        raise RuleError("forbidden", "That seat belongs to another account.", {"seat": seat})
+    other = s.seat_of_account(account)
+    if other is not None:
+        raise RuleError("already_seated", "You already hold another seat at this table.", {"seat": other})
+    d.add(ev.SeatClaimed(seat, account, name))
 
 
 def add_bot(d: Decision, player, bot: str, at=None) -> None:

@@ -230,6 +230,7 @@ def _seat(s: State, i: int) -> dict:
         "name": seat.name,
         "kind": seat.kind,
         "bot": seat.bot,
+        "account": seat.account is not None,  # a player with an account (docs/api.md v1.3): a profile by name
         "empty": False,
         "team": s.side_of.get(i) if len(s.sides) < len(s.players) else None,
         "in_game": i in s.players,
@@ -289,6 +290,8 @@ def redact(event, reader: int | None = SPECTATOR) -> dict:
         data.pop("host", None)
     elif isinstance(event, ev.PlayerSeated):
         data.pop("player", None)
+    elif isinstance(event, ev.SeatClaimed):
+        data.pop("account", None)  # an account's player_id, as a guest's, is not for readers
     elif isinstance(event, ev.RoundDealt):
         deck = data.pop("deck")
         data["table"] = deck[:4]

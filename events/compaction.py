@@ -10,7 +10,8 @@ WATCH on the stream (a table that moved meanwhile is left alone):
 - dropped: ``events`` (the stream), ``snapshot``, ``checkpoints``, ``timers``,
   ``notify`` (webhook URLs and push markers), ``push`` (Web Push subscriptions),
   ``chat``, ``chatseq``, ``listeners`` (nothing is published for a table that cannot change);
-- kept: ``tokens`` (a seat's token still shows its own view, ~100 B a player),
+- kept: ``tokens`` (a seat's token still shows its own view, ~100 B a player), ``row`` (the table in
+  its players' lists of games, events/my_tables.py: ~600 B),
   the table's entry in the index and the status hash (a few dozen bytes), and
   ``analysis`` (the game analysis, derived data with its version: events/analysis.py);
 - idempotency keys (``idem:*``) cannot be named without a SCAN of the whole

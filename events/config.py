@@ -44,6 +44,10 @@ class Config:
     # replicas that must hold a move before it is acknowledged; None (unset): 0 on one Redis, on a
     # cluster 1 if every master has a replica (events/replication.py, docs/operations.md)
     replica_acks: int | None = None
+    # passkeys (api/http/passkeys.py): the WebAuthn relying party's id (a host name) and the origin the
+    # browser signs; empty: ESCOBA_PUBLIC_URL's, else the request's own host
+    webauthn_rp_id: str = ""
+    webauthn_origin: str = ""
 
     @property
     def queue_urls(self) -> tuple[str, ...]:
@@ -75,4 +79,6 @@ class Config:
             rate_limits=env.get("ESCOBA_RATE_LIMITS", "on"),
             trusted_proxies=int(env.get("ESCOBA_TRUSTED_PROXIES", "0") or 0),
             replica_acks=int(env["ESCOBA_REPLICA_ACKS"]) if env.get("ESCOBA_REPLICA_ACKS", "").strip() else None,
+            webauthn_rp_id=env.get("ESCOBA_WEBAUTHN_RP_ID", "").strip(),
+            webauthn_origin=env.get("ESCOBA_WEBAUTHN_ORIGIN", "").strip().rstrip("/"),
         )

@@ -144,6 +144,9 @@ SCHEMAS: dict[str, Schema] = {name: _schema_for(cls)() for name, cls in EVENT_TY
 # The current schema version of each event type. Bump one when its data
 # changes shape, and register an upcaster from the old version.
 SCHEMA_VERSIONS: dict[str, int] = {name: 1 for name in EVENT_TYPES}
+# v2 (accounts, docs/api.md v1.3): whether the seated player is an account's player_id
+SCHEMA_VERSIONS["TableOpened"] = 2
+SCHEMA_VERSIONS["PlayerSeated"] = 2
 
 
 # --- upcasting -------------------------------------------------------------
@@ -169,6 +172,18 @@ def upcaster(type_name: str, from_version: int):
 def _card_played_v0(data: dict) -> dict:
     """v0 CardPlayed had no ``fifteen_left`` (before selminha's TAKE THE 15): it was never set."""
     return {**data, "fifteen_left": False}
+
+
+@upcaster("TableOpened", 1)
+def _table_opened_v1(data: dict) -> dict:
+    """v1 TableOpened came before accounts: its host was a guest."""
+    return {**data, "host_account": False}
+
+
+@upcaster("PlayerSeated", 1)
+def _player_seated_v1(data: dict) -> dict:
+    """v1 PlayerSeated came before accounts: the player was a guest."""
+    return {**data, "account": False}
 
 
 def upcast(type_name: str, v: int, data: dict, *, version=None) -> dict:

@@ -333,7 +333,7 @@ class Seeks:
         if name is None:
             return None
         raw = self.redis.hgetall(seek_key(name, seek_id))
-        return {_text(k): _text(v) for k, v in raw.items()} if raw else None
+        return {"seek_id": seek_id, **{_text(k): _text(v) for k, v in raw.items()}} if raw else None
 
     def heard(self, seek_id: str, now: float) -> None:
         """Its holder is there (a poll, a socket): heard at ``now`` (only while it waits in its pool)."""

@@ -322,13 +322,14 @@ class TableService:
 
     # --- writing -----------------------------------------------------------
     def create(self, command: dict, *, actor: str = HOST_ACTOR,
-               grant: tuple[str, str] | None = None, table_id: str | None = None) -> tuple[str, Outcome]:
+               grant: tuple[str, str] | Callable | None = None, table_id: str | None = None) -> tuple[str, Outcome]:
         """Open a new table with an ``open`` command; its id and the outcome.
 
         One step: the first event, the index entry and (``grant`` = ``(token_hash,
-        player)``) the host's token are written together, or nothing is. ``table_id``: the id to
-        take (a paired table's, chosen before it is made: workers/pairing.py); RuleError
-        ``table_exists`` when it is taken.
+        player)``) the host's token are written together, or nothing is. ``grant`` may be a
+        function of the table id drawn (a seat token names its table: api/auth.py ``new_token``).
+        ``table_id``: the id to take (a paired table's, chosen before it is made:
+        workers/pairing.py); RuleError ``table_exists`` when it is taken.
         """
         if command.get("type") != "open":
             raise engine.RuleError("bad_request", "A table is created by an open command.",
@@ -337,8 +338,8 @@ class TableService:
         for _ in range(MAX_ATTEMPTS):
             table_id = chosen or new_table_id()
             try:
-                outcome = self._apply(table_id, State(), command, actor, None,
-                                      created_at=self.clock(), grant=grant)
+                outcome = self._apply(table_id, State(), command, actor, None, created_at=self.clock(),
+                                      grant=grant(table_id) if callable(grant) else grant)
             except VersionConflict:
                 if chosen:
                     raise engine.RuleError("table_exists", "That table exists already.",
@@ -474,6 +475,8 @@ class TableService:
                 self.idempotency_ttl,
             )
         read_back, stamp = self._hook_reads(table_id)
+        row_of = getattr(self.on_change, "row", None)  # the table's row, set in the append's step
+        row = row_of(table_id, state, new_state, records) if row_of is not None else None
         status = new_state.status if any(r["type"] in STATUS_CHANGES for r in records) else None
         encoded = [dumps(r) for r in records]
         self._in_flight[table_id] = (state.version, encoded, new_state)
@@ -481,7 +484,7 @@ class TableService:
             appended = self.store.append_reading(table_id, state.version, records, idempotency=idempotency,
                                                  read_back=read_back, stamp=stamp, created_at=created_at,
                                                  status=status, grant=grant, encoded=encoded, local=local,
-                                                 count=count)
+                                                 count=count, row=row)
         finally:
             if self._in_flight.get(table_id, (None, None))[1] is encoded:
                 del self._in_flight[table_id]

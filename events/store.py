@@ -149,7 +149,8 @@ class AlreadyApplied(Exception):
 # KEYS: [1] the stream, [2] the idempotency key (the stream again when ARGV[8] is not '1'),
 #       [3] the index bucket, [4] the status bucket, [5] the status counts bucket,
 #       [6] the tokens hash, [7] the listeners set, [8] the request's rate counter (the stream again
-#       when ARGV[16] is ''), [9..] the hashes to read back
+#       when ARGV[16] is ''), [9] the table's row hash (events/my_tables.py; the stream again when
+#       no row is written), [10..] the hashes to read back
 # ARGV: [1] expected version, [2] number of records, [3] channel ('' = no notice),
 #       [4] notice message, [5] idempotency value, [6] its ttl (seconds),
 #       [7] '1' = stamp the new version in the first hash to read back, [8] see KEYS[2],
@@ -179,7 +180,7 @@ _APPEND = """
 local expected = tonumber(ARGV[1])
 local n = tonumber(ARGV[2])
 local idem = ARGV[8] == '1'
-local first = 9
+local first = 10
 local function repeated(seen)
   return {2, tonumber(string.match(seen, '"version"%s*:%s*(%d+)') or -1)}
 end
@@ -218,6 +219,9 @@ if ARGV[12] ~= '' then
 end
 if ARGV[13] ~= '' then
   redis.call('HSET', KEYS[6], ARGV[13], ARGV[14])
+end
+if #ARGV > 18 + n then
+  redis.call('HSET', KEYS[9], unpack(ARGV, 19 + n, #ARGV))
 end
 if ARGV[3] ~= '' then
   local alone = false
@@ -337,7 +341,8 @@ class EventStore:
                        read_back: tuple[str, ...] = (), stamp: bool = False,
                        created_at: float | None = None, status: str | None = None,
                        grant: tuple[str, str] | None = None, encoded: list[str] | None = None,
-                       local: str | None = None, count: Count | None = None) -> Appended:
+                       local: str | None = None, count: Count | None = None,
+                       row: tuple[str, dict[str, str]] | None = None) -> Appended:
         """``append``, also reading back hashes of the same table in the same step.
 
         ``read_back``: keys of the table's own (``table_key``), so a hook that follows
@@ -352,7 +357,8 @@ class EventStore:
         caller's listener id (``listen``), when it posts the change to its own sockets itself:
         no notice is published if it is the table's only listener. ``count``: the request's rate
         counter, counted here first unless it was already (``count.counted``); OverLimit when the
-        request goes over it and is no repeat.
+        request goes over it and is no repeat. ``row`` = ``(key, fields)``: a hash of the table's own
+        set in the same step (the row of a player's list of tables, events/my_tables.py).
         """
         if not records:
             raise ValueError("append needs at least one record")
@@ -380,9 +386,11 @@ class EventStore:
         counting = count is not None and not count.counted
         if counting and not count.key.startswith(prefix):
             raise ValueError("the rate counter must be the table's own (one cluster slot)")
+        if row is not None and not row[0].startswith(prefix):
+            raise ValueError("the row must be the table's own hash (one cluster slot)")
         keys = [stream, idem_key, index_key(table_id), bucket_key(STATUS, table_id),
                 bucket_key(COUNTS, table_id), tokens_key(table_id), listeners_key(table_id),
-                count.key if counting else stream]
+                count.key if counting else stream, row[0] if row else stream]
         channel = changes_channel(table_id) if notice else ""
         waits = self.replica_acks > 0
         if encoded is None:
@@ -396,6 +404,9 @@ class EventStore:
                 token_hash, player, local or "", count.limit if counting else "",
                 count.window if counting else "", new_version]
         args.extend(encoded)
+        if row:
+            for name, value in row[1].items():
+                args.extend((name, value))
         if created_at is not None:
             self.slots.note(table_id)
         keys.extend(read_back)

@@ -32,6 +32,7 @@ import engine
 from events import seeks as store
 from events.connection import queue_shard
 from events.service import TableService, new_table_id
+from events.store import tokens_key
 
 from . import context, index, matching, queues, scheduling
 
@@ -44,6 +45,7 @@ MAKE_AGAIN_AFTER = 30.0  # seconds: a table chosen this long ago and not made is
 LEASE = index.LEASE
 CLAIM_BATCH = 100
 SYSTEM = "system"
+ACCOUNT_PREFIX = "acct:"  # api/auth.py's: the tokens hash's entry of an account's seat
 BOT = "tito"
 WAVE_FUNC = "workers.pairing.wave"
 MAKE_FUNC = "workers.pairing.make_table"
@@ -177,7 +179,7 @@ def _spec(pool: store.Pool, table_id: str, group: list[matching.Seeker], info: d
     for s in group:
         i = info.get(s.seek_id, {})
         seats.append({"seek": s.seek_id, "player": i.get("player"), "name": i.get("name"),
-                      "grant": i.get("grant")})
+                      "grant": i.get("grant"), "account": bool(i.get("account"))})
     while len(seats) < pool.players:
         seats.append({"bot": BOT})
     settings = dict(pool.settings)
@@ -236,7 +238,8 @@ def open_table(svc: TableService, spec: dict) -> engine.State:
     seats = spec["seats"]
     host = seats[0]
     command = {"type": "open", "name": f"{host['name']}'s table", "preset": spec["preset"],
-               "settings": spec["settings"], "player": host["player"], "host_name": host["name"]}
+               "settings": spec["settings"], "player": host["player"], "host_name": host["name"],
+               "account": bool(host.get("account"))}
     try:
         svc.create(command, actor=SYSTEM, grant=(host["grant"], host["player"]), table_id=table_id)
     except engine.RuleError as exc:
@@ -247,8 +250,12 @@ def open_table(svc: TableService, spec: dict) -> engine.State:
             move = {"type": "add_bot", "player": host["player"], "bot": who["bot"], "seat": seat}
             svc.execute(table_id, move, actor=SYSTEM, idempotency_key=f"pair-{seat}")
         else:
-            svc.execute(table_id, {"type": "sit", "player": who["player"], "name": who["name"]}, actor=SYSTEM,
+            svc.execute(table_id, {"type": "sit", "player": who["player"], "name": who["name"],
+                                   "account": bool(who.get("account"))}, actor=SYSTEM,
                         idempotency_key=f"pair-{seat}", grant=(who["grant"], who["player"]))
+    accounts = [who["player"] for who in seats if who.get("account")]
+    if accounts:  # an account's player tokens act for its seat too (api/auth.py account_grant)
+        svc.redis.hset(tokens_key(table_id), mapping={ACCOUNT_PREFIX + p: p for p in accounts})
     outcome = svc.execute(table_id, {"type": "start", "player": host["player"]}, actor=SYSTEM,
                           idempotency_key="pair-start")
     return outcome.state

@@ -77,6 +77,7 @@ import orjson
 from redis.exceptions import NoScriptError
 from rq.job import Job
 
+from events import my_tables
 from events.compaction import closed_for_good
 from events.store import flat_hash
 
@@ -671,6 +672,10 @@ class TimersHook:
 
     def __call__(self, table_id: str, state, records: list[dict], appended=None) -> None:
         after_change(self.redis, table_id, state, records, self.config, appended, self.shards)
+        my_tables.after_change(self.redis, table_id, state, records)  # the players' lists (rare writes)
+
+    # the table's row in its players' lists, written in the append's own step (events/my_tables.py)
+    row = staticmethod(my_tables.row_fields)
 
     def unacknowledged(self, table_id: str) -> None:
         """An append its replicas did not acknowledge in time (events/replication.py): no timers

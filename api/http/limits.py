@@ -8,6 +8,9 @@ Defaults (``ESCOBA_RATE_LIMITS=off`` turns them all off, for benchmarks and test
 | ``POST /tables/{id}/seats`` (take a seat) | client address | 30 a minute |
 | ``POST /tables/{id}/moves`` and socket moves | seat token (at its table) | 120 a minute |
 | ``POST /tables/{id}/chat`` | seat token | 20 a minute |
+| ``POST /players`` (make an account) | client address | 5 a minute, 30 an hour |
+| failed sign-ins (``POST /sessions``, ``POST /sessions/passkey``) | the name tried | 5 a minute, 20 an hour |
+| failed sign-ins | client address | 20 a minute, 100 an hour |
 
 A request over a limit is refused and changes nothing: 429 ``rate_limited`` in the contract's
 shape, with ``Retry-After`` (seconds). Tokens are counted by a hash, never stored as such. Each
@@ -43,6 +46,10 @@ TAKE_SEAT = "30 per minute"
 MOVES = "120 per minute"
 CHAT = "20 per minute"
 SEEK = "30 per minute"
+CREATE_PLAYER = "5 per minute;30 per hour"
+# failed sign-ins only: a player who types the password right is never slowed by the limit
+SIGN_IN_NAME = "5 per minute;20 per hour"
+SIGN_IN_ADDRESS = "20 per minute;100 per hour"
 
 
 def client_address() -> str:
@@ -68,6 +75,7 @@ LIMITS = {
     "tables.post_chat": (CHAT, seat_token),
     "seeks.create_seek": (SEEK, client_address),
     "seeks.accept_seek": (TAKE_SEAT, client_address),
+    "players.create_player": (CREATE_PLAYER, client_address),
 }
 
 
@@ -87,6 +95,58 @@ class PerToken:
             if not strategy.hit(item, "escoba", self.scope, key):
                 reset = strategy.get_window_stats(item, "escoba", self.scope, key).reset_time
                 raise RateLimited(str(item), max(1, int(reset - time.time())))
+
+
+class FailureLimit:
+    """Failed attempts counted per key through flask-limiter's strategy and store (failed sign-ins,
+    per name and per client address): ``check`` before trying refuses a key already over its limit,
+    ``failed`` counts one failure. Only failures count, so a right password is never slowed."""
+
+    def __init__(self, limiter: Limiter, limit: str, scope: str):
+        self.limiter = limiter
+        self.items = parse_many(limit)
+        self.scope = scope
+
+    def check(self, key: str) -> None:
+        strategy = self.limiter.limiter
+        for item in self.items:
+            if not strategy.test(item, "escoba", self.scope, key):
+                reset = strategy.get_window_stats(item, "escoba", self.scope, key).reset_time
+                raise RateLimited(str(item), max(1, int(reset - time.time())))
+
+    def failed(self, key: str) -> None:
+        strategy = self.limiter.limiter
+        for item in self.items:
+            strategy.hit(item, "escoba", self.scope, key)
+
+
+class SignInLimit:
+    """Failed sign-ins, per name tried (case-folded: "Ana" and "ANA" are one name) and per address."""
+
+    def __init__(self, limiter: Limiter):
+        self.per_name = FailureLimit(limiter, SIGN_IN_NAME, "signin-name")
+        self.per_address = FailureLimit(limiter, SIGN_IN_ADDRESS, "signin-address")
+
+    def check(self, name: str | None, address: str) -> None:
+        self.per_address.check(address)
+        if name is not None:
+            self.per_name.check(_name_key(name))
+
+    def failed(self, name: str | None, address: str) -> None:
+        self.per_address.failed(address)
+        if name is not None:
+            self.per_name.failed(_name_key(name))
+
+
+def _name_key(name: str) -> str:
+    from events.players import folded
+
+    # a hash: the counter's key holds no name as typed (nor a very long one)
+    return token_hash(folded(name))[:32]
+
+
+def sign_ins(limiter: Limiter | None) -> SignInLimit | None:
+    return None if limiter is None else SignInLimit(limiter)
 
 
 class MoveLimit:

@@ -111,12 +111,14 @@ def _setting_values(presets) -> dict:
 
 
 def build_spec() -> dict:
-    spec = APISpec(title="Escoba table server", version="1.2.0", openapi_version="3.0.3",
+    spec = APISpec(title="Escoba table server", version="1.3.0", openapi_version="3.0.3",
                    plugins=[MarshmallowPlugin()])
     for name, schema in (("CreateTable", schemas.CreateTable), ("TakeSeat", schemas.TakeSeat),
                          ("Chat", schemas.Chat), ("Notify", schemas.Notify),
                          ("PushSubscription", schemas.PushSubscription), ("PushEndpoint", schemas.PushEndpoint),
-                         ("CreateSeek", schemas.CreateSeek), ("AcceptSeek", schemas.AcceptSeek)):
+                         ("CreateSeek", schemas.CreateSeek), ("AcceptSeek", schemas.AcceptSeek),
+                         ("NewPlayer", schemas.NewPlayer), ("SignIn", schemas.SignIn),
+                         ("SeatTokens", schemas.SeatTokens)):
         spec.components.schema(name, schema=schema)
     move_refs = []
     for kind, schema in schemas.MOVES.items():
@@ -128,6 +130,9 @@ def build_spec() -> dict:
                                              "description": "a seat token (Authorization header only)"})
     spec.components.security_scheme("seek", {"type": "http", "scheme": "bearer",
                                              "description": "a seek's token (Authorization header only)"})
+    spec.components.security_scheme("player", {"type": "http", "scheme": "bearer",
+                                               "description": "a player token (POST /players, POST /sessions): "
+                                                              "Authorization header only"})
     spec.components.security_scheme("admin", {"type": "http", "scheme": "bearer",
                                               "description": "ESCOBA_ADMIN_TOKEN (Authorization header only)"})
 
@@ -272,6 +277,7 @@ def build_spec() -> dict:
     spec.path("/admin/tables/{table_id}", parameters=tid, operations={"get": {
         "summary": "The operator's full view, hidden cards included (admin token)", "security": [{"admin": []}],
         "responses": {"200": ok("view"), **admin_errors}}})
+    _players(spec, body, ok, write, read, sizes)
     spec.path("/presets", operations={"get": {
         "summary": "Each preset's default settings and the choices a host has (the page's create form)",
         "responses": {"200": ok("presets"), **_errors(405), **sizes}}})
@@ -286,6 +292,57 @@ def build_spec() -> dict:
     document = spec.to_dict()
     _refine(document["components"]["schemas"])
     return document
+
+
+def _players(spec, body, ok, write, read, sizes) -> None:
+    """Accounts and a player's games (docs/api.md v1.3; api/http/players.py, passkeys.py, my_tables.py)."""
+    signed = {"201": ok("player_id, name, token (a player token)")}
+    player = [{"player": []}]
+    as_player = {**write, **_errors(401)}
+    webauthn = {"type": "object", "description": "what the browser's credential.toJSON() gives (WebAuthn)"}
+    spec.path("/players", operations={"post": {
+        "summary": "Make an account: a name (unique whatever its case) and a password, or none when a passkey "
+                   "follows", "requestBody": body("NewPlayer"),
+        "responses": {**signed, **write, **_errors(409)}}})
+    spec.path("/sessions", operations={
+        "post": {"summary": "Sign in by name and password: the same 401 for an unknown name and a wrong password; "
+                            "failed sign-ins are limited per name and per address (429)",
+                 "requestBody": body("SignIn"), "responses": {**signed, **write, **_errors(401)}},
+        "delete": {"summary": "Sign out: that player token no longer works (others of the account do)",
+                   "security": player,
+                   "responses": {"204": {"description": "signed out"}, **_errors(401, 405, 503), **sizes}}})
+    spec.path("/players/passkeys/options", operations={"post": {
+        "summary": "WebAuthn registration options for navigator.credentials.create (a five-minute challenge)",
+        "security": player, "responses": {"200": ok("PublicKeyCredentialCreationOptions (JSON)"), **as_player}}})
+    spec.path("/players/passkeys", operations={"post": {
+        "summary": "Register the browser's new credential (its attestation verified)", "security": player,
+        "requestBody": {"required": True, "content": {"application/json": {"schema": webauthn}}},
+        "responses": {"201": ok("credential_id"), **as_player}}})
+    spec.path("/sessions/passkey/options", operations={"post": {
+        "summary": "WebAuthn authentication options for navigator.credentials.get; a body {\"name\"} lists that "
+                   "account's passkeys (optional)",
+        "responses": {"200": ok("PublicKeyCredentialRequestOptions (JSON)"), **write}}})
+    spec.path("/sessions/passkey", operations={"post": {
+        "summary": "Sign in with a passkey's assertion (its signature verified)",
+        "requestBody": {"required": True, "content": {"application/json": {"schema": webauthn}}},
+        "responses": {**signed, **write, **_errors(401)}}})
+    spec.path("/me", operations={"get": {
+        "summary": "The signed-in account: player_id, name, joined, ratings", "security": player,
+        "responses": {"200": ok("player_id, name, joined, ratings"), **read, **_errors(401)}}})
+    status = {"name": "status", "in": "query", "schema": {"type": "string", "enum": ["active", "finished"],
+                                                          "default": "active"}}
+    cursor = {"name": "cursor", "in": "query", "schema": {"type": "string", "pattern": r"^[0-9]{1,16}:.{1,64}$"},
+              "description": "finished only: the cursor the page before gave"}
+    spec.path("/me/tables", operations={"get": {
+        "summary": "The account's tables: active (its turn first, then by last change, newest first) or finished "
+                   "(newest first, a page at a time: cursor)", "security": player, "parameters": [status, cursor],
+        "responses": {"200": ok("tables (rows), cursor when more"), **read, **_errors(401)}}})
+    spec.path("/tables/summaries", operations={"post": {
+        "summary": "The rows of the seats these seat tokens hold (a guest's games); unknown tokens are left out",
+        "requestBody": body("SeatTokens"), "responses": {"200": ok("tables (rows)"), **write}}})
+    spec.path("/me/claim", operations={"post": {
+        "summary": "Make the guest seats these seat tokens hold the account's", "security": player,
+        "requestBody": body("SeatTokens"), "responses": {"200": ok("claimed"), **as_player}}})
 
 
 def _refine(components: dict) -> None:

@@ -228,6 +228,46 @@ class SocketMove(Strict):
     expected_version = Integer(validate=validate.Range(min=0, max=2**53 - 1))
 
 
+# --- accounts (docs/api.md v1.3) ---------------------------------------------------------
+
+
+def _account_name(value: str) -> None:
+    from events.players import name_problem
+
+    problem = name_problem(value)
+    if problem is not None:
+        raise ValidationError(f"A name {problem}.")
+
+
+def _account_name_field(**kw):
+    from events.players import NAME_PATTERN
+
+    return fields.String(validate=_account_name, metadata={
+        "description": "3 to 20 letters, digits (of any script), _ or -; unique whatever its case",
+        "minLength": 3, "maxLength": 20, "pattern": NAME_PATTERN}, **kw)
+
+
+class NewPlayer(Strict):
+    name = _account_name_field(required=True)
+    password = fields.String(validate=validate.Length(min=10, max=200),
+                             metadata={"description": "10 to 200 characters; leave it out when a passkey follows"})
+
+
+class SignIn(Strict):
+    # any string: a name or password that could never be right is just as wrong (401), and says nothing
+    name = fields.String(required=True, validate=validate.Length(min=1, max=200))
+    password = fields.String(required=True, validate=validate.Length(min=1, max=200))
+
+
+TOKENS_MAX = 100
+
+
+class SeatTokens(Strict):
+    tokens = fields.List(fields.String(validate=validate.Length(min=1, max=200)), required=True,
+                         validate=validate.Length(min=1, max=TOKENS_MAX),
+                         metadata={"description": "seat tokens a browser kept, 1 to 100"})
+
+
 # Schemas are built once: building one per request cost more than validating it.
 _MOVE_LOADERS = {kind: schema() for kind, schema in MOVES.items()}
 create_table = CreateTable()
@@ -239,6 +279,9 @@ notify = Notify()
 push_subscription = PushSubscription()
 push_endpoint = PushEndpoint()
 socket_move = SocketMove()
+new_player = NewPlayer()
+sign_in = SignIn()
+seat_tokens = SeatTokens()
 
 
 def load_move(body: dict) -> dict:

@@ -18,10 +18,11 @@ from marshmallow import ValidationError
 
 import engine
 from api import auth
-from api.http import schemas
+from api.http import players, schemas
 from api.http.tables import json_object
 from engine.rules import PRESETS, settings_for
 from events import seeks as store
+from events.store import tokens_key
 from workers import pairing
 
 bp = Blueprint("seeks", __name__)
@@ -49,9 +50,10 @@ def _now() -> float:
 
 
 def account() -> tuple[str, str] | None:
-    """The account a request speaks for (a player token): (player id, name). None: a guest. The one
-    place quick pairing asks; player tokens come with issue "Players who come back"."""
-    return None
+    """The account a request speaks for (a player token): (player id, name). None: a guest (401 for a
+    player token whose session ended). The one place quick pairing asks."""
+    player = players.current_account()
+    return None if player is None else (player.player_id, player.name)
 
 
 def mode(players: int) -> str:
@@ -89,12 +91,16 @@ def create_seek():
     bot_after = None if correspondence else body["bot_after"]
     fields = {"status": store.WAITING, "token": store.token_digest(token), "grant": grant, "player": player,
               "name": name, "identity": identity, "rating": rating, "created": now, "bot_after": bot_after,
-              "correspondence": correspondence, "players": pool.players}
+              "correspondence": correspondence, "players": pool.players, "account": who is not None}
     seeks = _seeks()
     if correspondence:
         command = {"type": "open", "name": f"{name}'s table", "preset": pool.preset, "settings": settings,
-                   "player": player, "host_name": name}
+                   "player": player, "host_name": name, "account": who is not None}
+        if pool.rated:
+            command["settings"] = {**settings, "rated": True}
         table_id, _ = ctx.service.create(command, actor=f"player:{player}", grant=(grant, player))
+        if who is not None:  # the account's player tokens act for its seat too (api/auth.py)
+            grant_account(ctx.redis, table_id, player)
         fields.update(table_id=table_id, seat=0)
         seeks.add(pool, seek_id, fields, now, live=False)
         row = {"seek_id": seek_id, "name": name, "preset": pool.preset, "players": pool.players,
@@ -104,7 +110,7 @@ def create_seek():
         seeks.list_in_lobby(seek_id, row, now)
     else:
         info = {"identity": identity, "rating": rating, "created": now, "bot_after": bot_after,
-                "player": player, "name": name, "grant": grant}
+                "player": player, "name": name, "grant": grant, "account": who is not None}
         _, at_once = seeks.add(pool, seek_id, fields, now, live=True, info=info)
         shards = ctx.backends.queues
         seeks.mark_due(pool.name, now + _first_look(bot_after), len(shards))
@@ -153,14 +159,30 @@ def heard(seek_id: str, seek: dict, now: float) -> dict:
 
 
 def answer(seek: dict, token: str) -> dict:
-    """``GET /seeks/{id}``'s answer: matched is still waiting to its holder until its table is made."""
+    """``GET /seeks/{id}``'s answer: matched is still waiting to its holder until its table is made.
+    Paired, the seat's token: ``<table id>.<secret>`` as every seat token (api/auth.py), its secret
+    derived from the seek's token (events/seeks.py ``seat_token``); the worker granted the secret
+    alone at the table (it never knows the table id and the secret together), and the first answer
+    that names the table grants the whole token too (``HSETNX``: once)."""
     status = seek["status"]
     if status == store.MATCHED:
         status = store.WAITING
     out = {"status": status}
     if status == store.PAIRED:
-        out.update(table_id=seek["table_id"], seat=int(seek["seat"]), token=store.seat_token(token))
+        table_id = seek["table_id"]
+        seat_token = f"{table_id}.{store.seat_token(token)}"
+        if seek.get("named") != "1":
+            _ctx().redis.hsetnx(tokens_key(table_id), auth.token_hash(seat_token), seek["player"])
+            _seeks().set_fields(seek["seek_id"], {"named": "1"})
+        out.update(table_id=table_id, seat=int(seek["seat"]), token=seat_token)
     return out
+
+
+def grant_account(redis, table_id: str, player: str) -> None:
+    """The tokens hash's entry that lets an account's player tokens act for its seat (api/auth.py
+    ``account_grant``), beside the seat token's granted in the seat's own step."""
+    field, value = auth.account_grant(player, player)
+    redis.hset(tokens_key(table_id), field, value)
 
 
 @bp.get("/seeks/<seek_id>")
@@ -199,21 +221,28 @@ def accept_seek(seek_id: str):
         raise engine.RuleError("forbidden", "That is your own seek.")
     if seek["status"] != store.WAITING:
         raise engine.RuleError("seek_closed", "This seek no longer waits.", {"status": seek["status"]})
-    players = int(seek["players"])
-    taken = seeks.take_seat(seek_id, players - 1)
+    if who is None and store.pool_of(seek_id).split(":")[2] == "1":
+        raise engine.RuleError("unauthorized", "A rated seek is accepted with a player token (an account).")
+    wanted = int(seek["players"]) - 1
+    taken = seeks.take_seat(seek_id, wanted)
     if not taken:
         raise engine.RuleError("seek_closed", "This seek no longer waits.")
-    player, name = who if who is not None else (auth.new_player_id(), body["name"])
-    token, grant = auth.new_token(player)
     table_id = seek["table_id"]
+    if who is not None:  # the account's own token acts for its seat (api/auth.py)
+        player, name = who
+        token, grant = auth.bearer(), auth.account_grant(player, player)
+    else:
+        player, name = auth.new_player_id(), body["name"]
+        token, grant = auth.new_token(player, table_id)
     try:
-        outcome = ctx.service.execute(table_id, {"type": "sit", "player": player, "name": name},
+        outcome = ctx.service.execute(table_id, {"type": "sit", "player": player, "name": name,
+                                                 "account": who is not None},
                                       actor=f"player:{player}", grant=grant)
     except Exception:
         seeks.give_back_seat(seek_id)
         raise
     seat = outcome.state.seat_of(player)
-    if taken == players - 1:  # the last seat: the game starts, the seek is done
+    if taken == wanted:  # the last seat: the game starts, the seek is done
         ctx.service.execute(table_id, {"type": "start", "player": seek["player"]}, actor="system",
                             idempotency_key="lobby-start")
         seeks.set_fields(seek_id, {"status": store.PAIRED})

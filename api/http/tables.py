@@ -13,10 +13,11 @@ from datetime import UTC, datetime
 from flask import Blueprint, current_app, g, jsonify, request
 from marshmallow import ValidationError
 from werkzeug.http import parse_etags
+from werkzeug.routing import BaseConverter
 
 import engine
 from api import auth
-from api.http import feed, limits, schemas
+from api.http import feed, limits, players, schemas
 from api.http.schemas import load_move
 from api.server import observability
 from engine import RuleError
@@ -26,6 +27,19 @@ from workers import outbound
 from workers.scheduling import notify_key
 
 bp = Blueprint("tables", __name__)
+
+
+class TableId(BaseConverter):
+    """A table id in an address: any segment but the names of the routes beside ``/tables/{id}``
+    (``/tables/summaries``), so an address is one route's and ``Allow`` lists that route's methods.
+    A table id is 8 characters (events/service.py ``new_table_id``): it is never one of them."""
+
+    regex = r"(?!summaries$)[^/]+"
+
+
+def install_converters(app) -> None:
+    """Before the blueprints: their rules are bound with it."""
+    app.url_map.converters["table"] = TableId
 
 
 def _ctx():
@@ -74,29 +88,58 @@ def _invite_url(table_id: str) -> str:
     return f"{base.rstrip('/')}/t/{table_id}"
 
 
+def _seating(table_id: str | None = None) -> tuple:
+    """Who a create or a sit seats: ``(account, player, token, grant)``. With a player token, the
+    account (docs/api.md v1.3): its player id, its own token back, and the tokens hash's entry that
+    lets that token act for the seat (api/auth.py); else a guest with a new seat token (``token`` a
+    dict that the grant fills in with the token, at a create, once the table's id is drawn)."""
+    account = players.current_account()  # 401 for a player token whose session ended
+    if account is not None:
+        return account, account.player_id, auth.bearer(), auth.account_grant(account.player_id, account.player_id)
+    player = auth.new_player_id()
+    if table_id is not None:
+        token, grant = auth.new_token(player, table_id)
+        return None, player, token, grant
+    made: dict = {}
+
+    def grant(drawn: str) -> tuple[str, str]:
+        made["token"], granted = auth.new_token(player, drawn)
+        return granted
+
+    return None, player, made, grant
+
+
+def _named(raw, account) -> dict:
+    """The body, with the account's name in it when it has none (the account's name is used anyway)."""
+    body = json_object(raw)
+    return {**body, "name": account.name} if account is not None and "name" not in body else body
+
+
 @bp.post("/tables")
 def create_table():
     ctx = _ctx()
-    body = schemas.create_table.load(_json_body())
+    raw = _json_body()
+    account, player, token, grant = _seating()
+    body = schemas.create_table.load(_named(raw, account))
     operator_only = {"decks", "first_dealer"} & set(body)
     if operator_only and not auth.is_admin(ctx.config.admin_token):
         raise RuleError("forbidden", "Decks and the first dealer are for operators (admin token).",
                         {k: "operators only" for k in operator_only})
-    player = auth.new_player_id()
+    host_name = account.name if account is not None else body["name"]
     command = {
         "type": "open",
-        "name": body.get("table_name") or f"{body['name']}'s table",
+        "name": body.get("table_name") or f"{host_name}'s table",
         "preset": body["preset"],
         "settings": body["settings"],
         "player": player,
-        "host_name": body["name"],
+        "host_name": host_name,
         "decks": body.get("decks"),
         "first_dealer": body.get("first_dealer"),
         "host_seated": not body["watch"],
+        "account": account is not None,
     }
     # the host's token is granted in the step that writes the first event: a table is never
     # made without it (nor the token without the table)
-    token, grant = auth.new_token(player)
     table_id, outcome = ctx.service.create(command, actor=f"player:{player}", grant=grant)
     g.log = {"table_id": table_id, "command": "open", "version": outcome.version}
     seat = outcome.state.seat_of(player)
@@ -104,7 +147,7 @@ def create_table():
         "table_id": table_id,
         "invite_url": _invite_url(table_id),
         "seat": seat,
-        "token": token,
+        "token": token["token"] if isinstance(token, dict) else token,
         "table": _view(table_id, outcome.state, seat, player),
     }), 201
 
@@ -112,10 +155,12 @@ def create_table():
 @bp.post("/tables/<table_id>/seats")
 def take_seat(table_id: str):
     ctx = _ctx()
-    body = schemas.take_seat.load(_json_body())
-    player = auth.new_player_id()
-    token, grant = auth.new_token(player)
-    outcome = ctx.service.execute(table_id, {"type": "sit", "player": player, "name": body["name"]},
+    raw = _json_body()
+    account, player, token, grant = _seating(table_id)
+    body = schemas.take_seat.load(_named(raw, account))
+    name = account.name if account is not None else body["name"]
+    outcome = ctx.service.execute(table_id, {"type": "sit", "player": player, "name": name,
+                                             "account": account is not None},
                                   actor="guest", grant=grant)
     seat = outcome.state.seat_of(player)
     g.log = {"table_id": table_id, "command": "sit", "seat": seat, "version": outcome.version}
@@ -161,7 +206,7 @@ def _answered(answer: Answer):
     return response
 
 
-@bp.get("/tables/<table_id>")
+@bp.get("/tables/<table:table_id>")
 def get_table(table_id: str):
     return _answered(view_answer(_ctx(), _ask(table_id), g.log))
 

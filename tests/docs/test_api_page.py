@@ -37,5 +37,5 @@ def test_every_operation_on_the_contract_page_is_served():
 
 
 def test_the_page_and_the_document_say_the_same_version():
-    assert build_spec()["info"]["version"] == "1.2.0"
-    assert PAGE.read_text().startswith("# The Escoba table server's API, v1.2\n")
+    assert build_spec()["info"]["version"] == "1.3.0"
+    assert PAGE.read_text().startswith("# The Escoba table server's API, v1.3\n")

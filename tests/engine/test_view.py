@@ -220,8 +220,11 @@ def test_a_jack_eight_tables_values_decide_the_faces_whatever_design_a_reader_pi
 def test_redacted_events_carry_no_player_id():
     opened = redact(ev.TableOpened("t", "del15", {}, "p_0123456789abcdef", "Ana"), None)
     seated = redact(ev.PlayerSeated(1, "p_fedcba9876543210", "Bea"), 1)
+    claimed = redact(ev.SeatClaimed(1, "p0123456789abcdef", "Bea"), None)
     assert "p_" not in json.dumps([opened, seated])
-    assert seated["data"] == {"seat": 1, "name": "Bea"}
+    assert "p0123" not in json.dumps(claimed)
+    assert seated["data"] == {"seat": 1, "name": "Bea", "account": False}
+    assert claimed["data"] == {"seat": 1, "name": "Bea"}
 
 
 @pytest.mark.parametrize("preset", ["selminha", "del15", "cardgames"])

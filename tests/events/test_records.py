@@ -188,3 +188,17 @@ def test_old_log_replays_through_the_service(fake_redis, service):
     from events.service import TableService
 
     assert TableService(fake_redis, cache_size=0, snapshot_every=0).load(tid) == state
+
+
+def test_v1_seats_are_upcast_to_guests_and_v2_keeps_the_account():
+    opened = {"type": "TableOpened", "v": 1, "version": 1, "at": AT, "actor": "seat:0",
+              "data": {"name": "t", "preset": "del15", "settings": {}, "host": "p_1", "host_name": "A",
+                       "decks": None, "first_dealer": None, "host_seated": True}}
+    seated = {"type": "PlayerSeated", "v": 1, "version": 2, "at": AT, "actor": "seat:1",
+              "data": {"seat": 1, "player": "p_2", "name": "Bo"}}
+    assert from_record(opened).host_account is False
+    assert from_record(seated) == ev.PlayerSeated(1, "p_2", "Bo", False)
+    record = to_record(ev.PlayerSeated(1, "p9", "Bo", True), version=2, at=AT, actor="seat:1")
+    assert record["v"] == 2 and from_record(record).account is True
+    claimed = to_record(ev.SeatClaimed(1, "p9", "Bo"), version=3, at=AT, actor="seat:1")
+    assert from_record(claimed) == ev.SeatClaimed(1, "p9", "Bo")

@@ -302,7 +302,7 @@ def test_the_events_feed_names_seats_never_player_ids(client):
         opened = next(e for e in events if e["type"] == "TableOpened")["data"]
         seated = next(e for e in events if e["type"] == "PlayerSeated")["data"]
         assert "host" not in opened and opened["host_seated"] is True
-        assert seated == {"seat": 1, "name": "Bea"}
+        assert seated == {"seat": 1, "name": "Bea", "account": False}
 
 
 def test_after_is_a_bounded_whole_number_on_events_and_chat(client):
