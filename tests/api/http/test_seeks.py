@@ -264,3 +264,55 @@ def test_a_rated_seek_needs_an_account(seeking):
     r = seeking.http.post("/seeks", json={"name": "Ana", "preset": "del15", "players": 2, "rated": True})
     assert r.status_code == 401 and r.get_json()["error"]["code"] == "unauthorized"
     assert seeking.seek_keys() == []
+
+
+def _account(seeking, prefix: str) -> dict:
+    from .test_players import sign_up, unique_name
+
+    return sign_up(seeking.http, unique_name(prefix))
+
+
+def _seek_as(seeking, account: dict, **body) -> dict:
+    r = seeking.http.post("/seeks", json={"preset": "del15", "players": 2, **body},
+                          headers={"Authorization": f"Bearer {account['token']}"})
+    assert r.status_code == 201, r.get_json()
+    return r.get_json()
+
+
+def test_accounts_are_seated_as_themselves_and_their_player_tokens_act_for_the_seats(seeking):
+    ana, bea = _account(seeking, "ana"), _account(seeking, "bea")
+    a_seek, b_seek = _seek_as(seeking, ana), _seek_as(seeking, bea)
+    seeking.pair()
+    a, b = seeking.poll(a_seek), seeking.poll(b_seek)
+    assert a["table_id"] == b["table_id"]
+    view = seeking.view(a["table_id"])
+    assert sorted(s["name"] for s in view["seats"] if s["kind"]) == sorted([ana["name"], bea["name"]])
+    # the seat token and the account's own player token both act for the seat
+    assert seeking.view(a["table_id"], a["token"])["you"] == a["seat"]
+    assert seeking.view(a["table_id"], ana["token"])["you"] == a["seat"]
+    assert seeking.view(b["table_id"], bea["token"])["you"] == b["seat"]
+    _play_first(seeking, a["table_id"], {a["seat"]: ana["token"], b["seat"]: bea["token"]})
+
+
+def test_an_account_is_never_paired_with_itself(seeking):
+    ana = _account(seeking, "ana")
+    first, second = _seek_as(seeking, ana, bot_after=None), _seek_as(seeking, ana, bot_after=None)
+    seeking.clock.advance(2)
+    seeking.pair()
+    assert seeking.poll(first) == seeking.poll(second) == {"status": "waiting"}
+    cris = seeking.seek("Cris", bot_after=None)
+    seeking.clock.advance(2)
+    seeking.pair()
+    answers = [seeking.poll(s) for s in (first, second, cris)]
+    assert sorted(a["status"] for a in answers) == ["paired", "paired", "waiting"]
+    assert answers[2]["status"] == "paired"
+
+
+def test_a_paired_guest_token_names_its_table(seeking):
+    ana, bea = seeking.seek("Ana"), seeking.seek("Bea")
+    seeking.pair()
+    a = seeking.poll(ana)
+    assert a["token"].startswith(a["table_id"] + ".")
+    r = seeking.http.post("/tables/summaries", json={"tokens": [a["token"]]})
+    assert r.status_code == 200 and [row["table_id"] for row in r.get_json()["tables"]] == [a["table_id"]]
+    assert seeking.poll(ana) == a and seeking.poll(bea)["status"] == "paired"  # asked again: the same
