@@ -22,6 +22,7 @@ from api.http import (
     passkeys,
     players,
     push,
+    ratings,
     review,
     seeks,
     tables,
@@ -133,6 +134,7 @@ def create_app(redis=None, config: Config | None = None) -> Flask:
     app.register_blueprint(players.bp)
     app.register_blueprint(passkeys.bp)
     app.register_blueprint(my_tables.bp)
+    ratings.install(app)  # GET /leaderboard, GET /players/{name}, ratings in GET /me
     limiter = limits.install(app, redis, config)
     app.extensions["escoba"].move_limit = limits.moves(limiter)
     app.extensions["escoba"].sign_in_limit = limits.sign_ins(limiter)

@@ -1,4 +1,4 @@
-"""The ``escoba`` command: serve, dev, worker, reconcile, replay, analyze.
+"""The ``escoba`` command: serve, dev, worker, reconcile, replay, analyze, ratings rebuild.
 
 Every command that talks to Redis takes ``--redis-url`` (the old ``--redis`` of
 ``escoba dev`` still works, unlisted); without it, ``REDIS_URL`` is used.
@@ -67,6 +67,19 @@ def _parser() -> argparse.ArgumentParser:
     analyze.add_argument("--json", action="store_true", help="print the API's answer as JSON")
     add_redis_url(analyze)
 
+    rating = sub.add_parser("ratings", help="players' ratings: rebuild them from the tables' logs",
+                            description="Ratings are a projection of the finished rated tables' logs "
+                                        "(docs/ratings.md).")
+    rating_sub = rating.add_subparsers(dest="ratings_command", required=True, metavar="ACTION")
+    rebuild = rating_sub.add_parser(
+        "rebuild", help="recompute every player's ratings, totals and games from the logs",
+        description="Recompute every player's ratings, totals and recent games from the finished rated "
+                    "tables' logs, in the order the games ended, and write them over what is stored "
+                    "(and the leaderboards). Run it with the workers stopped: a game rated meanwhile "
+                    "may be overwritten (run it again).")
+    rebuild.add_argument("--dry-run", action="store_true", help="compute and print the counts; write nothing")
+    add_redis_url(rebuild)
+
     # these three parse their own flags (see 'escoba worker --help' and the others)
     sub.add_parser("worker", help="an RQ worker with its scheduler (timers, bots, notices)", add_help=False)
     sub.add_parser("reconcile", help="rebuild every table's due timers from the logs, once", add_help=False)
@@ -89,6 +102,8 @@ def main(argv=None) -> int:
                    connections=args.connections)
     if args.command == "analyze":
         return analyze(args.table_id, as_json=args.json, redis_url=args.redis_url)
+    if args.command == "ratings":
+        return rebuild_ratings(redis_url=args.redis_url, dry_run=args.dry_run)
     from api.server.dev import run_dev
 
     return run_dev(args.host, args.port, args.redis_url, vapid_key_file=args.vapid_key_file)
@@ -124,6 +139,26 @@ def analyze(table_id: str, *, as_json: bool = False, redis_url: str | None = Non
         for m in seat["moves"]:
             print(f"  v{m['version']:<4} round {m['round']:<2} played {_move(m['played']):<16} "
                   f"best {_move(m['best']):<16} loss {m['loss']:5.2f}  {m['label'] or ''}".rstrip(), file=out)
+    return 0
+
+
+def rebuild_ratings(*, redis_url: str | None = None, dry_run: bool = False, redis=None, out=None) -> int:
+    """``escoba ratings rebuild``: every rating again from the logs (events/ratings.py ``rebuild``)."""
+    import time
+
+    from events import ratings
+    from events.config import Config
+    from events.connection import tables_client
+    from events.service import TableService
+
+    out = out or sys.stdout
+    if redis is None:
+        redis = tables_client(redis_url or Config.from_env().redis_url)
+    began = time.perf_counter()
+    done = ratings.rebuild(redis, TableService(redis, cache_size=0), write=not dry_run)
+    seconds = time.perf_counter() - began
+    print(f"{'computed' if dry_run else 'rebuilt'}: {done['games']} rated games of {done['tables']} tables, "
+          f"{done['players']} players, in {seconds:.1f} s", file=out)
     return 0
 
 

@@ -27,6 +27,7 @@ STATUS = {
     "seek_paired": 409,  # a seek already at its table: too late to cancel (docs/api.md, "Quick pairing")
     "seek_closed": 409,  # accepting a seek that no longer waits
     "not_correspondence": 409,  # accepting a live seek: those are paired by the server
+    "not_rated": 409,  # a rated table with a bot or a guest seated (docs/ratings.md)
     "already_seated": 409,  # an account holds one seat at a table (docs/api.md v1.3)
     "name_taken": 409,  # an account's name, whatever its case (docs/api.md v1.3)
     "illegal_capture": 422,

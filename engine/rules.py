@@ -48,6 +48,8 @@ class Settings:
     deck: str = "french"
     # which way play turns on a drawn table; seats are always numbered in play order
     direction: str = "right"
+    # the game counts for its players' ratings (docs/ratings.md): every seat an account, no bot
+    rated: bool = False
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -102,6 +104,7 @@ OFFERED: dict[str, dict[str, tuple]] = {
         "opening_fifteen": _BOOL,
         "opening_thirty": OPENING_THIRTY,
         "deck": ("french", "french_swapped"),
+        "rated": _BOOL,
     },
     "del15": {
         "target": (10, 15, 21, 30),
@@ -110,11 +113,13 @@ OFFERED: dict[str, dict[str, tuple]] = {
         "all_coins_extra": _BOOL,
         "all_sevens_extra": _BOOL,
         "capture": CAPTURE_MODES,
+        "rated": _BOOL,
     },
     "cardgames": {
         "target": (21,),
         "opening_fifteen": _BOOL,
         "opening_thirty": OPENING_THIRTY,
+        "rated": _BOOL,
     },
 }
 
@@ -136,6 +141,7 @@ CHOICES: dict[str, tuple] = {
     "all_sevens_extra": _BOOL,
     "deck": tuple(DECKS),
     "direction": ("right", "left"),
+    "rated": _BOOL,
 }
 
 

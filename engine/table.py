@@ -11,6 +11,7 @@ from .deal import check_deck
 from .decision import Decision
 from .errors import RuleError
 from .flow import begin_game
+from .results import rated_seats
 from .rules import settings_for
 
 SEATS = 4
@@ -132,4 +133,10 @@ def start(d: Decision, player, deck, pick: int) -> None:
     require_waiting(s)
     if len(s.seated()) < 2:
         raise RuleError("not_enough_players", "At least two players must be seated to start.")
+    if s.settings.rated:
+        accounts = rated_seats(s)
+        unrated = [i for i in s.seated() if accounts[i] is None]
+        if unrated:
+            raise RuleError("not_rated", "A rated game needs every seat held by a player with an account, "
+                            "and no bot.", {"seats": unrated})
     begin_game(d, 1, deck, pick)

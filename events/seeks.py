@@ -555,10 +555,17 @@ def live_tables(redis, slots: list[int], limit: int, start: int = 0, buckets_max
 
 
 def player_rating(redis, player_id: str | None, preset: str, players: int) -> float | None:
-    """A player's rating for a pool (preset, and mode by ``players``: two, three, teams): the one place
-    quick pairing reads it. None for a guest, and until ratings are kept (issue "Players who come
-    back": wire it to the ratings' projection here)."""
-    del redis, preset, players
+    """A player's rating for a pool (its preset, and the mode its player count makes): the one place
+    quick pairing reads it, from the ratings' projection (events/ratings.py). None for a guest and
+    for an account not yet rated there (a wave counts it as 1500: workers/matching.py)."""
     if player_id is None:
         return None
+    from engine.results import mode_of
+    from engine.rules import PRESETS
+    from events.ratings import ratings_of
+
+    mode = mode_of(players, 2 if players == 4 and PRESETS[preset].teams else players)
+    for row in ratings_of(redis, player_id):
+        if row["preset"] == preset and row["mode"] == mode:
+            return float(row["rating"])
     return None

@@ -13,6 +13,7 @@ away      a human's turn (away not open)    the turn's start + away_after
 expire    any status but finished/expired   last move + expire_after
 rematch   finished: every human accepted    now (start_rematch)
           finished: offer still open        last record + rematch_window (lapse_rematch)
+ratings   finished, a rated table           now (workers/ratings.py: its players' ratings, once)
 compact   closed for good: finished with    last record + compact_after (events/compaction.py)
           no rematch possible, or expired
 ========  ================================  ==========================================
@@ -89,7 +90,7 @@ log = logging.getLogger("escoba.workers")
 QUEUE_NAME = queues.QUEUE_NAME
 INLINE_DELAY = 1.0  # seconds a bot job may still wait itself (``delay``), kept for old jobs
 NOTIFY_RETRY = (1, 2, 4, 8, 16)
-TIMER_KINDS = ("bot", "away", "expire", "rematch", "compact")
+TIMER_KINDS = ("bot", "away", "expire", "rematch", "compact", "ratings")
 # Lazy timers: their due time only ever moves later as a table plays, so a pending job due no
 # later than the one wanted stays; when it fires it checks the log and, if early, moves itself.
 LAZY_KINDS = frozenset({"away", "expire"})
@@ -238,6 +239,9 @@ def due_timers(table_id: str, state, times: LogTimes, config) -> dict[str, Timer
             add("rematch", v, "start_rematch", (table_id, v), times.last_at)
         elif state.rematch_allowed():
             add("rematch", v, "lapse_rematch", (table_id, v), times.last_at + config.rematch_window)
+    if status == "finished" and state.settings.rated:  # its players' ratings, once (workers/ratings.py)
+        out["ratings"] = Timer("ratings", f"{table_id}_ratings_{state.game}", "workers.ratings.run",
+                               (table_id, state.game), times.last_at)
     if closed_for_good(state):  # nothing can change it any more: one compressed value (compaction)
         add("compact", v, "compact", (table_id, v), times.last_at + config.compact_after)
     return out

@@ -18,7 +18,8 @@ from apispec.ext.marshmallow import MarshmallowPlugin
 from api.http import feed, schemas
 from api.http.tables import AFTER_MAX
 from engine.cards import DECKS
-from engine.rules import OFFERED
+from engine.results import MODES
+from engine.rules import OFFERED, PRESETS
 
 ERROR_SCHEMA = {
     "type": "object",
@@ -56,6 +57,39 @@ ANALYSIS_SCHEMA = {
                         "loss": {"type": "number", "minimum": 0, "description": "round points"},
                         "label": {"type": "string", "nullable": True,
                                   "enum": ["inaccuracy", "mistake", "blunder", None]}}}}}}},
+    },
+}
+
+RATING_SCHEMA = {
+    "type": "object", "required": ["preset", "mode", "rating", "deviation", "games", "provisional"],
+    "properties": {"preset": {"type": "string", "enum": list(PRESETS)}, "mode": {"type": "string", "enum": list(MODES)},
+                   "rating": {"type": "integer"}, "deviation": {"type": "integer"},
+                   "games": {"type": "integer", "minimum": 0}, "provisional": {"type": "boolean"}},
+}
+LEADERBOARD_SCHEMA = {
+    "type": "object", "required": ["players"],
+    "properties": {"preset": {"type": "string"}, "mode": {"type": "string"}, "players": {
+        "type": "array", "maxItems": 100, "items": {
+            "type": "object", "required": ["rank", "name", "rating", "games"],
+            "properties": {"rank": {"type": "integer", "minimum": 1}, "name": {"type": "string"},
+                           "rating": {"type": "integer"}, "games": {"type": "integer"}}}}},
+}
+PROFILE_SCHEMA = {
+    "type": "object", "required": ["name", "joined", "ratings", "totals", "recent", "accuracy"],
+    "properties": {
+        "name": {"type": "string"}, "joined": {"type": "string"},
+        "ratings": {"type": "array", "items": {"$ref": "#/components/schemas/Rating"}},
+        "totals": {"type": "object", "required": ["games", "wins", "losses", "abandons", "escobas"],
+                   "properties": {k: {"type": "integer", "minimum": 0}
+                                  for k in ("games", "wins", "losses", "abandons", "escobas")}},
+        "recent": {"type": "array", "items": {
+            "type": "object", "required": ["table_id", "preset", "result", "rating_change"],
+            "properties": {"table_id": {"type": "string"}, "game": {"type": "integer"},
+                           "preset": {"type": "string"}, "mode": {"type": "string"},
+                           "result": {"type": "string", "enum": ["win", "loss"]}, "place": {"type": "integer"},
+                           "rating_change": {"type": "number", "nullable": True},
+                           "review": {"type": "string", "description": "the game's review page"}}}},
+        "accuracy": {"type": "number", "nullable": True, "description": "mean analysis accuracy, or null"},
     },
 }
 
@@ -278,6 +312,21 @@ def build_spec() -> dict:
         "summary": "The operator's full view, hidden cards included (admin token)", "security": [{"admin": []}],
         "responses": {"200": ok("view"), **admin_errors}}})
     _players(spec, body, ok, write, read, sizes)
+    # ratings (docs/api.md v1.3, "Ratings"; api/http/ratings.py)
+    spec.components.schema("Rating", RATING_SCHEMA)
+    spec.path("/leaderboard", operations={"get": {
+        "summary": "The top 100 non-provisional ratings of a preset and mode",
+        "parameters": [{"name": "preset", "in": "query", "required": True,
+                        "schema": {"type": "string", "enum": list(PRESETS)}},
+                       {"name": "mode", "in": "query", "required": True,
+                        "schema": {"type": "string", "enum": list(MODES)}}],
+        "responses": {"200": {"description": "players: rank, name, rating, games", "content": {
+            "application/json": {"schema": LEADERBOARD_SCHEMA}}}, **read}}})
+    spec.path("/players/{name}", parameters=[{"name": "name", "in": "path", "required": True,
+                                              "schema": {"type": "string"}}], operations={"get": {
+        "summary": "A player's public profile: ratings, totals of rated games, recent games (never a card)",
+        "responses": {"200": {"description": "name, joined, ratings, totals, recent, accuracy", "content": {
+            "application/json": {"schema": PROFILE_SCHEMA}}}, **read}}})
     spec.path("/presets", operations={"get": {
         "summary": "Each preset's default settings and the choices a host has (the page's create form)",
         "responses": {"200": ok("presets"), **_errors(405), **sizes}}})

@@ -86,6 +86,8 @@ class CreateTable(Strict):
     settings = fields.Dict(keys=fields.String(), load_default=dict)
     table_name = _name()
     watch = Boolean(load_default=False, metadata={"description": "the host runs the table without a seat"})
+    rated = Boolean(metadata={"description": "the same as settings.rated: the game counts for ratings "
+                                             "(every seat an account, no bot; docs/ratings.md)"})
     # operators only (admin token)
     decks = fields.List(fields.List(Card(), validate=validate.Length(equal=40),
                                     metadata={"uniqueItems": True, "description": "the forty cards in order"}),

@@ -75,12 +75,14 @@ def create_seek():
     who = account()
     if who is None and not body.get("name"):
         raise ValidationError({"name": ["a guest's seek needs a name (or send a player token)"]})
-    if body["rated"] and who is None:
+    asked = dict(body["settings"])
+    rated = body["rated"] or asked.pop("rated", False) is True  # settings.rated is the same (docs/api.md)
+    if rated and who is None:
         raise engine.RuleError("unauthorized", "A rated seek needs a player token (an account).",
                                {"rated": "needs a player token"})
-    settings = _chosen(body["preset"], body["settings"])
+    settings = _chosen(body["preset"], asked)
     correspondence = body["correspondence"]
-    pool = store.Pool(body["preset"], body["players"], body["rated"], settings, correspondence)
+    pool = store.Pool(body["preset"], body["players"], rated, settings, correspondence)
     player, name = who if who is not None else (auth.new_player_id(), body["name"])
     rating = store.player_rating(ctx.redis, who[0] if who else None, pool.preset, pool.players)
     seek_id = store.new_seek_id(pool.name)

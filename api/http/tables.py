@@ -130,7 +130,8 @@ def create_table():
         "type": "open",
         "name": body.get("table_name") or f"{host_name}'s table",
         "preset": body["preset"],
-        "settings": body["settings"],
+        # "rated" at the top level is settings.rated (docs/api.md v1.3, "Ratings")
+        "settings": {**body["settings"], "rated": body["rated"]} if "rated" in body else body["settings"],
         "player": player,
         "host_name": host_name,
         "decks": body.get("decks"),

@@ -7,7 +7,7 @@ import { api, app } from "./state.js";
 const SETTING_LABELS = {
   target: "settings.target", opening_fifteen: "settings.opening_fifteen", opening_thirty: "settings.opening_thirty",
   all_coins_extra: "settings.all_coins_extra", all_sevens_extra: "settings.all_sevens_extra",
-  capture: "settings.capture", deck: "settings.deck",
+  capture: "settings.capture", deck: "settings.deck", rated: "settings.rated",
 };
 const VALUE_LABELS = {
   two_escobas: "settings.value.two_escobas", two_escobas_if_split: "settings.value.two_escobas_if_split",

@@ -316,3 +316,29 @@ def test_a_paired_guest_token_names_its_table(seeking):
     r = seeking.http.post("/tables/summaries", json={"tokens": [a["token"]]})
     assert r.status_code == 200 and [row["table_id"] for row in r.get_json()["tables"]] == [a["table_id"]]
     assert seeking.poll(ana) == a and seeking.poll(bea)["status"] == "paired"  # asked again: the same
+
+
+def _rated(seeking, account: dict, rating: float) -> None:
+    """The account's del15 two-player rating, as the ratings' projection keeps it (events/ratings.py)."""
+    import orjson
+
+    from engine.ratings import Rating
+    from events.ratings import player_key
+
+    seeking.stores.tables.hset(player_key(account["player_id"], "ratings"), "del15:two",
+                               orjson.dumps(Rating(rating, 60.0, 0.06, 30).as_dict()))
+
+
+def test_a_rated_pool_pairs_the_closest_ratings_first_at_rated_tables(seeking):
+    accounts = {r: _account(seeking, f"r{r}") for r in (1500, 1800, 1510, 1790)}
+    for rating, account in accounts.items():
+        _rated(seeking, account, rating)
+    seeks = {r: _seek_as(seeking, a, rated=True) for r, a in accounts.items()}
+    seeking.clock.advance(2)
+    seeking.pair()
+    answers = {r: seeking.poll(s) for r, s in seeks.items()}
+    assert {a["status"] for a in answers.values()} == {"paired"}
+    assert answers[1500]["table_id"] == answers[1510]["table_id"]
+    assert answers[1790]["table_id"] == answers[1800]["table_id"] != answers[1500]["table_id"]
+    view = seeking.view(answers[1500]["table_id"], answers[1500]["token"])
+    assert view["status"] == "playing" and view["settings"]["rated"] is True
