@@ -67,8 +67,20 @@ def _fill(client, pool: store.Pool, n: int, now: float, rng: random.Random) -> N
         seeks.heard(seek_id, now)
 
 
+def reference_ms() -> float:
+    """A fixed loop's CPU (``sum(range(10**6))``, about 10 ms on an idle core of this machine): the
+    figures below scale with it on a loaded one."""
+    best = float("inf")
+    for _ in range(5):
+        started = _cpu()
+        sum(range(10**6))
+        best = min(best, _cpu() - started)
+    return best * 1000
+
+
 def wave_part(seekers: int) -> None:
     rng = random.Random(7)
+    print(f"reference loop: {reference_ms():.1f} ms of CPU (about 10 on an idle core)")
     with private_redis() as server:
         client = server.client()
         for label, pool in (("unrated, 2 players", store.Pool("del15", 2, False, {})),

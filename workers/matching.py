@@ -105,7 +105,9 @@ def rated_groups(seekers: list[Seeker], players: int, limit: int | None = None,
     candidates: list[tuple[float, list[int]]] = []
     ratings = [_rating(s) for s in order]
     gaps = [accepted_gap(s.waited) for s in order]
-    for i in range(len(order)):
+    if players == 2:
+        candidates = _rated_pairs(order, ratings, gaps, window)
+    for i in range(len(order) if players != 2 else 0):
         # someone not played last if there is one near; else whoever is (a worse candidate)
         for strict, penalty in ((True, 0.0), (False, 1e6)):
             picked = _fill(i, order, none_used, players, strict, window)
@@ -126,6 +128,36 @@ def rated_groups(seekers: list[Seeker], players: int, limit: int | None = None,
         for j in picked:
             used[j] = True
         out.append(teams([order[j] for j in picked]))
+    return out
+
+
+def _rated_pairs(order: list[Seeker], ratings: list[float], gaps: list[float],
+                 window: int) -> list[tuple[float, list[int]]]:
+    """``rated_groups``'s candidates for two players, the same as its general loop finds, without
+    its lists (a wave reads thousands): each seeker with the next one in rating order it may meet
+    (someone it did not play last if one is within ``window``, else whoever is)."""
+    out: list[tuple[float, list[int]]] = []
+    n = len(order)
+    for i in range(n):
+        a = order[i]
+        fallback = None
+        for j in range(i + 1, min(n, i + 1 + window)):
+            b = order[j]
+            if b.identity == a.identity:
+                continue
+            if b.identity in a.last or a.identity in b.last:
+                if fallback is None:
+                    fallback = j
+                continue
+            spread = ratings[j] - ratings[i]
+            if spread <= gaps[i] and spread <= gaps[j]:
+                out.append((spread, [i, j]))
+            fallback = None
+            break
+        if fallback is not None:
+            spread = ratings[fallback] - ratings[i]
+            if spread <= gaps[i] and spread <= gaps[fallback]:
+                out.append((spread + 1e6, [i, fallback]))
     return out
 
 

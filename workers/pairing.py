@@ -137,11 +137,11 @@ def run_wave(tables, shards, pool_name: str, now: float, *, make=None) -> dict:
                 make(pool_name, table_id)
         pooled = seeks.waiting(pool_name, now - store.GONE_AFTER)
         heard, gone = pooled.heard, pooled.gone
-        last = seeks.last_opponents(pool_name, sorted({w.identity for w in heard if w.identity != w.seek_id}))
+        # whom each account played last was read into its seek when it was made (POST /seeks)
         none: frozenset[str] = frozenset()
         seekers = [matching.Seeker(w.seek_id, w.identity, w.rating, now - w.created,
                                    w.bot_after is not None and now - w.created >= w.bot_after,
-                                   last.get(w.identity, none)) for w in heard]
+                                   frozenset(w.info["last"]) if w.info.get("last") else none) for w in heard]
         full = matching.groups(seekers, pool.players, pool.rated, limit=MAX_GROUPS)
         chosen = {s.seek_id for g in full for s in g}
         left = [s for s in seekers if s.seek_id not in chosen]

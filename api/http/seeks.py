@@ -113,6 +113,10 @@ def create_seek():
     else:
         info = {"identity": identity, "rating": rating, "created": now, "bot_after": bot_after,
                 "player": player, "name": name, "grant": grant, "account": who is not None}
+        if who is not None:  # whom it played last in this pool: the wave reads it here, not one by one
+            last = seeks.last_opponents(pool.name, [player]).get(player)
+            if last:
+                info["last"] = sorted(last)
         _, at_once = seeks.add(pool, seek_id, fields, now, live=True, info=info)
         shards = ctx.backends.queues
         seeks.mark_due(pool.name, now + _first_look(bot_after), len(shards))

@@ -342,3 +342,19 @@ def test_a_rated_pool_pairs_the_closest_ratings_first_at_rated_tables(seeking):
     assert answers[1790]["table_id"] == answers[1800]["table_id"] != answers[1500]["table_id"]
     view = seeking.view(answers[1500]["table_id"], answers[1500]["token"])
     assert view["status"] == "playing" and view["settings"]["rated"] is True
+
+
+def test_nobody_meets_the_same_player_twice_in_a_row_when_another_waits(seeking):
+    ana, bea, cris = (_account(seeking, n) for n in ("ana", "bea", "cris"))
+    first = [_seek_as(seeking, ana), _seek_as(seeking, bea)]
+    seeking.pair()
+    assert {seeking.poll(s)["status"] for s in first} == {"paired"}
+    again = {"ana": _seek_as(seeking, ana, bot_after=None), "bea": _seek_as(seeking, bea, bot_after=None)}
+    seeking.clock.advance(1)
+    again["cris"] = _seek_as(seeking, cris, bot_after=None)
+    seeking.clock.advance(2)
+    seeking.pair()
+    answers = {n: seeking.poll(s) for n, s in again.items()}
+    paired = {n for n, a in answers.items() if a["status"] == "paired"}
+    assert len(paired) == 2 and paired != {"ana", "bea"}
+    assert len({answers[n]["table_id"] for n in paired}) == 1
