@@ -75,6 +75,7 @@ def create_seek():
     who = account()
     if who is None and not body.get("name"):
         raise ValidationError({"name": ["a guest's seek needs a name (or send a player token)"]})
+    settings_for(body["preset"], body["settings"])  # every key checked as a table's (a 400 naming it)
     asked = dict(body["settings"])
     rated = body["rated"] or asked.pop("rated", False) is True  # settings.rated is the same (docs/api.md)
     if rated and who is None:

@@ -358,3 +358,9 @@ def test_nobody_meets_the_same_player_twice_in_a_row_when_another_waits(seeking)
     paired = {n for n, a in answers.items() if a["status"] == "paired"}
     assert len(paired) == 2 and paired != {"ana", "bea"}
     assert len({answers[n]["table_id"] for n in paired}) == 1
+
+
+def test_a_bad_rated_setting_is_refused(seeking):
+    r = seeking.http.post("/seeks", json={"name": "Ana", "preset": "del15", "players": 2, "settings": {"rated": 7}})
+    assert r.status_code == 400 and "rated" in r.get_json()["error"]["details"]
+    assert seeking.seek_keys() == []
