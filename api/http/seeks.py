@@ -56,10 +56,6 @@ def account() -> tuple[str, str] | None:
     return None if player is None else (player.player_id, player.name)
 
 
-def mode(players: int) -> str:
-    return {2: "two", 3: "three", 4: "teams"}[players]
-
-
 def _chosen(preset: str, settings: dict) -> dict:
     """The settings that differ from the preset's (checked as a table's are: a 400 naming the key),
     so two seeks asking the same table by different words meet in one pool."""
@@ -95,35 +91,46 @@ def create_seek():
     fields = {"status": store.WAITING, "token": store.token_digest(token), "grant": grant, "player": player,
               "name": name, "identity": identity, "rating": rating, "created": now, "bot_after": bot_after,
               "correspondence": correspondence, "players": pool.players, "account": who is not None}
-    seeks = _seeks()
     if correspondence:
-        command = {"type": "open", "name": f"{name}'s table", "preset": pool.preset, "settings": settings,
-                   "player": player, "host_name": name, "account": who is not None}
-        if pool.rated:
-            command["settings"] = {**settings, "rated": True}
-        table_id, _ = ctx.service.create(command, actor=f"player:{player}", grant=(grant, player))
-        if who is not None:  # the account's player tokens act for its seat too (api/auth.py)
-            grant_account(ctx.redis, table_id, player)
-        fields.update(table_id=table_id, seat=0)
-        seeks.add(pool, seek_id, fields, now, live=False)
-        row = {"seek_id": seek_id, "name": name, "preset": pool.preset, "players": pool.players,
-               "rated": pool.rated, "settings": settings, "created": now}
-        if rating is not None:
-            row["rating"] = rating
-        seeks.list_in_lobby(seek_id, row, now)
+        _open_for_lobby(ctx, pool, seek_id, fields, who is not None, now)
     else:
         info = {"identity": identity, "rating": rating, "created": now, "bot_after": bot_after,
                 "player": player, "name": name, "grant": grant, "account": who is not None}
-        if who is not None:  # whom it played last in this pool: the wave reads it here, not one by one
-            last = seeks.last_opponents(pool.name, [player]).get(player)
-            if last:
-                info["last"] = sorted(last)
-        _, at_once = seeks.add(pool, seek_id, fields, now, live=True, info=info)
-        shards = ctx.backends.queues
-        seeks.mark_due(pool.name, now + _first_look(bot_after), len(shards))
-        if at_once:  # enough wait: a wave now, not at the pool's next look
-            pairing.hand_wave(shards, pool.name, now)
+        _wait_in_pool(ctx, pool, seek_id, fields, info, now)
     return jsonify({"seek_id": seek_id, "token": token, "status": store.WAITING}), 201
+
+
+def _wait_in_pool(ctx, pool: store.Pool, seek_id: str, fields: dict, info: dict, now: float) -> None:
+    """A live seek: in its pool, the pool due a look, and a wave at once when enough wait."""
+    seeks = _seeks()
+    if info["account"]:  # whom it played last in this pool: the wave reads it here, not one by one
+        last = seeks.last_opponents(pool.name, [info["player"]]).get(info["player"])
+        if last:
+            info["last"] = sorted(last)
+    _, at_once = seeks.add(pool, seek_id, fields, now, live=True, info=info)
+    shards = ctx.backends.queues
+    seeks.mark_due(pool.name, now + _first_look(info["bot_after"]), len(shards))
+    if at_once:
+        pairing.hand_wave(shards, pool.name, now)
+
+
+def _open_for_lobby(ctx, pool: store.Pool, seek_id: str, fields: dict, is_account: bool, now: float) -> None:
+    """A correspondence seek: its table opened now (its holder the host, seated with the seat token it
+    derives), the seek written, its row in the lobby."""
+    player, name = fields["player"], fields["name"]
+    settings = {**pool.settings, "rated": True} if pool.rated else pool.settings
+    command = {"type": "open", "name": f"{name}'s table", "preset": pool.preset, "settings": settings,
+               "player": player, "host_name": name, "account": is_account}
+    table_id, _ = ctx.service.create(command, actor=f"player:{player}", grant=(fields["grant"], player))
+    if is_account:  # the account's player tokens act for its seat too (api/auth.py)
+        grant_account(ctx.redis, table_id, player)
+    seeks = _seeks()
+    seeks.add(pool, seek_id, {**fields, "table_id": table_id, "seat": 0}, now, live=False)
+    row = {"seek_id": seek_id, "name": name, "preset": pool.preset, "players": pool.players,
+           "rated": pool.rated, "settings": pool.settings, "created": now}
+    if fields["rating"] is not None:
+        row["rating"] = fields["rating"]
+    seeks.list_in_lobby(seek_id, row, now)
 
 
 def _first_look(bot_after: int | None) -> float:
