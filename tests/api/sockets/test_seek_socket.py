@@ -87,6 +87,22 @@ def test_the_seek_socket_refuses_a_wrong_token(served):
     assert message["type"] == "error" and message["error"]["code"] == "unauthorized"
 
 
+def test_the_seek_socket_says_when_its_seek_is_cancelled(served):
+    server, _ = served
+    seek = _post(server.url, "/seeks", {"name": "Ana", "preset": "del15", "players": 2})
+    ws = _socket(server.url, seek)
+    try:
+        time.sleep(0.3)
+        request = urllib.request.Request(f"{server.url}/seeks/{seek['seek_id']}", method="DELETE",
+                                         headers={"Authorization": f"Bearer {seek['token']}"})
+        with urllib.request.urlopen(request, timeout=5) as r:
+            assert r.status == 204
+        message = json.loads(ws.recv())
+    finally:
+        ws.close()
+    assert message == {"type": "seek", "status": "cancelled"}
+
+
 def test_escoba_dev_pairs_two_seekers_on_their_sockets(tmp_path):
     port = free_port()
     env = {**os.environ, "PYTHONPATH": str(ROOT), "ESCOBA_BOT_DELAY": "0.01", "XDG_DATA_HOME": str(tmp_path)}
