@@ -209,6 +209,10 @@ def get_seek(seek_id: str):
 @bp.delete("/seeks/<seek_id>")
 def cancel_seek(seek_id: str):
     seek = holder(seek_id, auth.bearer())
+    if seek.get("correspondence") == "1" and int(seek.get("accepted") or 0) > 0:
+        # others sit at its table already, waiting for the last seat: it stays open for them
+        raise engine.RuleError("seek_paired", "Others have accepted this seek: its table waits for them.",
+                               {"table_id": seek.get("table_id")})
     old = _seeks().end(seek_id, store.CANCELLED)
     if old in (store.MATCHED, store.PAIRED):
         raise engine.RuleError("seek_paired", "This seek is at a table already.",

@@ -364,3 +364,19 @@ def test_a_bad_rated_setting_is_refused(seeking):
     r = seeking.http.post("/seeks", json={"name": "Ana", "preset": "del15", "players": 2, "settings": {"rated": 7}})
     assert r.status_code == 400 and "rated" in r.get_json()["error"]["details"]
     assert seeking.seek_keys() == []
+
+
+def test_a_correspondence_seek_of_three_fills_seat_by_seat(seeking):
+    ana = seeking.seek("Ana", preset="cardgames", players=3, correspondence=True)
+    bea = seeking.http.post(f"/seeks/{ana['seek_id']}/accept", json={"name": "Bea"}).get_json()
+    assert bea["status"] == "paired" and bea["seat"] == 1
+    assert seeking.poll(ana) == {"status": "waiting"}
+    assert seeking.view(bea["table_id"])["status"] == "waiting"
+    assert [s["seek_id"] for s in seeking.http.get("/lobby").get_json()["seeks"]] == [ana["seek_id"]]
+    # once someone sits at its table, its holder may no longer take it away
+    r = seeking.http.delete(f"/seeks/{ana['seek_id']}", headers={"Authorization": f"Bearer {ana['token']}"})
+    assert r.status_code == 409 and r.get_json()["error"]["code"] == "seek_paired"
+    cris = seeking.http.post(f"/seeks/{ana['seek_id']}/accept", json={"name": "Cris"}).get_json()
+    assert cris["seat"] == 2 and seeking.view(cris["table_id"])["status"] == "playing"
+    assert seeking.poll(ana)["status"] == "paired"
+    assert seeking.http.get("/lobby").get_json()["seeks"] == []
