@@ -24,6 +24,7 @@ from api.http import (
     push,
     ratings,
     review,
+    seeks,
     tables,
 )
 from api.http.chat import ChatStore
@@ -31,6 +32,7 @@ from api.http.openapi import build_spec
 from api.http.schemas import BODY_MAX
 from api.server import observability
 from api.sockets import route as sockets
+from api.sockets import seeks as seek_sockets
 from api.sockets.bounds import SocketLimits
 from api.sockets.frames import ViewFrames
 from api.sockets.hub import Hub
@@ -128,6 +130,7 @@ def create_app(redis=None, config: Config | None = None) -> Flask:
     app.register_blueprint(push.bp)
     app.register_blueprint(review.bp)
     app.register_blueprint(analysis.bp)
+    app.register_blueprint(seeks.bp)
     app.register_blueprint(players.bp)
     app.register_blueprint(passkeys.bp)
     app.register_blueprint(my_tables.bp)
@@ -135,7 +138,9 @@ def create_app(redis=None, config: Config | None = None) -> Flask:
     limiter = limits.install(app, redis, config)
     app.extensions["escoba"].move_limit = limits.moves(limiter)
     app.extensions["escoba"].sign_in_limit = limits.sign_ins(limiter)
-    sockets.install(Sock(app), app)
+    sock = Sock(app)
+    sockets.install(sock, app)
+    seek_sockets.install(sock)
 
     @app.before_request
     def _socket_route_upgrades_only():

@@ -25,6 +25,10 @@ STATUS = {
     "game_over": 409,
     "table_closed": 409,  # compacted: read-only for good (events/compaction.py)
     "game_in_progress": 409,  # a player's review of a game still being played
+    "table_exists": 409,  # a paired table's chosen id, taken (events/service.py create)
+    "seek_paired": 409,  # a seek already at its table: too late to cancel (docs/api.md, "Quick pairing")
+    "seek_closed": 409,  # accepting a seek that no longer waits
+    "not_correspondence": 409,  # accepting a live seek: those are paired by the server
     "not_rated": 409,  # a rated table with a bot or a guest seated (docs/ratings.md)
     "already_seated": 409,  # an account holds one seat at a table (docs/api.md v1.3)
     "name_taken": 409,  # an account's name, whatever its case (docs/api.md v1.3)

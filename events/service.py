@@ -336,23 +336,30 @@ class TableService:
 
     # --- writing -----------------------------------------------------------
     def create(self, command: Command | Mapping[str, object], *, actor: str = HOST_ACTOR,
-               grant: tuple[str, str] | Callable[[str], tuple[str, str]] | None = None) -> tuple[str, Outcome]:
+               grant: tuple[str, str] | Callable[[str], tuple[str, str]] | None = None,
+               table_id: str | None = None) -> tuple[str, Outcome]:
         """Open a new table with an ``open`` command; its id and the outcome.
 
         One step: the first event, the index entry and (``grant`` = ``(token_hash,
         player)``) the host's token are written together, or nothing is. ``grant`` may be a
         function of the table id drawn (a seat token names its table: api/auth.py ``new_token``).
+        ``table_id``: the id to take (a paired table's, chosen before it is made:
+        workers/pairing.py); RuleError ``table_exists`` when it is taken.
         """
         command = engine.parse_command(command) if isinstance(command, Mapping) else command  # (once)
         if not isinstance(command, Open):
             raise engine.RuleError("bad_request", "A table is created by an open command.",
                                    {"type": "must be open"})
+        chosen = table_id
         for _ in range(MAX_ATTEMPTS):
-            table_id = new_table_id()
+            table_id = chosen or new_table_id()
             try:
                 outcome = self._apply(table_id, State(), command, actor, None, created_at=self.clock(),
                                       grant=grant(table_id) if callable(grant) else grant)
             except VersionConflict:
+                if chosen:
+                    raise engine.RuleError("table_exists", "That table exists already.",
+                                           {"table_id": chosen}) from None
                 continue  # that id is taken: draw another
             except replication.NotAcknowledged:
                 self._unacknowledged(table_id)

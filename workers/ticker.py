@@ -34,7 +34,7 @@ from rq.utils import now
 
 from events.connection import is_cluster, store_down
 
-from . import index, jobloop, liveness, queues, scheduling
+from . import index, jobloop, liveness, pairing, queues, scheduling
 
 log = logging.getLogger("escoba.workers")
 
@@ -166,6 +166,12 @@ def tick(tables, queue, now: float | None = None, *, limit: int = CLAIM_BATCH,
                         index.release(tables, table_id, lease_end, now + RETRY_SOON, count)
                     continue
                 handed += ids
+    try:  # the seek pools due now: a wave each (workers/pairing.py)
+        handed += pairing.tick_pools(tables, shards, now, owned)
+    except Exception as exc:
+        if not store_down(exc):
+            raise
+        store_away = store_away or exc
     for shard in owned:
         if shard in failed:
             continue

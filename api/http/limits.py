@@ -45,6 +45,7 @@ TAKE_SEAT = "30 per minute"
 # one window (one Redis round trip a move); a human plays a few moves a minute, bots use no HTTP
 MOVES = "120 per minute"
 CHAT = "20 per minute"
+SEEK = "30 per minute"
 CREATE_PLAYER = "5 per minute;30 per hour"
 # failed sign-ins only: a player who types the password right is never slowed by the limit
 SIGN_IN_NAME = "5 per minute;20 per hour"
@@ -72,6 +73,8 @@ LIMITS = {
     "tables.create_table": (CREATE_TABLE, client_address),
     "tables.take_seat": (TAKE_SEAT, client_address),
     "tables.post_chat": (CHAT, seat_token),
+    "seeks.create_seek": (SEEK, client_address),
+    "seeks.accept_seek": (TAKE_SEAT, client_address),
     "players.create_player": (CREATE_PLAYER, client_address),
 }
 

@@ -150,6 +150,7 @@ def build_spec() -> dict:
     for name, schema in (("CreateTable", schemas.CreateTable), ("TakeSeat", schemas.TakeSeat),
                          ("Chat", schemas.Chat), ("Notify", schemas.Notify),
                          ("PushSubscription", schemas.PushSubscription), ("PushEndpoint", schemas.PushEndpoint),
+                         ("CreateSeek", schemas.CreateSeek), ("AcceptSeek", schemas.AcceptSeek),
                          ("NewPlayer", schemas.NewPlayer), ("SignIn", schemas.SignIn),
                          ("SeatTokens", schemas.SeatTokens)):
         spec.components.schema(name, schema=schema)
@@ -161,6 +162,8 @@ def build_spec() -> dict:
     spec.components.schema("Error", ERROR_SCHEMA)
     spec.components.security_scheme("seat", {"type": "http", "scheme": "bearer",
                                              "description": "a seat token (Authorization header only)"})
+    spec.components.security_scheme("seek", {"type": "http", "scheme": "bearer",
+                                             "description": "a seek's token (Authorization header only)"})
     spec.components.security_scheme("player", {"type": "http", "scheme": "bearer",
                                                "description": "a player token (POST /players, POST /sessions): "
                                                               "Authorization header only"})
@@ -273,6 +276,34 @@ def build_spec() -> dict:
                    "A request that is no upgrade is answered 426.",
         "responses": {"101": {"description": "switching protocols"},
                       **_errors(400, 405, 426, 429, 503), **sizes}}})
+    sid = [{"name": "seek_id", "in": "path", "required": True, "schema": {"type": "string"}}]
+    spec.path("/seeks", operations={"post": {
+        "summary": "Seek a game: wait in the pool of its preset, players, rated flag and settings to be paired "
+                   "(a guest with a name; a rated seek needs a player token); a correspondence seek waits in "
+                   "the lobby", "requestBody": body("CreateSeek"),
+        "responses": {"201": ok("seek_id, token, status: waiting"), **write, **_errors(401)}}})
+    seek_read = {**read, **_errors(401)}
+    spec.path("/seeks/{seek_id}", parameters=sid, operations={
+        "get": {"summary": "The seek (and its holder is still there): waiting, paired with table_id, seat and "
+                           "the seat's token, cancelled or expired", "security": [{"seek": []}],
+                "responses": {"200": ok("status, table_id?, seat?, token?"), **seek_read}},
+        "delete": {"summary": "Cancel a seek (409 seek_paired once it is at a table)", "security": [{"seek": []}],
+                   "responses": {"204": {"description": "cancelled"}, **seek_read, **_errors(409)}}})
+    spec.path("/seeks/{seek_id}/accept", parameters=sid, operations={"post": {
+        "summary": "Accept a correspondence seek from the lobby: a seat at its table (the last one starts it)",
+        "requestBody": body("AcceptSeek"),
+        "responses": {"201": ok("status: paired, table_id, seat, token"), **write, **_errors(401, 403, 409)}}})
+    spec.path("/seeks/{seek_id}/ws", parameters=sid, operations={"get": {
+        "summary": "WebSocket (upgrade only) of a seek's holder, ?token= (the seek's): {\"type\": \"paired\", "
+                   "\"table_id\", \"seat\", \"token\"} once its table is made, or {\"type\": \"seek\", "
+                   "\"status\"} when it ends otherwise, then the socket closes; while open, its holder counts "
+                   "as there. A bad token gets a {\"type\": \"error\"} message, then the socket closes. "
+                   "A request that is no upgrade is answered 426.",
+        "responses": {"101": {"description": "switching protocols"}, **_errors(400, 405, 426, 503), **sizes}}})
+    spec.path("/lobby", operations={"get": {
+        "summary": "The open correspondence seeks (seek_id, name, preset, players, rated, rating?) and tables "
+                   "playing now that anyone may watch",
+        "responses": {"200": ok("seeks, live"), **_errors(405, 503), **sizes}}})
     admin_errors = {**_errors(401, 404, 405, 503), **sizes}
     spec.path("/admin/tables/{table_id}/log", parameters=tid, operations={"get": {
         "summary": "The full event log as JSON lines (admin token)", "security": [{"admin": []}],
@@ -378,3 +409,17 @@ def _refine(components: dict) -> None:
         components[f"CreateTable_{preset}"] = variant
         variants.append({"$ref": f"#/components/schemas/CreateTable_{preset}"})
     components["CreateTable"] = {"oneOf": variants}
+    # a seek's settings, as a table's: its preset's (one variant per preset)
+    base = components.pop("CreateSeek")
+    variants = []
+    for preset in OFFERED:
+        variant = copy.deepcopy(base)
+        variant["properties"]["preset"] = {"type": "string", "enum": [preset]}
+        variant["properties"]["settings"] = _setting_values([preset])
+        components[f"CreateSeek_{preset}"] = variant
+        variants.append({"$ref": f"#/components/schemas/CreateSeek_{preset}"})
+    components["CreateSeek"] = {"oneOf": variants}
+    # a guest names itself; a player token's seek takes the account's name, and until accounts come
+    # (issue "Players who come back") every seek is a guest's: the name is required
+    for name in [f"CreateSeek_{p}" for p in OFFERED] + ["AcceptSeek"]:
+        components[name]["required"] = sorted({*components[name].get("required", []), "name"})

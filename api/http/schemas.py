@@ -95,6 +95,23 @@ class CreateTable(Strict):
     first_dealer = Integer(validate=validate.Range(0, 3))
 
 
+class CreateSeek(Strict):
+    """``POST /seeks`` (docs/api.md, "Quick pairing")."""
+
+    name = _name(metadata={"description": "a guest's name at the table (a player token: the account's)"})
+    preset = fields.String(required=True, validate=validate.OneOf(list(PRESETS)))
+    players = Integer(required=True, validate=validate.Range(2, 4))
+    rated = Boolean(load_default=False)
+    settings = fields.Dict(keys=fields.String(), load_default=dict)
+    bot_after = Integer(load_default=30, allow_none=True, validate=validate.Range(0, 3600),
+                        metadata={"description": "seconds before bots fill the table; null: never"})
+    correspondence = Boolean(load_default=False)
+
+
+class AcceptSeek(Strict):
+    name = _name(metadata={"description": "a guest's name at the table"})
+
+
 class TakeSeat(Strict):
     name = _name(required=True)
 
@@ -257,6 +274,8 @@ class SeatTokens(Strict):
 _MOVE_LOADERS = {kind: schema() for kind, schema in MOVES.items()}
 create_table = CreateTable()
 take_seat = TakeSeat()
+create_seek = CreateSeek()
+accept_seek = AcceptSeek()
 chat = Chat()
 notify = Notify()
 push_subscription = PushSubscription()

@@ -16,7 +16,8 @@ PENDING: set[tuple[str, str]] = set()
 
 
 def page_operations() -> set[tuple[str, str]]:
-    return {(method, path.replace("{id}", "{table_id}")) for method, path in ROW.findall(PAGE.read_text())}
+    return {(method, path.replace("{id}", "{seek_id}" if path.startswith("/seeks/") else "{table_id}"))
+            for method, path in ROW.findall(PAGE.read_text())}
 
 
 def served_operations() -> set[tuple[str, str]]:

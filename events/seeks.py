@@ -1,0 +1,571 @@
+"""Seeks and pools: every key of quick pairing, and the one-slot Lua steps that change them.
+
+A **pool** holds the seeks that may sit at one table together: the same preset, player count,
+rated flag and settings (docs/api.md, "Quick pairing"). Its name is
+``<preset>:<players>:<rated 0|1>:<settings hash>`` (``:c`` after it for correspondence seeks,
+which wait in the lobby, never in a wave), and all its keys share the hash tag
+``{pool:<name>}``: one cluster slot, so a wave reads, chooses and moves its seeks in one slot.
+
+- ``seeks:{pool:N}:meta``     hash: preset, players, rated, settings (JSON): what its tables are.
+- ``seeks:{pool:N}:info``     hash: seek id -> JSON (identity, rating, created, bot_after, player, name,
+  the seat token's hash): the live seeks waiting, and what a wave reads to choose and seat them, in
+  one read for the whole pool.
+- ``seeks:{pool:N}:seen``     sorted set: seek id -> when its holder was last heard (a poll, a socket).
+- ``seeks:{pool:N}:s:<id>``   hash: the seek itself (status, the hash of its token, the hash of the
+  seat token it will be given, name, player, identity, rating, table_id, seat).
+- ``seeks:{pool:N}:making``   hash: table id -> the table's spec (JSON), from the step that chose its
+  seeks until the table is made and started (a crashed maker's spec is found and made again).
+- ``seeks:{pool:N}:last``     hash: identity -> JSON list of whom it last played (accounts only).
+- ``seeks:{pool:N}:wave``     the claim of the wave in progress (``SET NX PX``): one at a time.
+- ``seeks:{pool:N}:trigger``  a short marker: a wave was asked for at once (enough wait).
+
+The pools with seeks waiting are found by the workers' ticker in a due index like the timers'
+(``workers/index.py``): ``seeks:{pb<n>}:due[:<queue shard>]`` and ``:claims``, 16 buckets by the
+pool name's crc32, each its own slot.
+
+The lobby (correspondence seeks): ``lobby:{lb<n>}:open`` (sorted set seek id -> created) and
+``lobby:{lb<n>}:rows`` (seek id -> the row it shows), 16 buckets by the seek id's crc32.
+
+Tokens are kept only as hashes. A seek's seat token is derived from the seek's own token
+(``seat_token``): the store keeps the SHA-256 of both, the seeker's poll derives the seat token
+again, and so nobody who reads the store can take the seat.
+
+Statuses: ``waiting`` (contract), ``matched`` (chosen by a wave, its table being made: shown as
+``waiting``), ``paired``, ``cancelled``, ``expired`` (its holder gone, or its 7 days over).
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import json
+import secrets
+import zlib
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import orjson
+
+WAITING, MATCHED, PAIRED, CANCELLED, EXPIRED = "waiting", "matched", "paired", "cancelled", "expired"
+GONE_AFTER = 10.0  # seconds without a poll or a socket: the holder is gone (docs/api.md)
+BOT_AFTER = 30  # default seconds before a lone live seek gets bots
+CORRESPONDENCE_DAYS = 7
+CORRESPONDENCE_TTL = CORRESPONDENCE_DAYS * 86400
+LIVE_TTL = 86400  # a live seek's hash is kept a day after it was made or paired (its seeker reads it)
+POOL_BUCKETS = 16
+LOBBY_BUCKETS = 16
+TRIGGER_MS = 250  # at most one "at once" wave asked for per pool in this long
+COMMIT_GROUPS = 250  # tables a wave takes in one Lua step (a few ms of Redis each)
+
+
+# --- names -------------------------------------------------------------------------
+
+def settings_hash(settings: dict) -> str:
+    """Eight hex digits naming a pool's settings (the chosen overrides, canonical JSON)."""
+    canonical = json.dumps(settings or {}, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha1(canonical.encode()).hexdigest()[:8]
+
+
+@dataclass(frozen=True)
+class Pool:
+    preset: str
+    players: int
+    rated: bool
+    settings: dict
+    correspondence: bool = False
+
+    @property
+    def name(self) -> str:
+        base = f"{self.preset}:{self.players}:{int(self.rated)}:{settings_hash(self.settings)}"
+        return base + (":c" if self.correspondence else "")
+
+    def meta(self) -> dict:
+        return {"preset": self.preset, "players": str(self.players), "rated": str(int(self.rated)),
+                "settings": json.dumps(self.settings, sort_keys=True),
+                "correspondence": str(int(self.correspondence))}
+
+
+def pool_from_meta(meta: dict) -> Pool:
+    m = {_text(k): _text(v) for k, v in meta.items()}
+    return Pool(m["preset"], int(m["players"]), m["rated"] == "1", json.loads(m["settings"]),
+                m.get("correspondence") == "1")
+
+
+def tag(pool_name: str) -> str:
+    return "{pool:" + pool_name + "}"
+
+
+def key(pool_name: str, name: str) -> str:
+    return f"seeks:{tag(pool_name)}:{name}"
+
+
+def seek_key(pool_name: str, seek_id: str) -> str:
+    return key(pool_name, f"s:{seek_id}")
+
+
+def new_seek_id(pool_name: str) -> str:
+    """``<pool name with . for :>.<random>``: the id says where its keys are (no directory to read)."""
+    rand = secrets.token_urlsafe(9).replace("-", "x").replace("_", "y")  # no "." and nothing a flag reads
+    return pool_name.replace(":", ".") + "." + rand
+
+
+def pool_of(seek_id: str) -> str | None:
+    """The pool name a seek id names, or None when it names none (an id we never made)."""
+    parts = seek_id.split(".")
+    if len(parts) not in (5, 6) or not all(parts) or len(seek_id) > 80:
+        return None
+    if len(parts) == 6 and parts[4] != "c":
+        return None
+    if not parts[1].isdigit() or parts[2] not in ("0", "1") or len(parts[3]) != 8:
+        return None
+    return ":".join(parts[:-1])
+
+
+def pool_bucket(pool_name: str) -> int:
+    return zlib.crc32(pool_name.encode()) % POOL_BUCKETS
+
+
+def due_key(bucket: int, shard: int = 0) -> str:
+    return f"seeks:{{pb{bucket}}}:due" + (f":{shard}" if shard else "")
+
+
+def claims_key(bucket: int, shard: int = 0) -> str:
+    return f"seeks:{{pb{bucket}}}:claims" + (f":{shard}" if shard else "")
+
+
+def lobby_bucket(seek_id: str) -> int:
+    return zlib.crc32(seek_id.encode()) % LOBBY_BUCKETS
+
+
+def lobby_open_key(bucket: int) -> str:
+    return f"lobby:{{lb{bucket}}}:open"
+
+
+def lobby_rows_key(bucket: int) -> str:
+    return f"lobby:{{lb{bucket}}}:rows"
+
+
+# --- tokens ------------------------------------------------------------------------
+
+def token_digest(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def seat_token(seek_token: str) -> str:
+    """The seat token a seek's holder is given at its table: derived from the seek's token (which
+    the store never holds), so only the holder can work it out."""
+    mac = hmac.new(seek_token.encode(), b"escoba seek seat", hashlib.sha256).digest()
+    return base64.urlsafe_b64encode(mac[:24]).decode()
+
+
+def new_seek_token() -> str:
+    return secrets.token_urlsafe(24)
+
+
+# --- the steps (each one slot) -------------------------------------------------------
+
+# KEYS: seek hash, seen, info, meta, trigger. ARGV: now, ttl, players, live ('1'/'0'),
+# m (meta pairs), seek id, info JSON, trigger ms, m meta pairs, then the seek's field pairs.
+# The seek is written; a live one waits in the pool (its entry in ``info`` is its place there).
+# Returns {live seeks waiting, 1 when a wave should run at once (enough wait, and none was asked
+# for in the last trigger ms)}.
+_ADD = """
+local m = tonumber(ARGV[5])
+local meta = {}
+for i = 1, 2 * m do meta[i] = ARGV[8 + i] end
+redis.call('HSET', KEYS[4], unpack(meta))
+local fields = {}
+for i = 9 + 2 * m, #ARGV do fields[#fields + 1] = ARGV[i] end
+redis.call('HSET', KEYS[1], unpack(fields))
+redis.call('EXPIRE', KEYS[1], ARGV[2])
+if ARGV[4] ~= '1' then return {0, 0} end
+redis.call('ZADD', KEYS[2], ARGV[1], ARGV[6])
+redis.call('HSET', KEYS[3], ARGV[6], ARGV[7])
+local n = redis.call('HLEN', KEYS[3])
+local now = 0
+if n >= tonumber(ARGV[3]) and redis.call('SET', KEYS[5], '1', 'NX', 'PX', ARGV[8]) then now = 1 end
+return {n, now}
+"""
+
+# KEYS: seek hash, seen, info. ARGV: seek id, the status to set (cancelled or expired).
+# Only a waiting seek changes: a matched one is at a table already. Returns the status it had.
+_END = """
+local status = redis.call('HGET', KEYS[1], 'status')
+if status == 'waiting' then
+  redis.call('HSET', KEYS[1], 'status', ARGV[2])
+  redis.call('ZREM', KEYS[2], ARGV[1])
+  redis.call('HDEL', KEYS[3], ARGV[1])
+end
+return status
+"""
+
+# The wave's step. KEYS: seen, info, making (the seeks' own hashes, in the same slot, are named
+# from ARGV[1], their common prefix). ARGV: prefix, stale before (heard earlier: the holder is
+# gone), the seeks to expire if still waiting and still unheard ("id,id,..."), then per group:
+# "<table id>|<seek id>:<seat>,<seek id>:<seat>,...", its spec JSON.
+# A group is taken only if every one of its seeks is still waiting and heard from: then they move
+# to matched (with the table and seat) and leave the pool, and the spec is kept in ``making``. A
+# seek taken by one group is no longer waiting, so no second group (of this wave, or of a worker
+# racing it) can take it. Returns {expired, {table ids taken}}.
+_COMMIT = """
+local prefix, stale = ARGV[1], tonumber(ARGV[2])
+local function drop(id)
+  redis.call('ZREM', KEYS[1], id)
+  redis.call('HDEL', KEYS[2], id)
+end
+local function heard(id)
+  local seen = redis.call('ZSCORE', KEYS[1], id)
+  return seen and tonumber(seen) >= stale
+end
+local expired = 0
+for id in string.gmatch(ARGV[3], '[^,]+') do
+  if redis.call('HGET', prefix .. id, 'status') == 'waiting' and not heard(id) then
+    redis.call('HSET', prefix .. id, 'status', 'expired')
+    drop(id)
+    expired = expired + 1
+  end
+end
+local made = {}
+for g = 4, #ARGV, 2 do
+  local tid, list = string.match(ARGV[g], '^([^|]+)|(.*)$')
+  local members, ok = {}, true
+  for id, seat in string.gmatch(list, '([^,:]+):(%d)') do
+    members[#members + 1] = {id, seat}
+    if ok and not (redis.call('HGET', prefix .. id, 'status') == 'waiting' and heard(id)) then ok = false end
+  end
+  if ok then
+    for _, m in ipairs(members) do
+      redis.call('HSET', prefix .. m[1], 'status', 'matched', 'table_id', tid, 'seat', m[2])
+      drop(m[1])
+    end
+    redis.call('HSET', KEYS[3], tid, ARGV[g + 1])
+    made[#made + 1] = tid
+  end
+end
+return {expired, made}
+"""
+
+# KEYS: making, then the table's seek hashes. ARGV: table id, ttl. The table is made and started:
+# its seeks are paired, its spec done.
+_DONE = """
+for i = 2, #KEYS do
+  if redis.call('HGET', KEYS[i], 'status') == 'matched' and redis.call('HGET', KEYS[i], 'table_id') == ARGV[1] then
+    redis.call('HSET', KEYS[i], 'status', 'paired')
+    redis.call('EXPIRE', KEYS[i], ARGV[2])
+  end
+end
+redis.call('HDEL', KEYS[1], ARGV[1])
+return 1
+"""
+
+# KEYS: the wave's claim. ARGV: its holder. Released only by its holder.
+_RELEASE = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+"""
+
+# KEYS: seek hash, lobby open, lobby rows (another slot: run apart). Correspondence accept:
+# ARGV: seek id, seats wanted. One more seat taken while the seek waits; returns the number of
+# the seat taken (1..), or 0 when it is full or no longer waiting.
+_TAKE_SEAT = """
+if redis.call('HGET', KEYS[1], 'status') ~= 'waiting' then return 0 end
+local n = redis.call('HINCRBY', KEYS[1], 'accepted', 1)
+if n > tonumber(ARGV[1]) then
+  redis.call('HINCRBY', KEYS[1], 'accepted', -1)
+  return 0
+end
+return n
+"""
+
+
+class Waiting(NamedTuple):
+    """A live seek as a wave reads it (a tuple: a wave reads thousands)."""
+
+    seek_id: str
+    identity: str
+    rating: float | None
+    created: float
+    bot_after: float | None
+    info: dict  # what POST /seeks wrote for the wave (player, name, the seat token's hash)
+
+
+class Pooled(NamedTuple):
+    """What a wave reads of its pool: the live seeks heard from, oldest first; those whose holder
+    was not heard since ``stale_before``; when the earliest of the others was heard."""
+
+    heard: list[Waiting]
+    gone: list[str]
+    earliest_seen: float | None
+
+
+class Seeks:
+    """The steps, on the tables' store (a Redis or a cluster: every step is one pool's slot)."""
+
+    def __init__(self, redis):
+        self.redis = redis
+        self._add = redis.register_script(_ADD)
+        self._end = redis.register_script(_END)
+        self._commit = redis.register_script(_COMMIT)
+        self._done = redis.register_script(_DONE)
+        self._release = redis.register_script(_RELEASE)
+        self._take_seat = redis.register_script(_TAKE_SEAT)
+        self._mark = redis.register_script(_MARK)
+
+    # --- a seek ---------------------------------------------------------------------
+    def add(self, pool: Pool, seek_id: str, fields: dict, now: float, *, live: bool,
+            info: dict | None = None) -> tuple[int, bool]:
+        """Write a seek (and, live, put it in its pool); (live seeks waiting, a wave wanted at once)."""
+        name = pool.name
+        ttl = CORRESPONDENCE_TTL + 86400 if pool.correspondence else LIVE_TTL
+        meta = [x for pair in pool.meta().items() for x in pair]
+        flat = [x for pair in fields.items() for x in (pair[0], _arg(pair[1]))]
+        n, at_once = self._add(
+            keys=[seek_key(name, seek_id), key(name, "seen"), key(name, "info"), key(name, "meta"),
+                  key(name, "trigger")],
+            args=[repr(now), ttl, pool.players, "1" if live else "0", len(meta) // 2, seek_id,
+                  json.dumps(info or {}, separators=(",", ":")), TRIGGER_MS, *meta, *flat])
+        return int(n), bool(int(at_once))
+
+    def read(self, seek_id: str) -> dict | None:
+        """The seek's hash (text), or None."""
+        name = pool_of(seek_id)
+        if name is None:
+            return None
+        raw = self.redis.hgetall(seek_key(name, seek_id))
+        return {"seek_id": seek_id, **{_text(k): _text(v) for k, v in raw.items()}} if raw else None
+
+    def heard(self, seek_id: str, now: float) -> None:
+        """Its holder is there (a poll, a socket): heard at ``now`` (only while it waits in its pool)."""
+        name = pool_of(seek_id)
+        self.redis.zadd(key(name, "seen"), {seek_id: now}, xx=True, gt=True)
+
+    def end(self, seek_id: str, status: str = CANCELLED) -> str | None:
+        """Cancel (or expire) a waiting seek; the status it had (None: no such seek)."""
+        name = pool_of(seek_id)
+        old = self._end(keys=[seek_key(name, seek_id), key(name, "seen"), key(name, "info")],
+                        args=[seek_id, status])
+        return None if old is None else _text(old)
+
+    def set_fields(self, seek_id: str, fields: dict) -> None:
+        name = pool_of(seek_id)
+        self.redis.hset(seek_key(name, seek_id), mapping={k: _arg(v) for k, v in fields.items()})
+
+    # --- a pool's due entry (the workers' ticker reads it) -------------------------------
+    def mark_due(self, pool_name: str, due: float, shards: int = 1) -> None:
+        """The pool has seeks a wave should look at by ``due`` (lowers its entry, never raises it)."""
+        from events.connection import queue_shard
+
+        b = pool_bucket(pool_name)
+        self._mark(keys=[due_key(b, queue_shard(tag(pool_name), shards))], args=[pool_name, repr(float(due))])
+
+    # --- a wave ----------------------------------------------------------------------
+    def claim_wave(self, pool_name: str, holder: str, ms: int) -> bool:
+        return bool(self.redis.set(key(pool_name, "wave"), holder, nx=True, px=ms))
+
+    def release_wave(self, pool_name: str, holder: str) -> None:
+        self._release(keys=[key(pool_name, "wave")], args=[holder])
+
+    def pool(self, pool_name: str) -> Pool | None:
+        meta = self.redis.hgetall(key(pool_name, "meta"))
+        return pool_from_meta(meta) if meta else None
+
+    def waiting(self, pool_name: str, stale_before: float) -> Pooled:
+        """The pool's live seeks (``Pooled``): three reads, whatever their number, and only the
+        silent ones' times read one by one."""
+        with self.redis.pipeline(transaction=False) as pipe:
+            pipe.hgetall(key(pool_name, "info"))
+            pipe.zrangebyscore(key(pool_name, "seen"), "-inf", f"({stale_before!r}")
+            pipe.zrangebyscore(key(pool_name, "seen"), stale_before, "+inf", start=0, num=1, withscores=True)
+            info, stale, earliest = pipe.execute()
+        gone = {_text(m) for m in stale}
+        heard = []
+        loads = orjson.loads
+        for member, raw in info.items():
+            seek_id = _text(member)
+            if seek_id in gone:
+                continue
+            d = loads(raw)
+            heard.append(Waiting(seek_id, d.get("identity") or seek_id, d.get("rating"), d["created"],
+                                 d.get("bot_after"), d))
+        heard.sort(key=lambda w: w.created)
+        return Pooled(heard, sorted(gone), float(earliest[0][1]) if earliest else None)
+
+    def commit(self, pool_name: str, now: float, expire: list[str],
+               groups: list[tuple[str, dict, list[tuple[str, int]]]]) -> tuple[int, list[str]]:
+        """The wave's one step: expire ``expire`` (if still unheard), take each group (table id, spec,
+        [(seek id, seat)]) whose seeks all still wait. (expired, the table ids taken). Many groups go
+        in several steps of ``COMMIT_GROUPS`` (each atomic), so Redis is never held long."""
+        keys = [key(pool_name, "seen"), key(pool_name, "info"), key(pool_name, "making")]
+        prefix = seek_key(pool_name, "")
+        expired, made = 0, []
+        first = True
+        for start in range(0, max(1, len(groups)), COMMIT_GROUPS):
+            chunk = groups[start:start + COMMIT_GROUPS]
+            if not chunk and not (first and expire):
+                break
+            args = [prefix, repr(now - GONE_AFTER), ",".join(expire) if first else ""]
+            for table_id, spec, members in chunk:
+                args.append(table_id + "|" + ",".join(f"{seek_id}:{seat}" for seek_id, seat in members))
+                args.append(orjson.dumps(spec))
+            n, taken = self._commit(keys=keys, args=args)
+            expired += int(n)
+            made += [_text(t) for t in taken]
+            first = False
+        return expired, made
+
+    def making(self, pool_name: str) -> dict[str, dict]:
+        """The tables chosen and not yet made (table id -> spec)."""
+        return {_text(k): orjson.loads(v) for k, v in self.redis.hgetall(key(pool_name, "making")).items()}
+
+    def spec(self, pool_name: str, table_id: str) -> dict | None:
+        raw = self.redis.hget(key(pool_name, "making"), table_id)
+        return None if raw is None else orjson.loads(raw)
+
+    def done(self, pool_name: str, table_id: str, seek_ids: list[str]) -> None:
+        self._done(keys=[key(pool_name, "making"), *(seek_key(pool_name, s) for s in seek_ids)],
+                   args=[table_id, LIVE_TTL])
+
+    def last_opponents(self, pool_name: str, identities: list[str]) -> dict[str, frozenset[str]]:
+        if not identities:
+            return {}
+        raw = self.redis.hmget(key(pool_name, "last"), identities)
+        return {i: frozenset(orjson.loads(r)) for i, r in zip(identities, raw, strict=True) if r}
+
+    def note_opponents(self, pool_name: str, groups: list[list[str]]) -> None:
+        """Whom each identity (an account) played last: a wave avoids the same pairing twice in a row."""
+        mapping = {}
+        for group in groups:
+            for who in group:
+                mapping[who] = orjson.dumps([x for x in group if x != who])
+        if mapping:
+            with self.redis.pipeline(transaction=False) as pipe:
+                pipe.hset(key(pool_name, "last"), mapping=mapping)
+                pipe.expire(key(pool_name, "last"), LIVE_TTL)
+                pipe.execute()
+
+    # --- correspondence ------------------------------------------------------------------
+    def take_seat(self, seek_id: str, seats: int) -> int:
+        name = pool_of(seek_id)
+        return int(self._take_seat(keys=[seek_key(name, seek_id)], args=[seats]))
+
+    def give_back_seat(self, seek_id: str) -> None:
+        self.redis.hincrby(seek_key(pool_of(seek_id), seek_id), "accepted", -1)
+
+    def list_in_lobby(self, seek_id: str, row: dict, created: float) -> None:
+        b = lobby_bucket(seek_id)
+        with self.redis.pipeline(transaction=False) as pipe:
+            pipe.zadd(lobby_open_key(b), {seek_id: created})
+            pipe.hset(lobby_rows_key(b), seek_id, json.dumps(row, separators=(",", ":")))
+            pipe.execute()
+
+    def unlist(self, seek_id: str) -> None:
+        b = lobby_bucket(seek_id)
+        with self.redis.pipeline(transaction=False) as pipe:
+            pipe.zrem(lobby_open_key(b), seek_id)
+            pipe.hdel(lobby_rows_key(b), seek_id)
+            pipe.execute()
+
+    def lobby(self, now: float, limit: int = 100) -> list[dict]:
+        """The open correspondence seeks, newest first: the newest ``limit`` of each bucket (two
+        reads a bucket, pipelined), those older than 7 days dropped on the way."""
+        oldest = now - CORRESPONDENCE_TTL
+        with self.redis.pipeline(transaction=False) as pipe:
+            for b in range(LOBBY_BUCKETS):
+                pipe.zremrangebyscore(lobby_open_key(b), "-inf", f"({oldest!r}")
+                pipe.zrevrange(lobby_open_key(b), 0, limit - 1, withscores=True)
+            replies = pipe.execute()
+        found = []
+        for b in range(LOBBY_BUCKETS):
+            for member, score in replies[2 * b + 1]:
+                found.append((float(score), b, _text(member)))
+        found.sort(reverse=True)
+        found = found[:limit]
+        rows: list[dict] = []
+        by_bucket: dict[int, list[str]] = {}
+        for _, b, seek_id in found:
+            by_bucket.setdefault(b, []).append(seek_id)
+        with self.redis.pipeline(transaction=False) as pipe:
+            order = list(by_bucket.items())
+            for b, members in order:
+                pipe.hmget(lobby_rows_key(b), members)
+            replies = pipe.execute()
+        got = {}
+        for (_, members), values in zip(order, replies, strict=True):
+            for seek_id, value in zip(members, values, strict=True):
+                if value is not None:
+                    got[seek_id] = json.loads(value)
+        for _, _, seek_id in found:
+            if seek_id in got:
+                rows.append(got[seek_id])
+        return rows
+
+
+# KEYS: a pool bucket's due set. ARGV: pool, due: its entry lowered, never raised.
+_MARK = """
+redis.call('ZADD', KEYS[1], 'LT', ARGV[2], ARGV[1])
+return 1
+"""
+
+
+def _arg(value) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "1" if value else "0"
+    if isinstance(value, float):
+        return repr(value)
+    return str(value)
+
+
+def _text(x):
+    return x.decode() if isinstance(x, bytes) else x
+
+
+__all__ = [
+    "BOT_AFTER", "CANCELLED", "CORRESPONDENCE_TTL", "EXPIRED", "GONE_AFTER", "MATCHED", "PAIRED", "WAITING",
+    "Pool", "Seeks", "Waiting", "claims_key", "due_key", "key", "lobby_bucket", "new_seek_id", "new_seek_token",
+    "pool_bucket", "pool_of", "seat_token", "seek_key", "settings_hash", "tag", "token_digest",
+]
+
+
+def live_tables(redis, slots: list[int], limit: int, start: int = 0, buckets_max: int = 64) -> list[str]:
+    """Up to ``limit`` tables playing now (or between rounds), for the lobby: read from the tables'
+    status buckets (events/buckets.py), one page of each bucket from the ``start``-th listed slot on,
+    at most ``buckets_max`` buckets: bounded, whatever the number of tables."""
+    from events.buckets import slot_bucket
+    from events.store import STATUS
+
+    if not slots:
+        return []
+    order = [slots[(start + i) % len(slots)] for i in range(min(len(slots), buckets_max))]
+    found: list[str] = []
+    for first in range(0, len(order), 16):
+        with redis.pipeline(transaction=False) as pipe:
+            for slot in order[first:first + 16]:
+                pipe.hscan(slot_bucket(STATUS, slot), 0, count=200)
+            pages = pipe.execute()
+        for _, page in pages:
+            for table_id, status in page.items():
+                if _text(status) in ("playing", "round_over"):
+                    found.append(_text(table_id))
+                    if len(found) >= limit:
+                        return found
+    return found
+
+
+def player_rating(redis, player_id: str | None, preset: str, players: int) -> float | None:
+    """A player's rating for a pool (its preset, and the mode its player count makes): the one place
+    quick pairing reads it, from the ratings' projection (events/ratings.py). None for a guest and
+    for an account not yet rated there (a wave counts it as 1500: workers/matching.py)."""
+    if player_id is None:
+        return None
+    from engine.results import mode_of
+    from engine.rules import PRESETS
+    from events.ratings import ratings_of
+
+    mode = mode_of(players, 2 if players == 4 and PRESETS[preset].teams else players)
+    for row in ratings_of(redis, player_id):
+        if row["preset"] == preset and row["mode"] == mode:
+            return float(row["rating"])
+    return None

@@ -1,0 +1,265 @@
+"""Quick pairing on the workers: waves over each pool, and the tables they make.
+
+Nothing here runs in an API process. The ticker (``workers/ticker.py``) claims the pools due
+now from their due index (``events.seeks``: ``seeks:{pb<n>}:due``, like the timers') and hands
+RQ a ``wave(pool)`` job; ``POST /seeks`` hands one at once when its pool has enough waiting.
+
+A wave (``run_wave``):
+
+1. claims the pool (``SET NX PX``, ``CLAIM_MS``): one wave per pool at a time over every worker;
+2. reads the pool's live seeks (two reads, whatever their number) and the tables chosen before
+   and not yet made (a crashed maker's: made again);
+3. chooses (``workers.matching``, pure): full tables first, then each seek past its
+   ``bot_after`` with the others left and bots (Tito) in the empty seats, unrated; seeks whose
+   holder was not heard from for ``GONE_AFTER`` seconds are dropped, never seated;
+4. takes them in one Lua step in the pool's slot (``Seeks.commit``): a group whose seeks are not
+   all still waiting is skipped, so a seek is matched at most once even when two workers race;
+5. hands each table to a ``make_table(pool, table_id)`` job, which opens it through
+   ``TableService`` (the same path as ``POST /tables``: no rule here), seats the players with
+   the seat tokens their seeks will derive, adds the bots, starts the game, and marks the seeks
+   paired. Each step has an idempotency key: a second run (a crash, a repeat) appends nothing;
+6. puts the pool's next look in its due index: in ``WAVE_EVERY`` seconds while enough wait for a
+   table, else at the first seek's bot time or its holder's 10 s of silence.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+import time
+
+import engine
+from events import seeks as store
+from events.connection import queue_shard
+from events.service import TableService, new_table_id
+from events.store import tokens_key
+
+from . import context, index, matching, queues, scheduling
+
+log = logging.getLogger("escoba.workers")
+
+WAVE_EVERY = 2.0  # seconds between a pool's waves, at most (a wave also runs at once when enough wait)
+CLAIM_MS = 30_000  # a wave's claim lapses after this (a worker that died mid-wave)
+MAX_GROUPS = 2000  # tables chosen in one wave; more waiting: the next wave runs at once
+MAKE_AGAIN_AFTER = 30.0  # seconds: a table chosen this long ago and not made is made again
+LEASE = index.LEASE
+CLAIM_BATCH = 100
+SYSTEM = "system"
+ACCOUNT_PREFIX = "acct:"  # api/auth.py's: the tokens hash's entry of an account's seat
+BOT = "tito"
+WAVE_FUNC = "workers.pairing.wave"
+MAKE_FUNC = "workers.pairing.make_table"
+JOB_TIMEOUT = 120
+JOB_FAILURE_TTL = 24 * 3600
+
+
+def _job_id(*parts) -> str:
+    return "_".join(str(p).replace(":", "-").replace(".", "-") for p in parts)
+
+
+# --- the ticker's part ------------------------------------------------------------------
+
+_CLAIM_SCRIPTS: dict[int, object] = {}
+
+
+def _claim_script(tables):
+    found = _CLAIM_SCRIPTS.get(id(tables))
+    if found is None or found.registered_client is not tables:
+        found = _CLAIM_SCRIPTS[id(tables)] = tables.register_script(index._CLAIM)
+    return found
+
+
+def tick_pools(tables, shards, now: float, own=None, limit: int = CLAIM_BATCH) -> list[str]:
+    """Hand RQ a wave for every pool due by ``now`` in the shards ``own``ed (the ids handed).
+    A pool's claim here is only its hand-off: the wave job puts its next look back."""
+    shards = queues.shards(shards)
+    owned = tuple(range(len(shards))) if own is None else tuple(own)
+    handed: list[str] = []
+    for shard in owned:
+        for bucket in range(store.POOL_BUCKETS):
+            due, claims = store.due_key(bucket, shard), store.claims_key(bucket, shard)
+            found = _claim_script(tables)(keys=[due, claims], args=[repr(float(now)), repr(now + LEASE), limit])
+            for raw in found:
+                pool_name = raw.decode() if isinstance(raw, bytes) else raw
+                try:
+                    job_id = hand_wave(shards, pool_name, now)
+                    if job_id is not None:
+                        handed.append(job_id)
+                    tables.zrem(claims, pool_name)
+                except Exception:  # its claim lapses and the pool is looked at again
+                    log.exception("pairing: handing the wave of pool %s", pool_name)
+    return handed
+
+
+def hand_wave(shards, pool_name: str, now: float) -> str | None:
+    """Enqueue ``wave(pool)`` on the pool's queue shard unless one is waiting or running; its id."""
+    shards = queues.shards(shards)
+    queue_redis = shards[queue_shard(store.tag(pool_name), len(shards))]
+    job_id = _job_id("wave", pool_name, int(now * 4))
+    return job_id if _enqueue_once(queue_redis, job_id, WAVE_FUNC, pool_name) else None
+
+
+def _enqueue_once(queue_redis, job_id: str, func: str, *args) -> bool:
+    """``func(*args)`` on the queue under ``job_id`` unless a live job holds that id (two callers at
+    once may both enqueue it: the wave's claim and the makers' idempotency keys make a second run
+    do nothing)."""
+    if scheduling.job_alive(queue_redis, job_id):
+        return False
+    queues.queue_for(queue_redis).enqueue(func, *args, job_id=job_id, result_ttl=0, failure_ttl=JOB_FAILURE_TTL,
+                                          job_timeout=JOB_TIMEOUT)
+    return True
+
+
+# --- a wave -----------------------------------------------------------------------------
+
+def wave(pool_name: str) -> dict:
+    """The RQ job: one wave of ``pool_name`` at the jobs' clock."""
+    now = (context.clock() or time.time)()
+    return run_wave(context.tables(), context.queues(), pool_name, now)
+
+
+def run_wave(tables, shards, pool_name: str, now: float, *, make=None) -> dict:
+    """One wave (see the module's docstring); a summary. ``make(pool, table_id)``: how each table
+    chosen is made (default: a ``make_table`` job on the pool's queue shard)."""
+    seeks = store.Seeks(tables)
+    holder = secrets.token_hex(8)
+    summary = {"claimed": False, "tables": [], "expired": 0, "waiting": 0}
+    if not seeks.claim_wave(pool_name, holder, CLAIM_MS):
+        return summary
+    summary["claimed"] = True
+    make = make or (lambda p, t: _hand_make(shards, p, t))
+    try:
+        pool = seeks.pool(pool_name)
+        if pool is None:
+            return summary
+        for table_id, spec in seeks.making(pool_name).items():  # chosen by a wave that died
+            if now - float(spec.get("at", 0)) >= MAKE_AGAIN_AFTER:
+                make(pool_name, table_id)
+        pooled = seeks.waiting(pool_name, now - store.GONE_AFTER)
+        heard, gone = pooled.heard, pooled.gone
+        # whom each account played last was read into its seek when it was made (POST /seeks)
+        none: frozenset[str] = frozenset()
+        seekers = [matching.Seeker(w.seek_id, w.identity, w.rating, now - w.created,
+                                   w.bot_after is not None and now - w.created >= w.bot_after,
+                                   frozenset(w.info["last"]) if w.info.get("last") else none) for w in heard]
+        full = matching.groups(seekers, pool.players, pool.rated, limit=MAX_GROUPS)
+        chosen = {s.seek_id for g in full for s in g}
+        left = [s for s in seekers if s.seek_id not in chosen]
+        with_bots = matching.fallback(left, pool.players) if len(full) < MAX_GROUPS else []
+        infos = {w.seek_id: w for w in heard}
+        raw_info = {w.seek_id: w.info for w in heard}
+        groups = []
+        for group, bots in [(g, False) for g in full] + [(g, True) for g in with_bots]:
+            table_id = new_table_id()
+            spec = _spec(pool, table_id, group, raw_info, now, bots=bots)
+            groups.append((table_id, spec, [(s.seek_id, seat) for seat, s in enumerate(group)]))
+        expired, made = seeks.commit(pool_name, now, gone, groups)
+        summary["expired"] = expired
+        taken = set(made)
+        summary["tables"] = [table_id for table_id, _, _ in groups if table_id in taken]
+        accounts = [[s.identity for s in g] for (tid, _, _), g in zip(groups, full + with_bots, strict=True)
+                    if tid in taken and all(s.identity != s.seek_id for s in g)]
+        seeks.note_opponents(pool_name, [g for g in accounts if len(g) > 1])
+        for table_id in summary["tables"]:
+            make(pool_name, table_id)
+        used = {s for tid, _, members in groups if tid in taken for s, _ in members}
+        rest = [infos[s.seek_id] for s in seekers if s.seek_id not in used]
+        summary["waiting"] = len(rest)
+        next_look = _next_look(pool, rest, pooled.earliest_seen, now, more=len(full) >= MAX_GROUPS)
+        if next_look is not None:
+            seeks.mark_due(pool_name, next_look, len(queues.shards(shards)))
+    finally:
+        seeks.release_wave(pool_name, holder)
+    return summary
+
+
+def _spec(pool: store.Pool, table_id: str, group: list[matching.Seeker], info: dict, now: float,
+          *, bots: bool) -> dict:
+    seats: list[dict] = []
+    for s in group:
+        i = info.get(s.seek_id, {})
+        seats.append({"seek": s.seek_id, "player": i.get("player"), "name": i.get("name"),
+                      "grant": i.get("grant"), "account": bool(i.get("account"))})
+    while len(seats) < pool.players:
+        seats.append({"bot": BOT})
+    settings = dict(pool.settings)
+    rated = pool.rated and not bots
+    if rated:
+        settings["rated"] = True  # the ratings' setting (docs/api.md v1.3, "Ratings")
+    return {"table_id": table_id, "preset": pool.preset, "settings": settings, "rated": rated, "at": now,
+            "seats": seats}
+
+
+def _next_look(pool: store.Pool, rest: list[store.Waiting], earliest_seen: float | None, now: float, *,
+               more: bool) -> float | None:
+    """When the pool wants its next wave: at once with more to choose, every ``WAVE_EVERY`` while
+    enough wait for a table, else when the first seek's bots are due or its holder's silence ends."""
+    if more:
+        return now
+    if not rest:
+        return None
+    if len(rest) >= pool.players:
+        return now + WAVE_EVERY
+    times = [w.created + w.bot_after for w in rest if w.bot_after is not None]
+    if earliest_seen is not None:
+        times.append(earliest_seen + store.GONE_AFTER)
+    return max(now, min(times)) if times else now + store.GONE_AFTER
+
+
+# --- making a table ---------------------------------------------------------------------
+
+def _hand_make(shards, pool_name: str, table_id: str) -> None:
+    shards = queues.shards(shards)
+    queue_redis = shards[queue_shard(table_id, len(shards))]
+    _enqueue_once(queue_redis, _job_id("pair", table_id), MAKE_FUNC, pool_name, table_id)
+
+
+def make_table(pool_name: str, table_id: str) -> bool:
+    """The RQ job: make the table a wave chose (idempotent: a second run appends nothing)."""
+    return make_chosen(context.tables(), context.service(), pool_name, table_id)
+
+
+def make_chosen(tables, svc: TableService, pool_name: str, table_id: str) -> bool:
+    """Open, seat, start the table ``table_id`` of ``pool_name``'s ``making`` hash, then mark its seeks
+    paired; False when it is not there (made already)."""
+    seeks = store.Seeks(tables)
+    spec = seeks.spec(pool_name, table_id)
+    if spec is None:
+        return False
+    open_table(svc, spec)
+    seeks.done(pool_name, table_id, [s["seek"] for s in spec["seats"] if "seek" in s])
+    return True
+
+
+def open_table(svc: TableService, spec: dict) -> engine.State:
+    """The table of ``spec``: opened by its first seeker (the host), each seat taken in order, the game
+    started. Every step is keyed, so it may run again after a crash and append nothing more."""
+    table_id = spec["table_id"]
+    seats = spec["seats"]
+    host = seats[0]
+    command = {"type": "open", "name": f"{host['name']}'s table", "preset": spec["preset"],
+               "settings": spec["settings"], "player": host["player"], "host_name": host["name"],
+               "account": bool(host.get("account"))}
+    try:
+        svc.create(command, actor=SYSTEM, grant=(host["grant"], host["player"]), table_id=table_id)
+    except engine.RuleError as exc:
+        if exc.code != "table_exists":
+            raise
+    for seat, who in enumerate(seats[1:], 1):
+        if "bot" in who:
+            move = {"type": "add_bot", "player": host["player"], "bot": who["bot"], "seat": seat}
+            svc.execute(table_id, move, actor=SYSTEM, idempotency_key=f"pair-{seat}")
+        else:
+            svc.execute(table_id, {"type": "sit", "player": who["player"], "name": who["name"],
+                                   "account": bool(who.get("account"))}, actor=SYSTEM,
+                        idempotency_key=f"pair-{seat}", grant=(who["grant"], who["player"]))
+    accounts = [who["player"] for who in seats if who.get("account")]
+    if accounts:  # an account's player tokens act for its seat too (api/auth.py account_grant)
+        svc.redis.hset(tokens_key(table_id), mapping={ACCOUNT_PREFIX + p: p for p in accounts})
+    outcome = svc.execute(table_id, {"type": "start", "player": host["player"]}, actor=SYSTEM,
+                          idempotency_key="pair-start")
+    return outcome.state
+
+
+__all__ = ["MAX_GROUPS", "WAVE_EVERY", "hand_wave", "make_chosen", "make_table", "open_table", "run_wave",
+           "tick_pools", "wave"]
