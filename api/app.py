@@ -86,7 +86,8 @@ def create_app(redis=None, config: Config | None = None) -> Flask:
         backends = from_clients(redis)
     redis = backends.tables
     service = TableService(redis, on_change=change_hook(backends, config),
-                           replica_acks=replica_acks(config.replica_acks, redis))
+                           replica_acks=replica_acks(config.replica_acks, redis),
+                           unreplicated=config.unreplicated)
     metrics = observability.Metrics()
     metrics.add_redis_collectors(backends)
 

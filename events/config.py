@@ -44,6 +44,9 @@ class Config:
     # replicas that must hold a move before it is acknowledged; None (unset): 0 on one Redis, on a
     # cluster 1 if every master has a replica (events/replication.py, docs/operations.md)
     replica_acks: int | None = None
+    # a move on a master with no replica online: "accept" (acknowledged on its AOF alone, counted
+    # and alerted on) or "refuse" (503 until a replica is back); events/replication.py
+    unreplicated: str = "accept"
 
     @property
     def queue_urls(self) -> tuple[str, ...]:
@@ -75,4 +78,12 @@ class Config:
             rate_limits=env.get("ESCOBA_RATE_LIMITS", "on"),
             trusted_proxies=int(env.get("ESCOBA_TRUSTED_PROXIES", "0") or 0),
             replica_acks=int(env["ESCOBA_REPLICA_ACKS"]) if env.get("ESCOBA_REPLICA_ACKS", "").strip() else None,
+            unreplicated=_choice(env.get("ESCOBA_UNREPLICATED", "").strip() or cls.unreplicated,
+                                 "ESCOBA_UNREPLICATED", ("accept", "refuse")),
         )
+
+
+def _choice(value: str, name: str, allowed: tuple[str, ...]) -> str:
+    if value not in allowed:
+        raise ValueError(f"{name} must be one of {', '.join(allowed)} (not {value!r})")
+    return value
