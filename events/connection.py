@@ -54,6 +54,15 @@ HEALTH_CHECK_INTERVAL = 30
 # backoff (workers.jobloop) and a move gets a 503 with Retry-After.
 CLUSTER_TRIES = 3
 CLUSTER_PAUSE = {"base": 0.01, "cap": 0.1}  # the jittered exponential pause before a try, s
+# A cluster node that died is often not refused but silent (a container's address gone: no RST),
+# and the OS waits minutes for a connect, a read forever: each request for its slots would wait
+# that long, and a worker's job line behind it. A connect takes a LAN round trip; a reply at most
+# a move's step plus its WAIT (replication.ACK_TIMEOUT). After a failure the client asks the
+# cluster for its map again (redis-py: at most once a second), so the promoted replica is found
+# within about a second of its promotion without waiting out a timeout per request. Pub/sub reads
+# are polls (api/sockets/notices.py), and a health check runs on idle ones.
+CLUSTER_CONNECT_TIMEOUT = 1.0
+CLUSTER_SOCKET_TIMEOUT = 5.0
 
 
 _POLL = unpatched("select", "poll")  # the operating system's, even in a process gevent has patched
@@ -285,7 +294,9 @@ def cluster_client(url: str, wait: float = CONNECT_WAIT) -> RedisCluster:
             # a cluster has only db 0: the URL's db, if any, is dropped
             retry = Retry(ExponentialWithJitterBackoff(**CLUSTER_PAUSE), CLUSTER_TRIES)
             return RedisCluster.from_url(_without_db(first), startup_nodes=more, retry=retry,
-                                         health_check_interval=HEALTH_CHECK_INTERVAL, **_connection_class(first))
+                                         health_check_interval=HEALTH_CHECK_INTERVAL,
+                                         socket_connect_timeout=CLUSTER_CONNECT_TIMEOUT,
+                                         socket_timeout=CLUSTER_SOCKET_TIMEOUT, **_connection_class(first))
         except Exception as exc:  # RedisClusterException: slots not covered yet; ConnectionError
             if time.monotonic() >= deadline:
                 raise redis_lib.ConnectionError(f"the Redis Cluster at {_where(url)} is not ready: {exc}") from exc
