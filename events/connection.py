@@ -110,16 +110,35 @@ class PausingCluster(RedisCluster):
         self._paused: dict[str, float] = {}  # node name -> time.monotonic() until which it is not asked
         super().__init__(*args, **kwargs)  # (which sends commands already)
 
+    def paused(self, name: str) -> bool:
+        """Whether node ``name`` (host:port) failed less than ``NODE_PAUSE`` s ago."""
+        until = self._paused.get(name)
+        if until is None:
+            return False
+        if time.monotonic() < until:
+            return True
+        self._paused.pop(name, None)
+        return False
+
+    def pause(self, name: str) -> None:
+        """Node ``name`` failed a command: not asked for ``NODE_PAUSE`` s."""
+        self._paused[name] = time.monotonic() + NODE_PAUSE
+
+    def ask_for_map(self, failed: str | None = None) -> None:
+        """Have the client read the cluster's slot map again, at its next command once due (redis-py
+        runs such refreshes at most once a second, asking the node that ``failed`` last)."""
+        request = getattr(self.nodes_manager, "_request_refresh", None)  # redis-py 8's
+        if request is not None:
+            request(last_failed_node_name=failed)
+
     def _execute_command(self, target_node, *args, **kwargs):
-        until = self._paused.get(target_node.name)
-        if until is not None:
-            if time.monotonic() < until:
-                raise redis_lib.ConnectionError(f"{target_node.name} failed less than {NODE_PAUSE:g} s ago")
-            self._paused.pop(target_node.name, None)
+        if self.paused(target_node.name):
+            self.ask_for_map(target_node.name)  # the map may have moved its slots meanwhile (a failover)
+            raise redis_lib.ConnectionError(f"{target_node.name} failed less than {NODE_PAUSE:g} s ago")
         try:
             return super()._execute_command(target_node, *args, **kwargs)
         except (redis_lib.ConnectionError, redis_lib.TimeoutError):
-            self._paused[target_node.name] = time.monotonic() + NODE_PAUSE
+            self.pause(target_node.name)
             raise
 
 

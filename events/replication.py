@@ -192,6 +192,10 @@ def run_then_wait(tables, key: str, command: tuple, replicas: int, timeout: floa
     for _ in range(REDIRECTS):
         client = node_client(tables, key)
         name = _node_name(client)
+        paused = getattr(tables, "paused", None)  # events.connection.PausingCluster
+        if paused is not None and paused(name):  # failed a moment ago: fail at once, ask for the map
+            tables.ask_for_map(name)
+            raise redis_errors.ConnectionError(f"{name} failed a moment ago")
         alone_before = _ALONE.get(name, False)
         wait_ms = ALONE_WAIT_MS if alone_before else max(1, int(timeout * 1000))
         pipe = client.pipeline(transaction=False)
@@ -201,7 +205,11 @@ def run_then_wait(tables, key: str, command: tuple, replicas: int, timeout: floa
         try:
             reply, role, acked = pipe.execute(raise_on_error=False)
         except (redis_errors.ConnectionError, redis_errors.TimeoutError):
-            _remap(tables)  # the node may be gone: the next request asks the cluster anew
+            if paused is not None:
+                tables.pause(name)
+                tables.ask_for_map(name)  # the node may be gone: the next command asks the cluster anew
+            else:
+                _remap(tables)
             raise
         if isinstance(reply, redis_errors.MovedError) and is_cluster(tables):
             tables.nodes_manager.move_slot(reply)
