@@ -225,21 +225,26 @@ def test_escoba_unreplicated_acks_fires_on_two_minutes_of_moves_acknowledged_alo
     tests = {
         "rule_files": [str(RULES)],
         "evaluation_interval": "15s",
-        "tests": [{
-            "interval": "15s",
-            "input_series": [
-                # api-1: a burst of 12 in one scrape at 2 min, then none; api-2: one more every scrape from 1 min
-                {"series": series.format("api-1:8000"), "values": "0x8 12x40"},
-                {"series": series.format("api-2:8000"), "values": "0x4 1+1x40"},
-            ],
-            "alert_rule_test": [
-                {"eval_time": "2m", "alertname": "EscobaUnreplicatedAcks", "exp_alerts": []},
-                {"eval_time": "4m30s", "alertname": "EscobaUnreplicatedAcks", "exp_alerts": [
-                    {"exp_labels": {"severity": "page"},
-                     "exp_annotations": {"summary": f"Moves are acknowledged on a master with no replica ({1 / 15}/s)",
-                                         "runbook": "docs/operations.md#escobaunreplicatedacks"}}]},
-            ],
-        }],
+        "tests": [
+            {   # a burst of 12 in one scrape at 2 min (the seconds before the spare migrated), then none
+                "interval": "15s",
+                "input_series": [{"series": series.format("api-1:8000"), "values": "0x8 12x40"}],
+                "alert_rule_test": [{"eval_time": at, "alertname": "EscobaUnreplicatedAcks", "exp_alerts": []}
+                                    for at in ("2m30s", "3m", "4m", "5m", "8m")],
+            },
+            {   # one more every scrape from 1 min on: no spare came
+                "interval": "15s",
+                "input_series": [{"series": series.format("api-2:8000"), "values": "0x4 1+1x40"}],
+                "alert_rule_test": [
+                    {"eval_time": "2m", "alertname": "EscobaUnreplicatedAcks", "exp_alerts": []},
+                    {"eval_time": "4m30s", "alertname": "EscobaUnreplicatedAcks", "exp_alerts": [
+                        {"exp_labels": {"severity": "page"},
+                         "exp_annotations": {
+                             "summary": f"Moves are acknowledged on a master with no replica ({1 / 15}/s)",
+                             "runbook": "docs/operations.md#escobaunreplicatedacks"}}]},
+                ],
+            },
+        ],
     }
     path = tmp_path / "unreplicated_test.yml"
     path.write_text(yaml.safe_dump(tests))
