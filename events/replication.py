@@ -279,12 +279,18 @@ def unreplicated_masters(tables, wanted: int) -> int:
     clients = ([node.redis_connection or tables.get_redis_connection(node) for node in tables.get_primaries()]
                if is_cluster(tables) else [tables])
     alone = 0
+    paused = getattr(tables, "paused", None)  # events.connection.PausingCluster
     for client in clients:
+        name = _node_name(client)
+        if paused is not None and paused(name):
+            continue  # failed a moment ago: not waited for again (a /healthz within its own timeout)
         try:
             lonely = online_replicas(client.execute_command("ROLE")) < wanted
         except redis_errors.RedisError:
+            if paused is not None:
+                tables.pause(name)
             continue  # a master away is the cluster's to report (a failover): not counted here
-        _ALONE[_node_name(client)] = lonely
+        _ALONE[name] = lonely
         alone += lonely
     _HEALTH[id(tables)] = (moment, alone)
     return alone
