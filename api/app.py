@@ -39,7 +39,7 @@ from api.sockets.hub import Hub
 from events.config import Config
 from events.connection import Backends, connect, from_clients
 from events.players import PlayerStore
-from events.replication import replica_acks
+from events.replication import replica_acks, unreplicated_masters
 from events.service import TableService
 
 STATIC = Path(__file__).parent / "static"
@@ -105,7 +105,8 @@ def create_app(redis=None, config: Config | None = None) -> Flask:
         backends = from_clients(redis)
     redis = backends.tables
     service = TableService(redis, on_change=change_hook(backends, config),
-                           replica_acks=replica_acks(config.replica_acks, redis))
+                           replica_acks=replica_acks(config.replica_acks, redis),
+                           unreplicated=config.unreplicated)
     metrics = observability.Metrics()
     metrics.add_redis_collectors(backends)
 
@@ -168,7 +169,14 @@ def create_app(redis=None, config: Config | None = None) -> Flask:
             state = errors.store_unavailable(e) or "failing"
             current_app.logger.warning("healthz: the store refuses writes: %s: %s", type(e).__name__, e)
             return errors.unavailable_response(state)
-        return jsonify({"ok": True, "redis": "ok"})
+        body = {"ok": True, "redis": "ok"}
+        acks = ctx.service.store.replica_acks
+        if acks:  # serving, but a master with no replica online holds its moves alone (docs/api.md)
+            alone = unreplicated_masters(ctx.backends.tables, acks)
+            body["replication"] = "degraded" if alone else "ok"
+            if alone:
+                body["unreplicated_masters"] = alone
+        return jsonify(body)
 
     @app.get("/")
     @app.get("/t/<table_id>")

@@ -40,7 +40,7 @@ from .store import EventStore, events_key, table_key
 
 FORMAT = b"escoba-archive/1"
 LEVEL = 12  # a one-off per game: a few ms for a 60 KB log
-HOT = ("events", "snapshot", "checkpoints", "timers", "notify", "push", "chat", "chatseq", "listeners")
+HOT = ("events", "snapshot", "checkpoints", "timers", "notify", "push", "chat", "chatseq", "listeners", "acked")
 
 
 def archive_key(table_id: str) -> str:

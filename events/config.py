@@ -48,6 +48,9 @@ class Config:
     # browser signs; empty: ESCOBA_PUBLIC_URL's, else the request's own host
     webauthn_rp_id: str = ""
     webauthn_origin: str = ""
+    # a move on a master with no replica online: "accept" (acknowledged on its AOF alone, counted
+    # and alerted on) or "refuse" (503 until a replica is back); events/replication.py
+    unreplicated: str = "accept"
 
     @property
     def queue_urls(self) -> tuple[str, ...]:
@@ -81,4 +84,12 @@ class Config:
             replica_acks=int(env["ESCOBA_REPLICA_ACKS"]) if env.get("ESCOBA_REPLICA_ACKS", "").strip() else None,
             webauthn_rp_id=env.get("ESCOBA_WEBAUTHN_RP_ID", "").strip(),
             webauthn_origin=env.get("ESCOBA_WEBAUTHN_ORIGIN", "").strip().rstrip("/"),
+            unreplicated=_choice(env.get("ESCOBA_UNREPLICATED", "").strip() or cls.unreplicated,
+                                 "ESCOBA_UNREPLICATED", ("accept", "refuse")),
         )
+
+
+def _choice(value: str, name: str, allowed: tuple[str, ...]) -> str:
+    if value not in allowed:
+        raise ValueError(f"{name} must be one of {', '.join(allowed)} (not {value!r})")
+    return value

@@ -54,6 +54,22 @@ HEALTH_CHECK_INTERVAL = 30
 # backoff (workers.jobloop) and a move gets a 503 with Retry-After.
 CLUSTER_TRIES = 3
 CLUSTER_PAUSE = {"base": 0.01, "cap": 0.1}  # the jittered exponential pause before a try, s
+# A cluster node that died is often not refused but silent (a container's address gone: no RST),
+# and the OS waits minutes for a connect, a read forever: each request for its slots would wait
+# that long, and a worker's job line behind it. A connect takes a LAN round trip; a reply at most
+# a move's step plus its WAIT (replication.ACK_TIMEOUT). After a failure the client asks the
+# cluster for its map again (redis-py: at most once a second), so the promoted replica is found
+# within about a second of its promotion without waiting out a timeout per request. Pub/sub reads
+# are polls (api/sockets/notices.py), and a health check runs on idle ones.
+CLUSTER_CONNECT_TIMEOUT = 0.5
+CLUSTER_SOCKET_TIMEOUT = 3.0
+# seconds a node that failed a command (refused, silent, timed out) is not asked again: a command
+# routed to it fails at once (a ConnectionError, as the first did), so a worker whose jobs are for
+# its tables puts each back on its retry backoff in microseconds instead of waiting out a connect
+# or read timeout apiece, and serves the other masters' tables meanwhile. The first command after
+# the pause asks it again (and, failing, has the client ask the cluster for its map again: the
+# promoted replica takes its slots)
+NODE_PAUSE = 1.0
 
 
 _POLL = unpatched("select", "poll")  # the operating system's, even in a process gevent has patched
@@ -84,6 +100,46 @@ class Connection(redis_lib.Connection):
 def _connection_class(url: str) -> dict:
     """``connection_class`` for a plain TCP URL (TLS and unix sockets keep redis-py's own)."""
     return {"connection_class": Connection} if url.startswith("redis://") else {}
+
+
+class PausingCluster(RedisCluster):
+    """redis-py's cluster client, pausing a node that failed (``NODE_PAUSE``) instead of paying its
+    timeout on every command routed to it until the failover (see ``NODE_PAUSE``)."""
+
+    def __init__(self, *args, **kwargs):
+        self._paused: dict[str, float] = {}  # node name -> time.monotonic() until which it is not asked
+        super().__init__(*args, **kwargs)  # (which sends commands already)
+
+    def paused(self, name: str) -> bool:
+        """Whether node ``name`` (host:port) failed less than ``NODE_PAUSE`` s ago."""
+        until = self._paused.get(name)
+        if until is None:
+            return False
+        if time.monotonic() < until:
+            return True
+        self._paused.pop(name, None)
+        return False
+
+    def pause(self, name: str) -> None:
+        """Node ``name`` failed a command: not asked for ``NODE_PAUSE`` s."""
+        self._paused[name] = time.monotonic() + NODE_PAUSE
+
+    def ask_for_map(self, failed: str | None = None) -> None:
+        """Have the client read the cluster's slot map again, at its next command once due (redis-py
+        runs such refreshes at most once a second, asking the node that ``failed`` last)."""
+        request = getattr(self.nodes_manager, "_request_refresh", None)  # redis-py 8's
+        if request is not None:
+            request(last_failed_node_name=failed)
+
+    def _execute_command(self, target_node, *args, **kwargs):
+        if self.paused(target_node.name):
+            self.ask_for_map(target_node.name)  # the map may have moved its slots meanwhile (a failover)
+            raise redis_lib.ConnectionError(f"{target_node.name} failed less than {NODE_PAUSE:g} s ago")
+        try:
+            return super()._execute_command(target_node, *args, **kwargs)
+        except (redis_lib.ConnectionError, redis_lib.TimeoutError):
+            self.pause(target_node.name)
+            raise
 
 
 class TopologyError(RuntimeError):
@@ -273,7 +329,7 @@ def tables_client(url: str, wait: float = CONNECT_WAIT):
     return cluster_client(url, wait) if cluster else redis_lib.Redis.from_url(seed)
 
 
-def cluster_client(url: str, wait: float = CONNECT_WAIT) -> RedisCluster:
+def cluster_client(url: str, wait: float = CONNECT_WAIT) -> PausingCluster:
     """A RedisCluster from any node's URL, or several (seed nodes: any one that answers will do),
     waiting for the cluster to cover every slot (a cluster being created answers ``CLUSTER
     SLOTS`` with gaps for a moment)."""
@@ -284,8 +340,10 @@ def cluster_client(url: str, wait: float = CONNECT_WAIT) -> RedisCluster:
             more = [ClusterNode(parsed.hostname, parsed.port or 6379) for parsed in map(urlsplit, others)]
             # a cluster has only db 0: the URL's db, if any, is dropped
             retry = Retry(ExponentialWithJitterBackoff(**CLUSTER_PAUSE), CLUSTER_TRIES)
-            return RedisCluster.from_url(_without_db(first), startup_nodes=more, retry=retry,
-                                         health_check_interval=HEALTH_CHECK_INTERVAL, **_connection_class(first))
+            return PausingCluster.from_url(_without_db(first), startup_nodes=more, retry=retry,
+                                         health_check_interval=HEALTH_CHECK_INTERVAL,
+                                         socket_connect_timeout=CLUSTER_CONNECT_TIMEOUT,
+                                         socket_timeout=CLUSTER_SOCKET_TIMEOUT, **_connection_class(first))
         except Exception as exc:  # RedisClusterException: slots not covered yet; ConnectionError
             if time.monotonic() >= deadline:
                 raise redis_lib.ConnectionError(f"the Redis Cluster at {_where(url)} is not ready: {exc}") from exc
@@ -310,6 +368,6 @@ def _where(url: str) -> str:
     return rest.split("/", 1)[0]
 
 
-__all__ = ["CLUSTER_AWAY", "DOWN_PREFIXES", "STORE_DOWN", "Backends", "Connection", "TopologyError",
+__all__ = ["CLUSTER_AWAY", "DOWN_PREFIXES", "STORE_DOWN", "Backends", "Connection", "PausingCluster", "TopologyError",
            "cluster_client", "connect", "from_clients", "is_cluster", "plain_client", "probe_cluster",
            "queue_shard", "seeds", "store_away", "store_down", "tables_client"]

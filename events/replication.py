@@ -21,12 +21,25 @@ The default of ``ESCOBA_REPLICA_ACKS``: 0 on one Redis (no replica to wait for);
 Cluster, 1 when every master had a replica connected when the process first asked, else 0. Production
 sets it (docker-compose.cluster.yml: 1): a process that happens to start while a replica is
 away should not quietly stop waiting.
+
+A master with no replica online (``ROLE`` lists none: its replica died, or was promoted away
+from it, or its link is cut) cannot acknowledge anything, and would refuse every move until a
+replica is back. ``ESCOBA_UNREPLICATED`` decides, as Redis's own ``min-replicas-to-write``
+does: ``accept`` (the default) acknowledges such a move on the master's AOF alone, as one Redis
+does, counts it (``escoba_unreplicated_acks_total``, alerted on) and logs it; ``refuse``
+answers it 503 as before. A replica that is online but late (``WAIT`` times out while ``ROLE``
+lists it) is never taken for an absent one: that move is refused. Every replicated write sends
+``ROLE`` between its command and its ``WAIT`` (one round trip still), so a master seen alone is
+known at once: its next writes wait only ``ALONE_WAIT_MS`` (no 1 s timeout a move), and the
+first write after a replica is online again waits for it, the stronger guarantee back by itself
+(docs/operations.md, "When a master has no replica").
 """
 
 from __future__ import annotations
 
 import logging
 import threading
+import time
 import weakref
 
 from redis import exceptions as redis_errors
@@ -40,6 +53,17 @@ log = logging.getLogger("escoba.events")
 ACK_TIMEOUT = 1.0
 # MOVED replies followed on one append (a failover moved the table's slot) before giving up
 REDIRECTS = 3
+# ESCOBA_UNREPLICATED: a move on a master with no replica online is acknowledged on its AOF alone
+# (counted and alerted on), or refused (503) until a replica is back
+ACCEPT, REFUSE = "accept", "refuse"
+POLICIES = (ACCEPT, REFUSE)
+# the WAIT of a write to a master last seen with no replica online, in ms (WAIT 0 would block for
+# ever): long enough for a replica that came back meanwhile to answer on a LAN, far from a second
+ALONE_WAIT_MS = 5
+# seconds between two warnings that moves are acknowledged on a master alone (each is counted)
+ALONE_LOG_EVERY = 10.0
+# seconds a master's replicas, as /healthz asks them (ROLE on every master), are taken as known
+HEALTH_FOR = 2.0
 
 
 class NotAcknowledged(redis_errors.ConnectionError):
@@ -74,6 +98,8 @@ class Count:
 
 # appends the replicas did not acknowledge in time (answered 503)
 UNACKNOWLEDGED = Count()
+# writes acknowledged on a master with no replica online (ESCOBA_UNREPLICATED=accept)
+UNREPLICATED = Count()
 # reads that found a table's log gone ("vanished") or behind this process's copy ("behind")
 LOST_LOGS = Count()
 
@@ -121,10 +147,42 @@ def node_client(tables, key: str):
     return node.redis_connection or tables.get_redis_connection(node)
 
 
+class Waited(tuple):
+    """What ``run_then_wait`` got: ``(reply, acknowledged replicas, the node's client, alone)``;
+    ``alone``: the node listed fewer replicas online than asked for (none to wait for)."""
+
+    __slots__ = ()
+
+    def __new__(cls, reply, acked: int, client, alone: bool):
+        return super().__new__(cls, (reply, acked, client, alone))
+
+
+# node (host:port) -> True while it was last seen with fewer replicas online than its writes ask
+_ALONE: dict[str, bool] = {}
+
+
+def _node_name(client) -> str:
+    kwargs = client.connection_pool.connection_kwargs
+    return f"{kwargs.get('host')}:{kwargs.get('port')}"
+
+
+def online_replicas(role) -> int:
+    """How many replicas a master's ``ROLE`` reply lists (only those online: a replica still in
+    its first sync is not listed); 0 for a replica's own ROLE."""
+    if not isinstance(role, (list, tuple)) or not role or role[0] not in (b"master", "master"):
+        return 0
+    return len(role[2]) if len(role) > 2 and isinstance(role[2], (list, tuple)) else 0
+
+
 def run_then_wait(tables, key: str, command: tuple, replicas: int, timeout: float, *,
-                  script: str | None = None) -> tuple[object, int, object]:
-    """``command`` then ``WAIT replicas timeout`` on one connection to the master of ``key``'s
-    slot: ``(reply, acknowledged replicas, the node's client)``.
+                  script: str | None = None, mark: str | None = None) -> Waited:
+    """``command`` then ``ROLE`` and ``WAIT replicas timeout`` on one connection to the master of
+    ``key``'s slot (one round trip): a ``Waited``.
+
+    A master last seen alone (``_ALONE``) is asked with a ``WAIT`` of ``ALONE_WAIT_MS`` instead: no
+    replica can answer it. When its ``ROLE`` then lists enough replicas again but the short wait did
+    not see them acknowledge, ``mark`` (a key of the same slot) is written and waited for with the
+    whole timeout on one connection: a replica that acknowledges that write holds ``command``'s.
 
     A command that did not run is sent again: after a MOVED reply (a failover or a reshard moved
     the slot) the cluster client's map is mended and the pair goes to the new master; after
@@ -133,13 +191,25 @@ def run_then_wait(tables, key: str, command: tuple, replicas: int, timeout: floa
     """
     for _ in range(REDIRECTS):
         client = node_client(tables, key)
+        name = _node_name(client)
+        paused = getattr(tables, "paused", None)  # events.connection.PausingCluster
+        if paused is not None and paused(name):  # failed a moment ago: fail at once, ask for the map
+            tables.ask_for_map(name)
+            raise redis_errors.ConnectionError(f"{name} failed a moment ago")
+        alone_before = _ALONE.get(name, False)
+        wait_ms = ALONE_WAIT_MS if alone_before else max(1, int(timeout * 1000))
         pipe = client.pipeline(transaction=False)
         pipe.execute_command(*command)
-        pipe.execute_command("WAIT", replicas, max(1, int(timeout * 1000)))
+        pipe.execute_command("ROLE")
+        pipe.execute_command("WAIT", replicas, wait_ms)
         try:
-            reply, acked = pipe.execute(raise_on_error=False)
+            reply, role, acked = pipe.execute(raise_on_error=False)
         except (redis_errors.ConnectionError, redis_errors.TimeoutError):
-            _remap(tables)  # the node may be gone: the next request asks the cluster anew
+            if paused is not None:
+                tables.pause(name)
+                tables.ask_for_map(name)  # the node may be gone: the next command asks the cluster anew
+            else:
+                _remap(tables)
             raise
         if isinstance(reply, redis_errors.MovedError) and is_cluster(tables):
             tables.nodes_manager.move_slot(reply)
@@ -151,16 +221,96 @@ def run_then_wait(tables, key: str, command: tuple, replicas: int, timeout: floa
             raise reply
         if isinstance(acked, Exception):
             raise acked
-        return reply, int(acked), client
+        acked = int(acked)
+        online = online_replicas(role) if not isinstance(role, Exception) else replicas
+        alone = online < replicas
+        _ALONE[name] = alone
+        if acked < replicas and not alone and alone_before and mark is not None:
+            # replicas back since this node was last seen alone: wait for them, the whole timeout
+            pipe = client.pipeline(transaction=False)
+            pipe.execute_command("SET", mark, "1", "PX", 60_000)
+            pipe.execute_command("WAIT", replicas, max(1, int(timeout * 1000)))
+            _, acked = pipe.execute()
+            acked = int(acked)
+        return Waited(reply, acked, client, alone)
     raise redis_errors.TryAgainError(f"the command on {key} kept being redirected")
 
 
-def _remap(tables) -> None:
-    if is_cluster(tables):
+def settle(table_id: str, version: int, waited: Waited, wanted: int, policy: str) -> None:
+    """Return when ``waited`` counts as acknowledged: ``wanted`` replicas hold the write, or the
+    master has none online and ``policy`` is ACCEPT (counted and logged: held by its AOF alone);
+    else raise ``NotAcknowledged`` (counted and logged)."""
+    acked, alone = waited[1], waited[3]
+    if acked >= wanted:
+        return
+    if alone and policy == ACCEPT:
+        unreplicated(table_id, version, acked, wanted)
+        return
+    raise unacknowledged(table_id, version, acked, wanted)
+
+
+_last_alone_log = [0.0]
+
+
+def unreplicated(table_id: str, version: int, acked: int, wanted: int) -> None:
+    """Count a write acknowledged on its master alone; a warning at most every ``ALONE_LOG_EVERY`` s."""
+    UNREPLICATED.add()
+    moment = time.monotonic()
+    if moment - _last_alone_log[0] >= ALONE_LOG_EVERY:
+        _last_alone_log[0] = moment
+        log.warning("table %s version %s: acknowledged on its master alone (%s of %s replicas online): "
+                    "ESCOBA_UNREPLICATED=accept; a failover before a replica is back may lose it "
+                    "(docs/operations.md)", table_id, version, acked, wanted,
+                    extra={"fields": {"table_id": table_id, "version": version}})
+
+
+_HEALTH: dict[int, tuple[float, int]] = {}
+
+
+def unreplicated_masters(tables, wanted: int) -> int:
+    """How many masters list fewer than ``wanted`` replicas online (ROLE on each, asked at most every
+    ``HEALTH_FOR`` s per client): /healthz's "degraded". 0 when nothing is waited for."""
+    if wanted <= 0:
+        return 0
+    moment = time.monotonic()
+    known = _HEALTH.get(id(tables))
+    if known is not None and moment - known[0] < HEALTH_FOR:
+        return known[1]
+    clients = ([node.redis_connection or tables.get_redis_connection(node) for node in tables.get_primaries()]
+               if is_cluster(tables) else [tables])
+    alone = 0
+    paused = getattr(tables, "paused", None)  # events.connection.PausingCluster
+    for client in clients:
+        name = _node_name(client)
+        if paused is not None and paused(name):
+            continue  # failed a moment ago: not waited for again (a /healthz within its own timeout)
         try:
-            tables.nodes_manager.initialize()
-        except Exception:  # every seed unreachable: the next command tries again
-            log.warning("could not refresh the cluster's slot map")
+            lonely = online_replicas(client.execute_command("ROLE")) < wanted
+        except redis_errors.RedisError:
+            if paused is not None:
+                tables.pause(name)
+            continue  # a master away is the cluster's to report (a failover): not counted here
+        _ALONE[name] = lonely
+        alone += lonely
+    _HEALTH[id(tables)] = (moment, alone)
+    return alone
+
+
+_remapped: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+REMAP_EVERY = 0.5  # s: a burst of failed writes to one dead node asks the cluster once, not each
+
+
+def _remap(tables) -> None:
+    if not is_cluster(tables):
+        return
+    moment = time.monotonic()
+    if moment - _remapped.get(tables, -1e9) < REMAP_EVERY:
+        return
+    _remapped[tables] = moment
+    try:
+        tables.nodes_manager.initialize()
+    except Exception:  # every seed unreachable: the next command tries again
+        log.warning("could not refresh the cluster's slot map")
 
 
 def unacknowledged(table_id: str, version: int, acked: int, wanted: int) -> NotAcknowledged:
@@ -181,5 +331,6 @@ def lost_log(table_id: str, kind: str, cached: int, stored: int) -> None:
               extra={"fields": {"table_id": table_id, "version": cached}})
 
 
-__all__ = ["ACK_TIMEOUT", "LOST_LOGS", "UNACKNOWLEDGED", "NotAcknowledged", "lost_log", "node_client",
-           "replica_acks", "run_then_wait", "unacknowledged"]
+__all__ = ["ACCEPT", "ACK_TIMEOUT", "LOST_LOGS", "POLICIES", "REFUSE", "UNACKNOWLEDGED", "UNREPLICATED",
+           "NotAcknowledged", "Waited", "lost_log", "node_client", "online_replicas", "replica_acks",
+           "run_then_wait", "settle", "unacknowledged", "unreplicated", "unreplicated_masters"]

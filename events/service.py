@@ -141,10 +141,15 @@ class TableService:
                  on_change: ChangeHook | ReadsBack | None = None,
                  snapshot_every: int = snapshots.SNAPSHOT_EVERY,
                  idempotency_ttl: int = IDEMPOTENCY_TTL, cache_size: int = 256,
-                 replica_acks: int = 0, ack_timeout: float = replication.ACK_TIMEOUT):
+                 replica_acks: int = 0, ack_timeout: float = replication.ACK_TIMEOUT,
+                 unreplicated: str = replication.ACCEPT):
         self.redis = redis
-        # replica_acks > 0: an append counts once that many replicas hold it (events/replication.py)
-        self.store = EventStore(redis, replica_acks=replica_acks, ack_timeout=ack_timeout)
+        # replica_acks > 0: an append counts once that many replicas hold it, or (``unreplicated``
+        # accept) its master alone when it has no replica online (events/replication.py). A load
+        # then shows only acknowledged versions; the states cached here are such (never a writer's
+        # read of the whole log)
+        self.store = EventStore(redis, replica_acks=replica_acks, ack_timeout=ack_timeout,
+                                unreplicated=unreplicated)
         self.clock = clock
         self.rng = rng if rng is not None else random.SystemRandom()
         # on_change(table_id, state, records) runs after every append. A hook that also has
@@ -179,12 +184,15 @@ class TableService:
         self._notes_unacknowledged = hook if isinstance(hook, NotesUnacknowledged) else None
 
     # --- reading -----------------------------------------------------------
-    def load(self, table_id: str, until: int | None = None) -> State:
+    def load(self, table_id: str, until: int | None = None, *, acknowledged: bool = True) -> State:
         """The table's state (at version ``until`` if given): snapshot + tail of the log.
 
+        With replica acks, only what was acknowledged (events/store.py, ``acked_key``);
+        ``acknowledged=False``: the whole log, for a writer (kept out of the cache and snapshots).
         RuleError("not_found") when there is no such table; LogError when the
         log cannot be folded.
         """
+        keep = acknowledged or not self.store.replica_acks  # a state others may be shown
         base = None
         if until is None and self.cache_size > 0:
             with self._lock:
@@ -201,12 +209,12 @@ class TableService:
                     base = None
         if base is None:
             base = State()
-        records = self._tail(table_id, base, until)
+        records = self._tail(table_id, base, until, acknowledged)
         if records is None:  # the log lacks what this process (or a snapshot) had read
             base, from_cache = self._lost(table_id, base, until), False
             if base.version:  # compacted meanwhile: its archive is the table
                 return base
-            records = self.store.read_raw(table_id, until=until)
+            records = self._read(table_id, 0, until, acknowledged)
         if base.version == 0 and not records:
             archive = self.archive(table_id)
             if archive is None:
@@ -217,24 +225,29 @@ class TableService:
                 self._remember(table_id, state)
             return state
         state = fold_entries(base, records) if records else base
-        if until is None:
+        if until is None and keep:
             if not from_cache and self.snapshot_every and len(records) >= self.snapshot_every:
                 snapshots.save_snapshot(self.store, table_id, state, self.snapshot_every)
             self._remember(table_id, state)
         return state
 
-    def _tail(self, table_id: str, base: State, until: int | None) -> list | None:
+    def _tail(self, table_id: str, base: State, until: int | None, acknowledged: bool = True) -> list | None:
         """The stored records after ``base`` (up to ``until``); None when the log no longer holds
         ``base``'s own version. A copy read before (this process's, or a snapshot) is checked
         against the store on every load: the record at its version comes back with the tail, so
         a log that vanished or went back (a failover to a replica that lacked it) is noticed
         for the price of one record, never served as if the table were alive."""
         if base.version == 0:
-            return self.store.read_raw(table_id, after=0, until=until)
-        entries = self.store.read_raw(table_id, after=base.version - 1, until=until)
+            return self._read(table_id, 0, until, acknowledged)
+        entries = self._read(table_id, base.version - 1, until, acknowledged)
         if not entries or entries[0][0] != base.version:
             return None
         return entries[1:]
+
+    def _read(self, table_id: str, after: int, until: int | None, acknowledged: bool) -> list:
+        if acknowledged and self.store.replica_acks:  # (one Redis without acks: the plain read, as ever)
+            return self.store.read_raw(table_id, after=after, until=until, acknowledged=True)
+        return self.store.read_raw(table_id, after=after, until=until)
 
     def _lost(self, table_id: str, base: State, until: int | None) -> State:
         """What to read from when the log lacks ``base.version``: a compacted table's archive state
@@ -284,7 +297,8 @@ class TableService:
         """``[(version, record JSON)]`` after ``after`` up to ``until``, at most ``limit``; from the
         stream, or from the archive of a compacted table. An empty or short answer where
         ``until`` says there must be more (or none at all from the start) looks at the archive."""
-        out = self.store.read_raw(table_id, after=after, until=until, limit=limit)
+        out = (self.store.read_raw(table_id, after=after, until=until, limit=limit, acknowledged=True)
+               if self.store.replica_acks else self.store.read_raw(table_id, after=after, until=until, limit=limit))
         wanted = None if until is None else until - after
         if limit is not None and wanted is not None:
             wanted = min(wanted, limit)
@@ -399,7 +413,7 @@ class TableService:
             state = self._cached(table_id) if attempt == 0 else None
             fresh = state is None
             if fresh:
-                state = self.load(table_id)
+                state = self.load(table_id, acknowledged=False)  # appended after the log's last entry
                 if table_id in self._archives:  # this load read the archive: no round trip
                     raise _closed(state)
             current = state.version
@@ -409,6 +423,10 @@ class TableService:
                 repeat = self._repeated(table_id, actor, idempotency_key)
                 if repeat is not None:
                     return repeat
+                if self.store.replica_acks:
+                    # the caller's version may be a view's, read up to the acknowledged mark: the
+                    # table is past it only once what follows is acknowledged (else 503, try again)
+                    self.store.confirm_log(table_id, state.version)
                 raise engine.RuleError(
                     "version_conflict",
                     f"The table is at version {state.version}, not {expected_version}.",
@@ -426,6 +444,10 @@ class TableService:
                 repeat = self._repeated(table_id, actor, idempotency_key)
                 if repeat is not None:
                     return repeat
+                if self.store.replica_acks:
+                    # refused on the whole log, maybe past what the caller could see: only once that
+                    # is acknowledged (else 503, try again), never for a move a failover may take back
+                    self.store.confirm_log(table_id, state.version)
                 if compaction.closed_for_good(state) and self.compacted(table_id):
                     raise _closed(state) from None  # this process had it cached from before
                 raise

@@ -11,6 +11,8 @@ bucket whose tag hashes to the same slot, see ``events/buckets.py``):
   their hubs' ids, each added once its subscription is confirmed and before it reads the log
 - ``table:{ID}:analysis``  the game analysis, beside the log (events/analysis.py)
 - ``table:{ID}:confirmed``  the version a job last confirmed its replicas hold (``confirm_log``; a minute's TTL)
+- ``table:{ID}:acked``  with replica acks: the last version acknowledged (its replicas held it, or
+  ESCOBA_UNREPLICATED=accept took it on the master alone); views read the log only up to it
 - ``table:{ID}:limit:moves:<token hash>``  a seat token's moves in the current window (``Count``; the
   window's TTL), counted in the append's step (api/http/limits.py ``MoveLimit``)
 - ``escoba:tables:{T}``   the index bucket of the table's slot: sorted set of table ids (score: creation time)
@@ -34,7 +36,16 @@ The same code runs on one Redis, on a Redis Cluster and on fakeredis[lua].
 
 With ``replica_acks`` (ESCOBA_REPLICA_ACKS) the step is followed by ``WAIT`` on the same
 connection and the change notice is published only once the replicas hold the batch
-(events/replication.py): what sockets and timers follow was acknowledged.
+(events/replication.py): what sockets and timers follow was acknowledged. What readers see
+was too: an append whose ``WAIT`` came back short stays on the master (a retry with its key finds
+it), and a view read while the append waits, or after, would show a move a failover may take back
+(a GET once served version 181, never acknowledged, and the log was at 180 after the failover). So
+the step also sets ``table:{ID}:acked`` to the version it appended after when the table has none
+yet (a table from before: its log counts as acknowledged), the acknowledgement raises it to the
+new version (in the step that publishes the notice: no round trip of its own), and a view reads
+the log only up to it (``read_raw(acknowledged=True)``: one script, a GET and the XRANGE). A
+writer reads the whole log (it appends after the last entry: a move made on top of an
+unacknowledged one acknowledges both). None of it runs with replica acks off.
 """
 
 from __future__ import annotations
@@ -87,6 +98,10 @@ def listeners_key(table_id: str) -> str:
 
 def confirmed_key(table_id: str) -> str:
     return table_key(table_id, "confirmed")
+
+
+def acked_key(table_id: str) -> str:
+    return table_key(table_id, "acked")
 
 
 CONFIRMED_TTL_MS = 60_000  # only its write matters: the key is a mark, gone after a minute
@@ -150,7 +165,8 @@ class AlreadyApplied(Exception):
 #       [3] the index bucket, [4] the status bucket, [5] the status counts bucket,
 #       [6] the tokens hash, [7] the listeners set, [8] the request's rate counter (the stream again
 #       when ARGV[16] is ''), [9] the table's row hash (events/my_tables.py; the stream again when
-#       no row is written), [10..] the hashes to read back
+#       no row is written), [10] the acknowledged mark (``acked_key``; the stream again when no
+#       replica acks are waited for), [11..] the hashes to read back
 # ARGV: [1] expected version, [2] number of records, [3] channel ('' = no notice),
 #       [4] notice message, [5] idempotency value, [6] its ttl (seconds),
 #       [7] '1' = stamp the new version in the first hash to read back, [8] see KEYS[2],
@@ -180,7 +196,7 @@ _APPEND = """
 local expected = tonumber(ARGV[1])
 local n = tonumber(ARGV[2])
 local idem = ARGV[8] == '1'
-local first = 10
+local first = 11
 local function repeated(seen)
   return {2, tonumber(string.match(seen, '"version"%s*:%s*(%d+)') or -1)}
 end
@@ -202,6 +218,7 @@ if idem then
   if type(seen) == 'table' then return repeat_or(seen) end
   if seen then return repeated(seen) end
 end
+if KEYS[10] ~= KEYS[1] then redis.call('SET', KEYS[10], expected, 'NX') end
 for i = 1, n - 1 do
   redis.call('XADD', KEYS[1], tostring(expected + i) .. '-0', 'e', ARGV[18 + i])
 end
@@ -248,6 +265,38 @@ if ARGV[7] == '1' then
   end
 end
 return out
+"""
+
+
+# KEYS: [1] the acknowledged mark, [2] the listeners set. ARGV: [1] a version now acknowledged,
+# [2] the notice's channel ('' = none), [3] the notice, [4] 'SPUBLISH' or 'PUBLISH', [5] the appender's
+# listener id ('' = none). Raises the mark to the version (never lowers it), then publishes the
+# notice as the append's step would have (not when the appender is the table's only listener).
+_ACKED = """
+local at = tonumber(redis.call('GET', KEYS[1]) or '-1')
+if at < tonumber(ARGV[1]) then redis.call('SET', KEYS[1], ARGV[1]) end
+if ARGV[2] ~= '' then
+  local alone = false
+  if ARGV[5] ~= '' then
+    local listeners = redis.call('SMEMBERS', KEYS[2])
+    alone = #listeners == 1 and listeners[1] == ARGV[5]
+  end
+  if not alone then redis.call(ARGV[4], ARGV[2], ARGV[3]) end
+end
+return 0
+"""
+
+# KEYS: [1] the stream, [2] the acknowledged mark. ARGV: [1] the first entry id, [2] the last version
+# ('' = the end), [3] COUNT. XRANGE up to the mark (the whole log when there is none).
+_READ_ACKED = """
+local stop = ARGV[2]
+local acked = redis.call('GET', KEYS[2])
+if acked then
+  acked = tonumber(acked)
+  if stop == '' or tonumber(stop) > acked then stop = tostring(acked) end
+end
+if stop == '' then stop = '+' else stop = stop .. '-0' end
+return redis.call('XRANGE', KEYS[1], ARGV[1], stop, 'COUNT', ARGV[3])
 """
 
 
@@ -335,13 +384,19 @@ class EventStore:
     WAIT); ``ack_timeout``: seconds to wait for them (events/replication.py).
     """
 
-    def __init__(self, redis, *, replica_acks: int = 0, ack_timeout: float = replication.ACK_TIMEOUT):
+    def __init__(self, redis, *, replica_acks: int = 0, ack_timeout: float = replication.ACK_TIMEOUT,
+                 unreplicated: str = replication.ACCEPT):
+        if unreplicated not in replication.POLICIES:
+            raise ValueError(f"ESCOBA_UNREPLICATED must be one of {', '.join(replication.POLICIES)}")
         self.redis = redis
         self.replica_acks = replica_acks
         self.ack_timeout = ack_timeout
+        self.unreplicated = unreplicated  # ESCOBA_UNREPLICATED (events/replication.py)
         self._append = redis.register_script(_APPEND)
         self._touch = redis.register_script(_TOUCH)
         self._count = redis.register_script(_COUNT)
+        self._acked = redis.register_script(_ACKED)
+        self._read_acked = redis.register_script(_READ_ACKED)
         self._scripts: dict = {}  # run_script's, by their text
         self._direct = Direct.for_client(redis)  # the append's EVALSHA without redis-py's per-command work
         self.slots = SlotDirectory(redis)
@@ -412,11 +467,12 @@ class EventStore:
             raise ValueError("the rate counter must be the table's own (one cluster slot)")
         if row is not None and not row[0].startswith(prefix):
             raise ValueError("the row must be the table's own hash (one cluster slot)")
+        waits = self.replica_acks > 0
         keys = [stream, idem_key, index_key(table_id), bucket_key(STATUS, table_id),
                 bucket_key(COUNTS, table_id), tokens_key(table_id), listeners_key(table_id),
-                count.key if counting else stream, row[0] if row else stream]
+                count.key if counting else stream, row[0] if row else stream,
+                acked_key(table_id) if waits else stream]
         channel = changes_channel(table_id) if notice else ""
-        waits = self.replica_acks > 0
         if encoded is None:
             encoded = [dumps(r) for r in records]
         message = change_notice(table_id, expected_version, new_version, encoded) if notice else ""
@@ -435,9 +491,10 @@ class EventStore:
             self.slots.note(table_id)
         keys.extend(read_back)
         if waits:
-            reply, acked, node = replication.run_then_wait(
+            waited = replication.run_then_wait(
                 self.redis, stream, ("EVALSHA", self._append.sha, len(keys), *keys, *args),
-                self.replica_acks, self.ack_timeout, script=_APPEND)
+                self.replica_acks, self.ack_timeout, script=_APPEND, mark=confirmed_key(table_id))
+            reply, node = waited[0], waited[2]
         else:
             reply = self._run(self._append, keys, args)
         if counting:
@@ -450,10 +507,8 @@ class EventStore:
         if status == 2:  # (the WAIT above counted an older write: the caller confirms the repeat)
             raise AlreadyApplied(version)
         if waits:
-            if acked < self.replica_acks:
-                raise replication.unacknowledged(table_id, version, acked, self.replica_acks)
-            if channel:
-                self._publish(node, table_id, channel, message)
+            replication.settle(table_id, version, waited, self.replica_acks, self.unreplicated)
+            self._mark_acked(node, table_id, version, channel, message, local)
         return Appended(version, int(reply[2]), tuple(flat_hash(flat) for flat in reply[3:]))
 
     def run_script(self, text: str, keys: list, args: list):
@@ -492,14 +547,15 @@ class EventStore:
         idem = idempotency_key(table_id, actor, key)
         if self.redis.get(idem) is None:  # the common case: no WAIT for a write this is not
             return None
-        raw, acked, _ = replication.run_then_wait(
+        waited = replication.run_then_wait(
             self.redis, idem, ("EVALSHA", self._touch.sha, 1, idem), self.replica_acks, self.ack_timeout,
-            script=_TOUCH)
+            script=_TOUCH, mark=confirmed_key(table_id))
+        raw = waited[0]
         if raw is None:  # expired in between
             return None
         version = int(json.loads(_text(raw))["version"])
-        if acked < self.replica_acks:
-            raise replication.unacknowledged(table_id, version, acked, self.replica_acks)
+        replication.settle(table_id, version, waited, self.replica_acks, self.unreplicated)
+        self._mark_acked(waited[2], table_id, version)
         return version
 
     def confirm_log(self, table_id: str, version: int) -> None:
@@ -511,10 +567,27 @@ class EventStore:
         if not self.replica_acks:
             return
         key = confirmed_key(table_id)
-        _, acked, _ = replication.run_then_wait(self.redis, key, ("SET", key, version, "PX", CONFIRMED_TTL_MS),
-                                                self.replica_acks, self.ack_timeout)
-        if acked < self.replica_acks:
-            raise replication.unacknowledged(table_id, version, acked, self.replica_acks)
+        waited = replication.run_then_wait(self.redis, key, ("SET", key, version, "PX", CONFIRMED_TTL_MS),
+                                           self.replica_acks, self.ack_timeout, mark=key)
+        replication.settle(table_id, version, waited, self.replica_acks, self.unreplicated)
+        self._mark_acked(waited[2], table_id, version)
+
+    def _mark_acked(self, node, table_id: str, version: int, channel: str = "", message: str = "",
+                    local: str | None = None) -> None:
+        """``version`` is acknowledged: views may read up to it (``acked_key``), and the change notice,
+        if any, is published; one step on the node that acknowledged it. Best effort: the move stands,
+        and a mark not raised now is by the table's next acknowledged write (views wait until then)."""
+        keys = [acked_key(table_id), listeners_key(table_id)]
+        args = [version, channel, message, self.publish, local or ""]
+        try:
+            try:
+                node.evalsha(self._acked.sha, len(keys), *keys, *args)
+            except NoScriptError:
+                node.script_load(_ACKED)
+                node.evalsha(self._acked.sha, len(keys), *keys, *args)
+        except Exception:
+            log.warning("table %s: could not mark version %s acknowledged%s", table_id, version,
+                        " or publish its change notice" if channel else "", exc_info=True)
 
     def listen(self, table_id: str, listener: str) -> None:
         """``listener`` (an API process's hub) hears the table's notices: an append by another
@@ -550,9 +623,12 @@ class EventStore:
         return [loads(raw, version=version) for version, raw in self.read_raw(table_id, after, until)]
 
     def read_raw(self, table_id: str, after: int = 0, until: int | None = None,
-                 limit: int | None = None) -> list[tuple[int, bytes]]:
+                 limit: int | None = None, *, acknowledged: bool = False) -> list[tuple[int, bytes]]:
         """``[(version, record JSON), ...]`` after ``after`` up to ``until``, at most ``limit``:
-        undecoded, for the fast decoder (events.decoding) and the compactor."""
+        undecoded, for the fast decoder (events.decoding) and the compactor. ``acknowledged`` (a
+        view's read) with replica acks: only up to the table's acknowledged mark (``acked_key``)."""
+        if acknowledged and self.replica_acks:
+            return self._read_acknowledged(table_id, after, until, limit)
         key = events_key(table_id)
         end = "+" if until is None else f"{until}-0"
         start = f"{after + 1}-0"
@@ -570,6 +646,25 @@ class EventStore:
                 entries = self.redis.xrange(key, min=start, max=end, count=count)
                 for entry_id, fields in entries:
                     out.append((_entry_version(entry_id), fields.get(b"e", fields.get("e"))))
+            if len(entries) < count:
+                return out
+            start = f"{out[-1][0] + 1}-0"
+
+    def _read_acknowledged(self, table_id: str, after: int, until: int | None,
+                           limit: int | None) -> list[tuple[int, bytes]]:
+        if until is not None and until <= after:
+            return []
+        keys = [events_key(table_id), acked_key(table_id)]
+        out: list[tuple[int, bytes]] = []
+        start = f"{after + 1}-0"
+        while True:
+            count = READ_CHUNK if limit is None else min(READ_CHUNK, limit - len(out))
+            if count <= 0:
+                return out
+            entries = self._run(self._read_acked, keys, [start, "" if until is None else until, count])
+            for entry_id, flat in entries:
+                fields = dict(zip(flat[::2], flat[1::2], strict=True))
+                out.append((_entry_version(entry_id), fields.get(b"e", fields.get("e"))))
             if len(entries) < count:
                 return out
             start = f"{out[-1][0] + 1}-0"

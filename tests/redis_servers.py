@@ -185,16 +185,19 @@ class RedisClusterServers:
             node.stop()
 
 
-def start_cluster(workdir: Path, masters: int = 3, *, durable: bool = False, replicas: int = 0) -> RedisClusterServers:
+def start_cluster(workdir: Path, masters: int = 3, *, durable: bool = False, replicas: int = 0,
+                  spare: int = 0) -> RedisClusterServers:
     """Start ``masters`` cluster nodes and ``replicas`` replicas of each (client and bus ports both
-    free, the bus given by ``cluster-port``), join them with ``redis-cli --cluster create``, wait for
-    ``ok``."""
+    free, the bus given by ``cluster-port``), and ``spare`` more (``redis-cli`` makes each an extra
+    replica of a master: replica migration, on as in docker-compose.cluster.yml, moves one to a
+    master a failover left without a replica), join them with ``redis-cli --cluster create``, wait
+    for ``ok``."""
     cli = redis_cli()
     if cli is None:
         raise RuntimeError("redis-cli is not installed")
     nodes: list[RedisServer] = []
     try:
-        for i in range(masters * (1 + replicas)):
+        for i in range(masters * (1 + replicas) + spare):
             port, bus = free_port(), free_port()
             while bus == port:
                 bus = free_port()
@@ -202,6 +205,7 @@ def start_cluster(workdir: Path, masters: int = 3, *, durable: bool = False, rep
                                extra=("--cluster-enabled", "yes", "--cluster-port", str(bus),
                                       "--cluster-config-file", str(workdir / f"node{i}" / "nodes.conf"),
                                       "--cluster-node-timeout", "3000",
+                                      "--cluster-allow-replica-migration", "yes",
                                       # a replica's first sync starts at once, not after 5 s
                                       "--repl-diskless-sync-delay", "0"))
             nodes.append(node.start())

@@ -85,7 +85,8 @@ def service(redis=None, config: Config | None = None) -> TableService:
     redis = redis if redis is not None else tables()
     config = config or get_config()
     kwargs = {"on_change": scheduling.on_change_hook(redis, config, shard_count()), "cache_size": 0,
-              "replica_acks": replica_acks(getattr(config, "replica_acks", None), redis)}
+              "replica_acks": replica_acks(getattr(config, "replica_acks", None), redis),
+              "unreplicated": getattr(config, "unreplicated", "accept")}
     if _settings["clock"] is not None:
         kwargs["clock"] = _settings["clock"]
     return TableService(redis, **kwargs)

@@ -45,8 +45,10 @@ _connection = context.current_connection
 
 
 def _load(svc, table_id: str):
+    # the whole log, as a writer reads it: a table moved on by an append not yet acknowledged is
+    # stale to its jobs, which follow it only once it is (``_stale``)
     try:
-        return svc.load(table_id)
+        return svc.load(table_id, acknowledged=False)
     except engine.RuleError:
         return None
 

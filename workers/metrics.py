@@ -50,7 +50,25 @@ class _ScheduleFailures:
         yield family
 
 
+class _Replication:
+    """The bots' and timers' moves whose replicas did not hold them in time (retried), and those
+    acknowledged on a master with no replica online (events/replication.py), as the API reports its own."""
+
+    def collect(self):
+        from events.replication import UNACKNOWLEDGED, UNREPLICATED
+
+        family = CounterMetricFamily("escoba_unacknowledged_appends",
+                                     "Appends fewer replicas than ESCOBA_REPLICA_ACKS held in time (retried)")
+        family.add_metric([], UNACKNOWLEDGED.total())
+        yield family
+        family = CounterMetricFamily("escoba_unreplicated_acks", "Writes acknowledged on a master with no replica "
+                                     "online, held by its AOF alone (ESCOBA_UNREPLICATED=accept)")
+        family.add_metric([], UNREPLICATED.total())
+        yield family
+
+
 REGISTRY.register(_ScheduleFailures())
+REGISTRY.register(_Replication())
 
 
 def job_name(job) -> str:

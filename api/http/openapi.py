@@ -336,7 +336,8 @@ def build_spec() -> dict:
         "summary": "Prometheus metrics of this process (docs/operations.md, Monitoring); keep it inside your network",
         "responses": {"200": ok("Prometheus text exposition format", "text/plain"), **_errors(405), **sizes}}})
     spec.path("/healthz", operations={"get": {
-        "summary": "The store takes writes (a tiny expiring key is written)",
+        "summary": "The store takes writes (a tiny expiring key is written); with replica acks, whether every "
+                   "master has a replica online (\"replication\": \"ok\" or \"degraded\")",
         "responses": {"200": ok("ok"), **_errors(405, 503), **sizes}}})
     document = spec.to_dict()
     _refine(document["components"]["schemas"])

@@ -340,9 +340,21 @@ class _SocketPosts:
         yield family
 
 
+def unreplicated_family() -> CounterMetricFamily:
+    """``escoba_unreplicated_acks_total``: writes acknowledged on a master with no replica online
+    (ESCOBA_UNREPLICATED=accept, events/replication.py); the workers' metrics report it too."""
+    from events.replication import UNREPLICATED
+
+    family = CounterMetricFamily("escoba_unreplicated_acks", "Writes acknowledged on a master with no replica "
+                                 "online, held by its AOF alone (ESCOBA_UNREPLICATED=accept)")
+    family.add_metric([], UNREPLICATED.total())
+    return family
+
+
 class _Durability:
-    """Moves whose replicas did not acknowledge them in time (answered 503), and reads that found
-    a table's log gone or behind what this process had read (events/replication.py)."""
+    """Moves whose replicas did not acknowledge them in time (answered 503), moves acknowledged on a
+    master alone, and reads that found a table's log gone or behind what this process had read
+    (events/replication.py)."""
 
     def collect(self):
         from events.replication import LOST_LOGS, UNACKNOWLEDGED
@@ -351,6 +363,7 @@ class _Durability:
                                      "Appends fewer replicas than ESCOBA_REPLICA_ACKS held in time (answered 503)")
         family.add_metric([], UNACKNOWLEDGED.total())
         yield family
+        yield unreplicated_family()
         lost = CounterMetricFamily("escoba_lost_logs", "Reads that found a table's log gone or behind this "
                                    "process's copy (a failover that lost data)", labels=["kind"])
         for kind in ("vanished", "behind"):

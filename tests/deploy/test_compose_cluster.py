@@ -1,7 +1,9 @@
 """docker-compose.cluster.yml cannot run here: it is checked against the code it deploys, and
-its Redis command lines are run for real (the six nodes' flags, the one-shot that joins them
-as three masters with a replica each) on local ports, so a flag redis-server 7 refuses, or a
-create that leaves slots unassigned or a master without its replica, fails here."""
+its Redis command lines are run for real (the seven nodes' flags, the one-shot that joins them
+as three masters with a replica each and a spare) on local ports, so a flag redis-server 7
+refuses, or a create that leaves slots unassigned or a master without its replica, fails here;
+and a master killed there has its replica promoted and, by replica migration, the spare as its
+own replica."""
 
 from __future__ import annotations
 
@@ -21,14 +23,14 @@ from events.replication import replica_acks
 from ..redis_servers import RedisClusterServers, RedisServer, free_port, redis_binary, redis_cli
 
 ROOT = Path(__file__).resolve().parents[2]
-NODES = tuple(f"redis-{i}" for i in range(1, 7))  # three masters and their replicas
+NODES = tuple(f"redis-{i}" for i in range(1, 8))  # three masters, their replicas and a spare
 
 
 def compose() -> dict:
     return yaml.safe_load((ROOT / "docker-compose.cluster.yml").read_text())
 
 
-def test_six_nodes_a_create_one_shot_a_queue_two_apis_two_workers():
+def test_seven_nodes_a_create_one_shot_a_queue_two_apis_two_workers():
     services = compose()["services"]
     unprofiled = {name for name, service in services.items() if not service.get("profiles")}
     assert unprofiled == {*NODES, "cluster-create", "queue", "api-1", "api-2", "worker-1", "worker-2"}
@@ -39,6 +41,9 @@ def test_six_nodes_a_create_one_shot_a_queue_two_apis_two_workers():
         assert "--maxmemory-policy noeviction" in command
         assert "--latency-monitor-threshold 50" in command  # RedisLatencySpikes
         assert f"--cluster-announce-hostname {name}" in command
+        # the spare goes to a master a failover left without a replica (docs/operations.md)
+        assert "--cluster-allow-replica-migration yes" in command
+        assert "--cluster-migration-barrier" not in command  # Redis's default, 1: a master keeps one
         # 0 would let a replica that never synced be elected (docs/operations.md)
         factor = services[name]["command"].index("--cluster-replica-validity-factor")
         assert int(services[name]["command"][factor + 1]) > 0
@@ -67,6 +72,7 @@ def test_apis_and_workers_point_at_a_node_and_the_queue_and_wait_for_the_create(
         assert {url.split("//")[-1].split(":")[0] for url in env["REDIS_URL"].split(",")} == set(NODES)
         assert env["ESCOBA_QUEUE_URL"].startswith("redis://queue:")
         assert env["ESCOBA_REPLICA_ACKS"] == "${ESCOBA_REPLICA_ACKS:-1}"  # a move waits for a replica
+        assert env["ESCOBA_UNREPLICATED"] == "${ESCOBA_UNREPLICATED:-accept}"  # or its master's AOF, if alone
         assert service["depends_on"]["cluster-create"]["condition"] == "service_completed_successfully"
         assert service["depends_on"]["queue"]["condition"] == "service_healthy"
     assert services["api-1"]["command"][:2] == ["escoba", "serve"]
@@ -106,16 +112,22 @@ def test_the_files_redis_commands_make_a_cluster_the_server_finds(tmp_path):
         for _ in range(2):  # and again, as on a restart: the one-shot leaves a made cluster alone
             subprocess.run(["sh", "-c", script], check=True, capture_output=True, timeout=60)
         RedisClusterServers(nodes).wait_ok(replicas=1)
+        replicas_of = {n.port: [r for r in nodes if _role(r)[0] == b"slave" and int(_role(r)[2]) == n.port]
+                       for n in nodes if _role(n)[0] == b"master"}
+        assert sorted(map(len, replicas_of.values())) == [1, 1, 2]  # three masters, one with the spare
         queue = RedisServer(free_port(), tmp_path / "queue").start()
-        # a seed down (a master): REDIS_URL's others find the cluster once its replica took over
-        replica = next(n for n in nodes[1:] if _role(n)[0] == b"slave" and int(_role(n)[2]) == nodes[0].port)
-        nodes[0].stop()
+        nodes.append(queue)
+        # a seed down (a master with one replica): REDIS_URL's others find the cluster once its
+        # replica took over, and the spare migrates to the promoted master
+        victim = next(n for n in nodes if len(replicas_of.get(n.port, ())) == 1)
+        replica = replicas_of[victim.port][0]
+        victim.stop()
         _until(lambda: _role(replica)[0] == b"master" and _cluster_ok(replica), 40)
+        _until(lambda: len(_role(replica)[2]) == 1, 40)  # ROLE lists the migrated spare, online
         env = services["api-1"]["environment"]
         redis_url = env["REDIS_URL"]
         for name, port in ports.items():
             redis_url = redis_url.replace(f"{name}:6379", f"127.0.0.1:{port}")
-        nodes.append(queue)
         acks = int(re.fullmatch(r"\$\{ESCOBA_REPLICA_ACKS:-(\d+)\}", env["ESCOBA_REPLICA_ACKS"]).group(1))
         config = Config.from_env({"REDIS_URL": redis_url, "ESCOBA_QUEUE_URL": queue.url,
                                   "ESCOBA_REPLICA_ACKS": str(acks)})
@@ -124,7 +136,7 @@ def test_the_files_redis_commands_make_a_cluster_the_server_finds(tmp_path):
             assert backends.cluster and len(backends.tables.get_primaries()) == 3
             backends.tables.set("table:{x}:probe", "1")
             assert backends.tables.get("table:{x}:probe") == b"1"
-            assert replica_acks(None, backends.tables) == 0  # the master that took over has no replica now
+            assert replica_acks(None, backends.tables) == 1  # every master has a replica again
             assert replica_acks(config.replica_acks, backends.tables) == 1
         finally:
             backends.close()

@@ -217,6 +217,41 @@ def test_redis_latency_spikes_fires_on_a_new_spike_in_five_scrapes_of_fifteen_mi
     assert out.returncode == 0, out.stdout + out.stderr
 
 
+def test_escoba_unreplicated_acks_fires_on_two_minutes_of_moves_acknowledged_alone_not_on_a_failovers_burst(
+        tmp_path):
+    """promtool's rule test: a failover's few seconds of moves acknowledged on a master alone (until
+    the spare migrates) never fire it; moves acknowledged alone for two minutes on end do."""
+    series = 'escoba_unreplicated_acks_total{{instance="{}"}}'
+    tests = {
+        "rule_files": [str(RULES)],
+        "evaluation_interval": "15s",
+        "tests": [
+            {   # a burst of 12 in one scrape at 2 min (the seconds before the spare migrated), then none
+                "interval": "15s",
+                "input_series": [{"series": series.format("api-1:8000"), "values": "0x8 12x40"}],
+                "alert_rule_test": [{"eval_time": at, "alertname": "EscobaUnreplicatedAcks", "exp_alerts": []}
+                                    for at in ("2m30s", "3m", "4m", "5m", "8m")],
+            },
+            {   # one more every scrape from 1 min on: no spare came
+                "interval": "15s",
+                "input_series": [{"series": series.format("api-2:8000"), "values": "0x4 1+1x40"}],
+                "alert_rule_test": [
+                    {"eval_time": "2m", "alertname": "EscobaUnreplicatedAcks", "exp_alerts": []},
+                    {"eval_time": "4m30s", "alertname": "EscobaUnreplicatedAcks", "exp_alerts": [
+                        {"exp_labels": {"severity": "page"},
+                         "exp_annotations": {
+                             "summary": f"Moves are acknowledged on a master with no replica ({1 / 15}/s)",
+                             "runbook": "docs/operations.md#escobaunreplicatedacks"}}]},
+                ],
+            },
+        ],
+    }
+    path = tmp_path / "unreplicated_test.yml"
+    path.write_text(yaml.safe_dump(tests))
+    out = subprocess.run([_tool("promtool"), "test", "rules", str(path)], capture_output=True, text=True)
+    assert out.returncode == 0, out.stdout + out.stderr
+
+
 def test_amtool_checks_the_alertmanager_config():
     out = subprocess.run([_tool("amtool"), "check-config", str(MONITORING / "alertmanager.yml")],
                          capture_output=True, text=True)

@@ -9,7 +9,7 @@ import time
 import pytest
 import redis as redis_lib
 
-from events import autoplay
+from events import autoplay, replication
 from events.connection import cluster_client
 from events.service import TableService
 from events.store import events_key
@@ -112,6 +112,58 @@ def test_a_command_for_a_master_that_is_away_fails_at_once_and_the_others_answer
         for other, key in ports.items():
             if other != port:
                 assert client.lrange(key, 0, -1) == [b"1"]
+    finally:
+        client.close()
+        cluster.stop()
+
+
+def test_a_master_that_hangs_costs_one_timeout_then_its_commands_fail_at_once_for_a_pause(tmp_path, monkeypatch):
+    """A node that stops answering (SIGSTOP here: connections accepted, nothing read, as a host that
+    hangs) costs the first command routed to it one socket timeout; for ``NODE_PAUSE`` s after, a
+    command for its slots fails at once (a ConnectionError: a job's retry backoff, the API's 503),
+    so a worker does not wait out a timeout per job while the other masters' tables answer as
+    before; after the pause the node is asked again."""
+    import os
+    import signal
+
+    from events import connection
+
+    _need_binaries(cluster=True)
+    monkeypatch.setattr(connection, "CLUSTER_SOCKET_TIMEOUT", 0.5)
+    cluster = start_cluster(tmp_path, 3)
+    client = cluster_client(cluster.url, wait=10)
+    try:
+        ports = {}
+        for n in range(200):  # a key on each master
+            key = events_key(f"t{n}")
+            ports.setdefault(client.nodes_manager.get_node_from_slot(client.keyslot(key)).port, key)
+        for key in ports.values():
+            client.rpush(key, b"1")
+        port, hung = next(iter(ports.items()))
+        node = next(n for n in cluster.nodes if n.port == port)
+        os.kill(node.proc.pid, signal.SIGSTOP)
+        try:
+            started = time.monotonic()
+            with pytest.raises((redis_lib.ConnectionError, redis_lib.TimeoutError)):
+                client.lrange(hung, 0, -1)
+            assert time.monotonic() - started < 1.5  # one timeout, not one a try
+            for _ in range(3):
+                started = time.monotonic()
+                with pytest.raises(redis_lib.ConnectionError):
+                    client.lrange(hung, 0, -1)
+                # no timeout: the client's own tries and their pauses (up to 0.14 s), a map read
+                assert time.monotonic() - started < 0.3
+            started = time.monotonic()  # an append's WAIT pair too (on the node's own client)
+            with pytest.raises(redis_lib.ConnectionError):
+                replication.run_then_wait(client, hung, ("RPUSH", hung, b"2"), 1, 1.0)
+            assert time.monotonic() - started < 0.05
+            for other, key in ports.items():
+                if other != port:
+                    assert client.lrange(key, 0, -1) == [b"1"]
+        finally:
+            os.kill(node.proc.pid, signal.SIGCONT)
+        time.sleep(connection.NODE_PAUSE)
+        assert client.lrange(hung, 0, -1) == [b"1"]
     finally:
         client.close()
         cluster.stop()

@@ -1,9 +1,11 @@
 """ESCOBA_REPLICA_ACKS on a Redis Cluster with a replica per master: the link between a table's
 master and its replica is cut, then the master dies and the replica takes over.
 
-With acks on, a move made while the link is cut is answered as unavailable (NotAcknowledged, the
-API's 503), so the failover loses nothing that was acknowledged; with acks off the same moves are
-acknowledged and the failover loses them: the reason for the setting.
+With acks on and ESCOBA_UNREPLICATED=refuse, a move made while the link is cut is answered as
+unavailable (NotAcknowledged, the API's 503), so the failover loses nothing that was acknowledged;
+with acks off the same moves are acknowledged and the failover loses them: the reason for the
+setting. With ESCOBA_UNREPLICATED=accept (the default) a master with no replica online
+acknowledges on its own AOF, counted; a replica online but late is still waited for (503).
 
 The cut: the master refuses the replication handshake (``ACL SETUSER default -psync -sync
 -replconf``, the replica's own commands only) and drops its replica's connection (``CLIENT KILL
@@ -14,12 +16,14 @@ master wrote to its replica's socket. No iptables here, and ACLs need no root.)
 
 from __future__ import annotations
 
+import os
 import random
+import signal
 import time
 
 import pytest
 
-from events import autoplay
+from events import autoplay, replication
 from events.config import Config
 from events.connection import cluster_client, connect, store_down
 from events.replication import NotAcknowledged, replica_acks
@@ -102,11 +106,12 @@ def _play_one(service, table_id, rng, key):
     return service.execute(table_id, command, actor=actor, idempotency_key=key)
 
 
-def _setup(cluster, acks: int):
+def _setup(cluster, acks: int, unreplicated: str = "refuse"):
     client = cluster_client(cluster.seeds_url, wait=10)
     # the setup's moves wait as long as a loaded machine's replica may take (a busy CI machine
     # took longer than ACK_TIMEOUT on one of them); the test's own moves use ACK_TIMEOUT
-    patient = TableService(client, rng=random.Random(5), replica_acks=acks, ack_timeout=10.0)
+    patient = TableService(client, rng=random.Random(5), replica_acks=acks, ack_timeout=10.0,
+                           unreplicated=unreplicated)
     tid = autoplay.new_table(patient)
     acknowledged: dict[int, dict] = {}
 
@@ -114,7 +119,8 @@ def _setup(cluster, acks: int):
         acknowledged.update((r["version"], r) for r in outcome.records)
 
     autoplay.play(patient, tid, random.Random(5), until_version=30, on_outcome=note)
-    service = TableService(client, rng=random.Random(5), replica_acks=acks, ack_timeout=ACK_TIMEOUT)
+    service = TableService(client, rng=random.Random(5), replica_acks=acks, ack_timeout=ACK_TIMEOUT,
+                           unreplicated=unreplicated)
     return client, service, tid, acknowledged
 
 
@@ -138,7 +144,8 @@ def _records_after_failover(cluster, table_id, within: float = 20.0) -> dict[int
             fresh.redis.close()
 
 
-def test_with_acks_a_cut_replica_link_answers_unavailable_and_a_failover_loses_no_acknowledged_move(replicated):
+def test_refusing_unreplicated_a_cut_replica_link_answers_unavailable_and_a_failover_loses_no_acknowledged_move(
+        replicated):
     client, service, tid, acknowledged = _setup(replicated, acks=1)
     try:
         assert max(acknowledged) >= 30
@@ -151,8 +158,14 @@ def test_with_acks_a_cut_replica_link_answers_unavailable_and_a_failover_loses_n
             with pytest.raises(NotAcknowledged):
                 service.execute(tid, command, actor=actor, idempotency_key="a")
             assert time.monotonic() - started < ACK_TIMEOUT + 2  # bounded: the timeout, not forever
-        with pytest.raises(NotAcknowledged):  # and the next move
+        started = time.monotonic()
+        with pytest.raises(NotAcknowledged):  # and the next move, at once: the master is known alone
             _play_one(service, tid, random.Random(8), "b")
+        assert time.monotonic() - started < ACK_TIMEOUT
+        # a view shows none of them: a reader of this store sees only acknowledged versions
+        viewer = TableService(client, cache_size=0, snapshot_every=0, replica_acks=1)
+        assert viewer.load(tid).version == max(acknowledged)
+        assert service.load(tid).version == max(acknowledged)  # this process's own cache too
         with master.client() as c:  # the moves stand on the master, which alone holds them
             standing = int(c.xrevrange(events_key(tid), count=1)[0][0].split(b"-")[0])
         assert standing > max(acknowledged)
@@ -308,5 +321,65 @@ def test_acknowledged_moves_on_a_healthy_replicated_cluster_are_on_the_replica_w
             c.execute_command("READONLY")
             last = c.xrevrange(events_key(tid), count=1)[0][0]
         assert int(last.split(b"-")[0]) == max(acknowledged)
+    finally:
+        client.close()
+
+
+def test_accepting_unreplicated_a_master_with_no_replica_online_acknowledges_alone_counted_until_one_is_back(
+        replicated):
+    """ESCOBA_UNREPLICATED=accept (the default): over a cut link the master has no replica online,
+    so a move is acknowledged on its AOF alone and counted; only the first waits the timeout (the
+    master is then known alone), views show the moves, /healthz's count says one master is alone;
+    once the replica is back the next move waits for it again and nothing more is counted."""
+    client, service, tid, acknowledged = _setup(replicated, acks=1, unreplicated="accept")
+    try:
+        master, replica = _master_and_replica(replicated, client, tid)
+        assert replication.unreplicated_masters(client, 1) == 0
+        _cut(master, replica)
+        before = replication.UNREPLICATED.total()
+        rng, took = random.Random(7), []
+        for key in ("a", "b", "c"):
+            started = time.monotonic()
+            outcome = _play_one(service, tid, rng, key)
+            took.append(time.monotonic() - started)
+            acknowledged.update((r["version"], r) for r in outcome.records)
+        assert replication.UNREPLICATED.total() - before == 3
+        assert max(took[1:]) < ACK_TIMEOUT, took  # no WAIT timeout a move on a master known alone
+        viewer = TableService(client, cache_size=0, snapshot_every=0, replica_acks=1)
+        assert viewer.load(tid).version == max(acknowledged)
+        time.sleep(replication.HEALTH_FOR)
+        assert replication.unreplicated_masters(client, 1) == 1
+
+        _heal(master, replica)
+        counted = replication.UNREPLICATED.total()
+        outcome = _until(lambda: _retry(service, tid, *autoplay.next_command(service.load(tid), rng), "d"), 10,
+                         lambda: f"a move after the heal ({getattr(_retry, 'last', None)!r})")
+        assert replication.UNREPLICATED.total() == counted  # acknowledged by the replica, not alone
+        with replica.client() as c:
+            c.execute_command("READONLY")
+            last = c.xrevrange(events_key(tid), count=1)[0][0]
+        assert int(last.split(b"-")[0]) == outcome.version
+        time.sleep(replication.HEALTH_FOR)
+        assert replication.unreplicated_masters(client, 1) == 0
+    finally:
+        client.close()
+
+
+def test_a_replica_online_but_late_is_waited_for_even_when_accepting_unreplicated(replicated):
+    """Only a master with no replica online acknowledges alone: a replica its master still lists
+    (stopped here with SIGSTOP: it answers nothing, its link stays up) is waited for, and the move
+    is answered unavailable, uncounted."""
+    client, service, tid, _ = _setup(replicated, acks=1, unreplicated="accept")
+    try:
+        _, replica = _master_and_replica(replicated, client, tid)
+        before = replication.UNREPLICATED.total()
+        os.kill(replica.proc.pid, signal.SIGSTOP)
+        try:
+            for key in ("a", "b"):
+                with pytest.raises(NotAcknowledged):
+                    _play_one(service, tid, random.Random(7), key)
+        finally:
+            os.kill(replica.proc.pid, signal.SIGCONT)
+        assert replication.UNREPLICATED.total() == before
     finally:
         client.close()

@@ -17,6 +17,7 @@ from events.store import (
     EventStore,
     OverLimit,
     VersionConflict,
+    acked_key,
     changes_channel,
     events_key,
     idempotency_key,
@@ -101,6 +102,29 @@ def test_a_moves_append_is_one_step_of_seven_calls(real_redis):
                          read_back=(timers, notify), stamp=True, local="me")
     made = command_calls_since(real_redis, before)
     assert made == {"evalsha": 1, "xlen": 1, "set": 1, "xadd": 1, "smembers": 1, "hgetall": 2, "hset": 1}
+
+
+def test_with_replica_acks_a_view_reads_up_to_the_acknowledged_mark_and_without_them_as_ever(real_redis):
+    """A view's read (``acknowledged``) with replica acks stops at ``table:{ID}:acked`` (a table with
+    no mark, from before: the whole log), in one step; a writer's read, and any read without replica
+    acks, is the one XRANGE it always was (no command added to the plain path)."""
+    plain, t = EventStore(real_redis), tid()
+    for v in (1, 2, 3):
+        plain.append(t, v - 1, [rec(v)], notice=False)
+    assert real_redis.get(acked_key(t)) is None  # the step keeps no mark without replica acks
+    before = command_calls(real_redis)
+    assert [v for v, _ in plain.read_raw(t, acknowledged=True)] == [1, 2, 3]
+    assert command_calls_since(real_redis, before) == {"xrange": 1}
+    acks = EventStore(real_redis, replica_acks=1)
+    assert [v for v, _ in acks.read_raw(t, acknowledged=True)] == [1, 2, 3]  # no mark: all of it
+    real_redis.set(acked_key(t), 2)
+    before = command_calls(real_redis)
+    assert [v for v, _ in acks.read_raw(t, acknowledged=True)] == [1, 2]
+    assert command_calls_since(real_redis, before) == {"evalsha": 1, "get": 1, "xrange": 1}
+    assert [v for v, _ in acks.read_raw(t, until=1, acknowledged=True)] == [1]
+    assert acks.read_raw(t, after=2, acknowledged=True) == []
+    assert [v for v, _ in acks.read_raw(t, after=1, limit=1, acknowledged=True)] == [2]
+    assert [v for v, _ in acks.read_raw(t)] == [1, 2, 3]  # a writer's read: the whole log
 
 
 def _count(raw) -> int:

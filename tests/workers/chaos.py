@@ -95,6 +95,7 @@ class Human:
     table_id: str
     acknowledged: list = field(default_factory=list)  # (round, card)
     errors: list = field(default_factory=list)
+    answered: list = field(default_factory=list)  # time.monotonic() of each acknowledged move
 
     def __post_init__(self):
         self._stop = threading.Event()
@@ -130,6 +131,7 @@ class Human:
                 _retrying(lambda c=command, k=key: self.svc.execute(self.table_id, c, actor="seat:0",
                                                                     idempotency_key=k))
                 self.acknowledged.append((state.round, command["card"]))
+                self.answered.append(time.monotonic())
                 time.sleep(0.05)
         except Exception as exc:  # reported by the test, never swallowed
             self.errors.append(exc)
@@ -177,8 +179,13 @@ class Scene:
         # Luna thinks some 100 ms a move: a worker killed while bots play is caught mid-job
         self.bots += [start_bots_only(self.svc, ("luna", "tito"), target=21) for _ in range(n)]
 
-    def open_human(self) -> Human:
+    def open_human(self, where=None) -> Human:
+        """A person playing a bot; ``where(table_id)`` true: a table it accepts (tries new ones)."""
         tid = self._human_vs_bot()
+        for _ in range(60):
+            if where is None or where(tid):
+                break
+            tid = self._human_vs_bot()
         human = Human(self.svc, tid).start()
         self.humans.append(human)
         return human
@@ -305,30 +312,61 @@ def _has_replica(node) -> bool:
         v.get("state") == "online" for k, v in info.items() if k.startswith("slave") and isinstance(v, dict))
 
 
-def master_failover(workdir: Path, *, acks: int = 0, workers: int = 1, bots: int = 6) -> dict:
+def _replicas(node) -> int:
+    with node.client(socket_timeout=2) as c:
+        role = c.execute_command("ROLE")
+    return len(role[2]) if role[0] in (b"master", "master") else 0
+
+
+def unreplicated_acks(metric_ports=()) -> int:
+    """``escoba_unreplicated_acks_total`` of this process (its TableService) and of each worker
+    whose metrics are on one of ``metric_ports``."""
+    import re
+    import urllib.request
+
+    from events.replication import UNREPLICATED
+
+    total = UNREPLICATED.total()
+    for port in metric_ports:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as r:
+            found = re.search(r"^escoba_unreplicated_acks_total ([0-9.e+]+)$", r.read().decode(), re.M)
+        total += int(float(found.group(1))) if found else 0
+    return total
+
+
+def master_failover(workdir: Path, *, acks: int = 0, workers: int = 1, bots: int = 6, spare: int = 0,
+                    quiet: float = 3.0) -> dict:
     """kill -9 a master of a 3-master cluster with a replica each, the master of a bot table's slot,
     while bots play, a person plays a bot (keyed retries) and ``escoba worker`` runs; its replica
     is promoted by the cluster itself (``cluster-node-timeout`` 3 s).
 
-    ``acks`` = ``ESCOBA_REPLICA_ACKS``. With 0 the promoted master's tables play on at once; with
-    1 it has no replica to acknowledge a move until the killed node is restarted (the runbook:
-    docs/operations.md) and rejoins as its replica, which is done as soon as the promotion is seen.
+    ``acks`` = ``ESCOBA_REPLICA_ACKS`` (ESCOBA_UNREPLICATED is its default, accept). With 0 the
+    promoted master's tables play on at once. With ``spare`` (the compose file's spare replica, a
+    second replica of another master) the killed node is left down: the promoted master has no
+    replica, so with acks its moves are acknowledged on its AOF alone (counted) until replica
+    migration moves the spare to it, after which nothing more is counted for ``quiet`` s of play.
+    Without a spare and with acks, the killed node is restarted as soon as the promotion is seen
+    (the runbook: docs/operations.md) and rejoins as its replica.
 
+    A second person plays a table of the killed master's slots (``spare``: keyed movers on both).
     Returns ``promoted`` (s from the kill to the promotion), ``back`` (s from the kill to the
-    moment the tables could move again: the promotion, or with acks the new replica in sync),
-    ``moved`` (table -> s from ``back`` until it moved again: each bot table and PLAYER AWAY of
-    a table whose timer fell due meanwhile), ``on_master`` (the bot tables whose slots the killed
-    master held), ``others`` (the rest whose due-index bucket is on another master too) and
-    ``went_on`` (those of them that moved between the kill and the promotion), ``alive`` (every
-    worker still running). Checks as it ends that every bot table's log runs 1..n with no gap or
-    repeat and every move the person was answered is in its log exactly once.
+    moment moves are measured from: the promotion, or without a spare and with acks the new replica
+    in sync), ``moved`` (table -> s from ``back`` until it moved again: each bot table, each person's
+    table, and PLAYER AWAY of a table whose timer fell due meanwhile), ``on_master`` (the bot tables
+    whose slots the killed master held), ``others`` (the rest whose due-index bucket is on another
+    master too) and ``went_on`` (those of them that moved between the kill and the promotion),
+    ``alive`` (every worker still running); with ``spare``: ``migrated`` (s from the promotion until
+    the spare is the promoted master's replica, online), ``unreplicated`` (the counter's rise from the
+    kill to then: this process's and the workers') and ``after`` (its rise over ``quiet`` s once the
+    spare is in sync). Checks as it ends that every bot table's log runs 1..n with no gap or repeat
+    and every move each person was answered is in its log exactly once.
     """
     from events.connection import cluster_client
     from events.store import events_key
 
-    from ..redis_servers import start_cluster, start_plain
+    from ..redis_servers import free_port, start_cluster, start_plain
 
-    cluster = start_cluster(workdir / "cluster", 3, durable=True, replicas=1)
+    cluster = start_cluster(workdir / "cluster", 3, durable=True, replicas=1, spare=spare)
     queue = start_plain(workdir / "queue", durable=True)
     procs: list[Worker] = []
     scene = tables = None
@@ -337,7 +375,9 @@ def master_failover(workdir: Path, *, acks: int = 0, workers: int = 1, bots: int
                **FAST}
         tables = cluster_client(cluster.seeds_url, 10)
         scene = Scene.on(tables, replica_acks=acks)
-        procs = [Worker(workdir / f"worker{i}.log", env) for i in range(workers)]
+        metric_ports = [free_port() for _ in range(workers)]
+        procs = [Worker(workdir / f"worker{i}.log", env, ("--metrics-port", str(metric_ports[i])))
+                 for i in range(workers)]
         logs = [w.log for w in procs]
         from rq import Worker as RQWorker
 
@@ -359,13 +399,21 @@ def master_failover(workdir: Path, *, acks: int = 0, workers: int = 1, bots: int
             return ([t for t in scene.bots if master_port(t) == port],
                     [t for t in scene.bots if master_port(t) != port and bucket_port(t) != port])
 
-        # the master of a bot table, preferring one that leaves another table fully elsewhere
-        port = max(dict.fromkeys(map(master_port, scene.bots)), key=lambda p: bool(split(p)[1]))
+        # the master of a bot table (one with a single replica: the spare is another's second), preferring
+        # one that leaves another table fully elsewhere
+        ports = [p for p in dict.fromkeys(map(master_port, scene.bots))
+                 if _replicas(next(n for n in cluster.nodes if n.port == p)) == 1]
+        port = max(ports, key=lambda p: bool(split(p)[1]))
         on_master, others = split(port)
         victim = next(n for n in cluster.nodes if n.port == port)
         replica = _replica_of(cluster, port)
+        people = [human]
+        if spare:
+            people.append(scene.open_human(where=lambda tid: master_port(tid) == port))
+            wait(lambda: all(len(p.acknowledged) >= 2 for p in people), 60, "the people to get going", logs)
         scene.open_away()  # on whichever master: its PLAYER AWAY falls due after the failover
         before = scene.versions()
+        counted = unreplicated_acks(metric_ports)
         victim.kill()
         killed = time.monotonic()
         went_on: set = set()  # the other masters' tables that moved while this one was away
@@ -380,7 +428,7 @@ def master_failover(workdir: Path, *, acks: int = 0, workers: int = 1, bots: int
 
         wait(promoted_yet, 30, "the replica's promotion", logs)
         promoted = time.monotonic()
-        if acks:
+        if acks and not spare:
             victim.start()  # the same port and nodes.conf: it rejoins as the new master's replica
             wait(lambda: _has_replica(replica), 60, "the restarted node to be the new master's replica", logs)
         back = time.monotonic()
@@ -390,17 +438,31 @@ def master_failover(workdir: Path, *, acks: int = 0, workers: int = 1, bots: int
                 with contextlib.suppress(Exception):
                     before[tid] = scene.svc.load(tid).version
         moved = scene.resume(back, before, logs=logs, queue=queue.client())
+        found: dict = {}
+        if spare:
+            wait(lambda: _replicas(replica) >= 1, 30, "the spare to migrate to the promoted master", logs)
+            found["migrated"] = time.monotonic() - promoted
+            found["unreplicated"] = unreplicated_acks(metric_ports) - counted
+            time.sleep(0.5)  # a write sent before the spare was online may still be counted
+            settled = unreplicated_acks(metric_ports)
+            time.sleep(quiet)  # play on with a replica: nothing more is acknowledged alone
+            found["after"] = unreplicated_acks(metric_ports) - settled
         alive = all(w.alive() for w in procs)
-        count = len(human.acknowledged)
-        wait(lambda: len(human.acknowledged) > count or scene.svc.load(human.table_id).status == "finished", 60,
-             "the person's next move", logs)
+        for person in people:
+            count = len(person.acknowledged)
+            wait(lambda p=person, c=count: len(p.acknowledged) > c or scene.svc.load(p.table_id).status == "finished",
+                 60, "the person's next move", logs)
+            later = [t - back for t in person.answered if t > back]
+            if later:
+                moved[f"person:{person.table_id}"] = later[0]
         scene.stop()
-        human.check()
+        for person in people:
+            person.check()
         for tid in scene.bots:
             versions = [r["version"] for r in scene.svc.records(tid)]
             assert versions == list(range(1, len(versions) + 1)), (tid, versions)
         return {"promoted": promoted - killed, "back": back - killed, "moved": moved, "on_master": on_master,
-                "alive": alive, "others": others, "went_on": sorted(went_on)}
+                "alive": alive, "others": others, "went_on": sorted(went_on), **found}
     finally:
         if scene is not None:
             scene.stop()
@@ -413,4 +475,5 @@ def master_failover(workdir: Path, *, acks: int = 0, workers: int = 1, bots: int
         cluster.stop()
 
 
-__all__ = ["FAST", "RESUME_LIMIT", "Human", "Scene", "Worker", "master_failover", "running_worker", "wait"]
+__all__ = ["FAST", "RESUME_LIMIT", "Human", "Scene", "Worker", "master_failover", "running_worker",
+           "unreplicated_acks", "wait"]

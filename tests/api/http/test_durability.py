@@ -1,7 +1,9 @@
 """What the API answers when the store cannot vouch for a table: a move its replicas did not take
 (ESCOBA_REPLICA_ACKS), and a table whose log went missing while this process had it cached.
 Both topologies; neither the suite's plain Redis nor its cluster has replicas, so with acks on
-no move is ever acknowledged there (tests/events/test_replication.py has a cluster with them)."""
+and ESCOBA_UNREPLICATED=refuse no move is ever acknowledged there, and with accept (the default)
+every move is acknowledged on its master alone, counted (tests/events/test_replication.py has a
+cluster with replicas)."""
 
 from __future__ import annotations
 
@@ -23,9 +25,9 @@ from ..conftest import ADMIN, Client
 @pytest.fixture
 def two_apps(backends, config):
     """Two API processes on the topology: ``plain`` acknowledges at once, ``acks`` waits for a
-    replica (none there) a fifth of a second."""
+    replica (none there) a fifth of a second, and refuses a move none holds."""
     plain = create_app(backends, config)
-    acks = create_app(backends, dataclasses.replace(config, replica_acks=1))
+    acks = create_app(backends, dataclasses.replace(config, replica_acks=1, unreplicated="refuse"))
     acks.extensions["escoba"].service.store.ack_timeout = 0.2
     for app in (plain, acks):
         app.testing = True
@@ -72,8 +74,10 @@ def test_a_move_no_replica_acknowledges_is_a_503_that_a_keyed_retry_confirms_and
         assert r.status_code == 503 and r.headers["Retry-After"]
         assert r.get_json()["error"]["code"] == "unavailable"
         assert r.get_json()["error"]["details"] == {"store": "unreplicated"}
-        # the append is on the master (no replica took it), but nothing followed it: no notice
+        # the append is on the master (no replica took it), but nothing followed it: no notice, and
+        # a reader that waits for replicas does not see it
         assert plain.view(tid)["version"] == before + 1
+        assert acks.view(tid)["version"] == before
         assert _messages(pubsub, topology.is_cluster) == []
         # and its timers, which did not follow it either, are left to the reconciler's repair set
         repairs = backends.tables.smembers(index.repair_key(index.bucket_of(tid)))
@@ -157,3 +161,26 @@ def test_escoba_serve_starts_on_a_cluster_while_the_first_node_redis_url_names_i
         assert len(served.table()) == 8
     finally:
         served.stop()
+
+
+def test_accepting_unreplicated_a_move_on_a_master_with_no_replica_is_acknowledged_counted_and_healthz_says_so(
+        backends, config, topology):
+    """ESCOBA_UNREPLICATED=accept (the default) with acks on a store with no replica: the move is
+    answered 200 at once (no WAIT timeout a move once the master is known alone), shown, counted
+    in escoba_unreplicated_acks_total, and /healthz answers 200 with "replication": "degraded"."""
+    app = create_app(backends, dataclasses.replace(config, replica_acks=1))
+    app.testing = True
+    alone = Client(app.test_client())
+    table = alone.create()
+    tid, host = table["table_id"], table["token"]
+    counted = _metric(alone, "escoba_unreplicated_acks_total")
+    started = time.monotonic()
+    for bot in ("tito", "carmen"):
+        alone.ok(tid, host, type="add_bot", bot=bot)
+    assert time.monotonic() - started < replication.ACK_TIMEOUT
+    assert alone.view(tid)["version"] == table["table"]["version"] + 2
+    assert _metric(alone, "escoba_unreplicated_acks_total") >= counted + 2
+    health = alone.http.get("/healthz")
+    assert health.status_code == 200
+    assert health.get_json()["replication"] == "degraded"
+    assert health.get_json()["unreplicated_masters"] == (3 if topology.is_cluster else 1)
