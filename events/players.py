@@ -93,6 +93,11 @@ NAME_PATTERN = r"^[\w-]{3,20}$"
 _NAME = re.compile(r"[\w-]{3,20}")
 
 
+# words of the routes beside ``/players/{name}`` (``/players/passkeys``): never a player's name, so an
+# address is one route's (api/http/tables.py ``PlayerName``)
+RESERVED_NAMES = frozenset({"passkeys"})
+
+
 def name_problem(name) -> str | None:
     """Why ``name`` is not an account's name (docs/api.md v1.3), or None."""
     if not isinstance(name, str):
@@ -101,6 +106,8 @@ def name_problem(name) -> str | None:
         return f"must be {NAME_MIN} to {NAME_MAX} characters"
     if _NAME.fullmatch(name) is None:
         return "letters, digits, _ and - only"
+    if unicodedata.normalize("NFKC", name).casefold() in RESERVED_NAMES:
+        return "is a word the server's addresses use"
     return None
 
 

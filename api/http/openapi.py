@@ -288,7 +288,7 @@ def build_spec() -> dict:
                            "the seat's token, cancelled or expired", "security": [{"seek": []}],
                 "responses": {"200": ok("status, table_id?, seat?, token?"), **seek_read}},
         "delete": {"summary": "Cancel a seek (409 seek_paired once it is at a table)", "security": [{"seek": []}],
-                   "responses": {"204": {"description": "cancelled"}, **seek_read, **_errors(409)}}})
+                   "responses": {"204": {"description": "cancelled"}, **seek_read, **write, **_errors(409)}}})
     spec.path("/seeks/{seek_id}/accept", parameters=sid, operations={"post": {
         "summary": "Accept a correspondence seek from the lobby: a seat at its table (the last one starts it)",
         "requestBody": body("AcceptSeek"),

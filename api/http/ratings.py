@@ -36,7 +36,7 @@ def leaderboard():
                     "players": ratings.leaderboard(_ctx().redis, preset, mode)})
 
 
-@bp.get("/players/<name>")
+@bp.get("/players/<player_name:name>")
 def profile(name: str):
     player = _ctx().players.by_name(name) if len(name) <= 200 else None
     if player is None:

@@ -37,9 +37,17 @@ class TableId(BaseConverter):
     regex = r"(?!summaries$)[^/]+"
 
 
+class PlayerName(BaseConverter):
+    """A player's name in an address: any segment but the words of the routes beside
+    ``/players/{name}`` (events/players.py ``RESERVED_NAMES``, which no account may take)."""
+
+    regex = r"(?!passkeys$)[^/]+"
+
+
 def install_converters(app) -> None:
     """Before the blueprints: their rules are bound with it."""
     app.url_map.converters["table"] = TableId
+    app.url_map.converters["player_name"] = PlayerName
 
 
 def _ctx():
@@ -131,7 +139,8 @@ def create_table():
         "name": body.get("table_name") or f"{host_name}'s table",
         "preset": body["preset"],
         # "rated" at the top level is settings.rated (docs/api.md v1.3, "Ratings")
-        "settings": {**body["settings"], "rated": body["rated"]} if "rated" in body else body["settings"],
+        # (a settings.rated given too is the one checked and kept: never overwritten unchecked)
+        "settings": {"rated": body["rated"], **body["settings"]} if "rated" in body else body["settings"],
         "player": player,
         "host_name": host_name,
         "decks": body.get("decks"),

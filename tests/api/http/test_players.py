@@ -95,6 +95,7 @@ BAD_BODIES = [
     ({"name": "has space", "password": PASSWORD}, "name"),
     ({"name": "semi;colon", "password": PASSWORD}, "name"),
     ({"name": "<script>", "password": PASSWORD}, "name"),
+    ({"name": "PassKeys", "password": PASSWORD}, "name"),  # a word of /players/passkeys: never a name
     ({"name": 12345, "password": PASSWORD}, "name"),
     ({"password": PASSWORD}, "name"),
     ({"name": "NAME", "password": "short"}, "password"),
