@@ -39,7 +39,7 @@ from bench._common import private_redis  # noqa: E402
 from events import autoplay, compaction  # noqa: E402
 from events.config import Config  # noqa: E402
 from events.service import TableService  # noqa: E402
-from workers import jobs, runner, scheduling  # noqa: E402
+from workers import context, runner, scheduling  # noqa: E402
 
 TARGET = 10 * 1024
 
@@ -101,7 +101,7 @@ def main(argv=None) -> int:
         client = redis.Redis(port=server.port)
         svc = TableService(client, rng=random.Random(1), on_change=scheduling.TimersHook(client, config))
         # the jobs run in this process on the bench's own Redis (else they connect to REDIS_URL)
-        jobs.configure(config, tables=client)
+        context.configure(config, tables=client)
         # Warm-up: one game through the whole cycle first. Redis allocates a latency histogram
         # (~8 KB up to 30 KB) per command type the first time it runs one (latency-tracking, on
         # by default): a constant for the server, not a cost of any game.

@@ -32,7 +32,7 @@ from events.autoplay import new_table, next_command  # noqa: E402
 from events.config import Config  # noqa: E402
 from events.service import TableService  # noqa: E402
 from tests.redis_servers import start_plain  # noqa: E402
-from workers import jobs, runner, scheduling, ticker  # noqa: E402
+from workers import context, runner, scheduling, ticker  # noqa: E402
 
 
 def cpu() -> float:
@@ -91,7 +91,7 @@ def bench_hook(tables, config, moves) -> None:
 def bench_bots(tables, queue, config, games) -> None:
     from rq import SimpleWorker, Worker
 
-    jobs.configure(config, tables=tables)
+    context.configure(config, tables=tables)
     for cls in (Worker, SimpleWorker, Worker, SimpleWorker):
         svc = TableService(tables, on_change=scheduling.on_change_hook(tables, config))
         moves, spent, ticking = 0, 0.0, 0.0

@@ -21,14 +21,11 @@ import random
 import time
 
 import engine
+from engine.bots import choose as _bots_choose  # imported here, once: a forking worker's job processes inherit it
 from events.config import Config
 
 from . import context, outbound, scheduling
-
-try:  # imported here, once, so that a forking worker's job processes inherit them
-    from engine.bots import choose as _bots_choose
-except ImportError:  # the bots are not there yet: any legal move
-    _bots_choose = None
+from .context import get_config, service, tables
 
 log = logging.getLogger("escoba.workers")
 
@@ -38,10 +35,6 @@ NOTIFY_TIMEOUT = 5.0
 # Luna thinks within her own default budget (100 ms of CPU, read on the clocks passed below).
 BOT_BUDGET_MS = None
 LAZY_ATTEMPTS = 5  # a lazy timer looks again this often when moves keep racing it
-
-# the process's context, under the names jobs always had (tests and benches configure through them)
-configure, get_config, service, tables = context.configure, context.get_config, context.service, context.tables
-_connection = context.current_connection
 
 
 def _load(svc, table_id: str):
@@ -85,18 +78,9 @@ def _stale(svc, table_id: str, state) -> str:
 # --- bots -------------------------------------------------------------------
 
 def _choose(bot: str, view: dict, rng: random.Random) -> dict:
-    if _bots_choose is None:
-        return _any_legal(view, rng)
     # the engine reads no clock: Luna's CPU budget and her wall-time bound are read on these
     return _bots_choose(bot, view, rng, budget_ms=BOT_BUDGET_MS, clock=time.process_time,
                         wall_clock=time.monotonic)
-
-
-def _any_legal(view: dict, rng: random.Random) -> dict:
-    option = view["options"][0]
-    if option.get("captures"):
-        return {"type": "play", "card": option["card"], "capture": list(option["captures"][0])}
-    return {"type": "play", "card": option["card"], "capture": []}
 
 
 def bot_turn(table_id: str, version: int, delay: float = 0.0) -> str:
@@ -280,6 +264,6 @@ def notify(table_id: str, seat: int, version: int, reason: str = "turn") -> str:
 
 
 __all__ = [
-    "DeliveryFailed", "away", "bot_turn", "compact", "configure", "expire", "get_config", "lapse_rematch",
-    "notice", "notify", "service", "start_rematch", "tables",
+    "DeliveryFailed", "away", "bot_turn", "compact", "expire", "lapse_rematch", "notice", "notify",
+    "start_rematch",
 ]

@@ -13,7 +13,7 @@ import pytest
 
 from events.config import Config
 from events.service import TableService
-from workers import jobs, queues, runner, scheduling
+from workers import context, queues, runner, scheduling
 
 
 class Clock:
@@ -115,6 +115,6 @@ def fake_queue():
 
 @pytest.fixture
 def env(fake_redis, fake_queue, clock, config):
-    jobs.configure(config, clock, tables=fake_redis)
+    context.configure(config, clock, tables=fake_redis)
     yield Env(fake_redis, clock, config, fake_queue)
-    jobs.configure(None, None)
+    context.configure(None, None)

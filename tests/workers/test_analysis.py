@@ -26,7 +26,7 @@ from events.config import Config
 from events.records import from_record
 from events.service import TableService
 from workers import analysis as job
-from workers import jobs, runner, scheduling, ticker
+from workers import context, jobs, runner, scheduling, ticker
 
 from .conftest import start_bots_only
 from .test_integration import FAST, WorkerProcess, _registered, _wait
@@ -39,9 +39,9 @@ CONFIG = Config(bot_delay=0.0, away_after=60.0, expire_after=600.0, rematch_wind
 def stores(topology):
     topology.flush()
     b = topology.backends()
-    jobs.configure(CONFIG, tables=b.tables)
+    context.configure(CONFIG, tables=b.tables)
     yield b
-    jobs.configure(None, None)
+    context.configure(None, None)
     b.close()
     topology.flush()
 

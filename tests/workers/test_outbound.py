@@ -147,9 +147,9 @@ def test_the_notice_job_sends_nothing_inside(env):
     """A URL stored before the guard (or by hand) is judged again by the job, and not retried."""
     import dataclasses
 
-    from workers import jobs, scheduling
+    from workers import context, scheduling
 
-    jobs.configure(dataclasses.replace(env.config, notify_allow_private=False), env.clock,
+    context.configure(dataclasses.replace(env.config, notify_allow_private=False), env.clock,
                    tables=env.redis)
     with Receiver() as rx:
         tid = env.open(bots=("tito",))

@@ -250,11 +250,11 @@ def test_the_commit_step_takes_a_seek_at_most_once(tables):
 @pytest.mark.integration
 def test_the_ticker_hands_a_due_pool_a_wave_and_the_wave_makes_its_table(stores):
     from events.config import Config
-    from workers import jobs, runner
+    from workers import context, runner
 
     tables, queue = stores.tables, stores.queues
     clock = Clock()
-    jobs.configure(Config(bot_delay=0.0), clock, tables=tables, queues=queue)
+    context.configure(Config(bot_delay=0.0), clock, tables=tables, queues=queue)
     try:
         a, b = _add(tables, POOL, "a", clock.now), _add(tables, POOL, "b", clock.now)
         seeks = store.Seeks(tables)
@@ -270,7 +270,7 @@ def test_the_ticker_hands_a_due_pool_a_wave_and_the_wave_makes_its_table(stores)
         assert state.status == "playing" and sorted(state.seats[s].name for s in state.players) == ["a", "b"]
         assert seeks.making(POOL.name) == {}
     finally:
-        jobs.configure(None, None)
+        context.configure(None, None)
 
 
 @pytest.mark.integration

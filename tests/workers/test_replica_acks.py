@@ -20,7 +20,7 @@ from events import autoplay
 from events.config import Config
 from events.replication import NotAcknowledged
 from events.store import confirmed_key
-from workers import jobs, scheduling
+from workers import context, jobs, scheduling
 
 from ..events.test_replication import _cut, _heal, _master_and_replica, _setup, _until
 
@@ -30,7 +30,7 @@ pytestmark = pytest.mark.integration
 def test_a_job_finding_its_table_moved_on_by_an_unacknowledged_append_waits_for_the_replicas(replicated):
     client, service, tid, _ = _setup(replicated, acks=1)
     # refuse: a master with no replica online (the cut link) acknowledges nothing
-    jobs.configure(dataclasses.replace(Config(), replica_acks=1, unreplicated="refuse"), tables=client, queues=())
+    context.configure(dataclasses.replace(Config(), replica_acks=1, unreplicated="refuse"), tables=client, queues=())
     try:
         master, replica = _master_and_replica(replicated, client, tid)
         before = service.load(tid).version
@@ -53,7 +53,7 @@ def test_a_job_finding_its_table_moved_on_by_an_unacknowledged_append_waits_for_
         assert answer == "stale"
         assert client.get(confirmed_key(tid)) in (str(moved), str(moved).encode())
     finally:
-        jobs.configure(None, None)
+        context.configure(None, None)
         client.close()
 
 

@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from events.config import Config
-from workers import jobs, scheduling
+from workers import context, scheduling
 
 from .conftest import Clock, Env, start_bots_only
 
@@ -49,7 +49,7 @@ def _appends() -> tuple[Env, tuple]:
     redis = fakeredis.FakeRedis(server=fakeredis.FakeServer())
     queue = fakeredis.FakeRedis(server=fakeredis.FakeServer())
     clock = Clock()
-    jobs.configure(CONFIG, clock, tables=redis)
+    context.configure(CONFIG, clock, tables=redis)
     seen = []
     real = scheduling.TimersHook.__call__
 
@@ -71,7 +71,7 @@ def _appends() -> tuple[Env, tuple]:
         env.drain()
     finally:
         scheduling.TimersHook.__call__ = real
-        jobs.configure(None, None)
+        context.configure(None, None)
     return env, tuple(s for s in seen if s[3] is not None)
 
 

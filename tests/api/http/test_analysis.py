@@ -13,7 +13,7 @@ from api.cli import analyze
 from events import analysis as stored
 from events.store import tokens_key
 from workers import analysis as job
-from workers import jobs, runner
+from workers import context, runner
 
 from ..conftest import ADMIN, play_out, two_player_table
 
@@ -26,9 +26,9 @@ def _call(client, method, tid, token=None):
 @pytest.fixture
 def worker(fake_redis, config, monkeypatch):
     monkeypatch.setattr(job, "BUDGET", 1500)  # fewer deals a play: the same code, quicker
-    jobs.configure(config, tables=fake_redis)
+    context.configure(config, tables=fake_redis)
     yield lambda: runner.run_burst(fake_redis)
-    jobs.configure(None, None)
+    context.configure(None, None)
 
 
 def _finished(client, moves: int = 8):

@@ -45,11 +45,11 @@ def sign_up(http, name):
 @pytest.fixture
 def worker(backends, app):
     """Runs the jobs due now in this process (the ratings job among them), as a worker would."""
-    from workers import jobs, runner
+    from workers import context, runner
 
-    jobs.configure(app.extensions["escoba"].config, tables=backends.tables, queues=(backends.queue,))
+    context.configure(app.extensions["escoba"].config, tables=backends.tables, queues=(backends.queue,))
     yield lambda: runner.run_burst(backends.tables, backends.queue)
-    jobs.configure(None, None)
+    context.configure(None, None)
 
 
 def _keys(tables) -> int:

@@ -11,7 +11,7 @@ import pytest
 from api.app import create_app
 from api.http import seeks as seeks_http
 from events import seeks as store
-from workers import jobs, runner
+from workers import context, runner
 
 from ...workers.conftest import Clock
 
@@ -65,9 +65,9 @@ def seeking(stores, topology, monkeypatch):
     monkeypatch.setattr(seeks_http, "_now", clock)  # the API's seeks and the workers on one clock
     app = create_app(stores, config)
     app.testing = True
-    jobs.configure(config, clock, tables=stores.tables, queues=stores.queues)
+    context.configure(config, clock, tables=stores.tables, queues=stores.queues)
     yield Seeking(app.test_client(), stores, clock)
-    jobs.configure(None, None)
+    context.configure(None, None)
 
 
 def _play_first(seeking, table_id: str, tokens: dict[int, str]) -> dict:

@@ -14,7 +14,7 @@ import urllib.request
 import pytest
 import websocket
 
-from workers import jobs, runner
+from workers import context, runner
 
 from ...redis_servers import free_port
 from ..served import ROOT, Served
@@ -52,10 +52,10 @@ def served(topology):
     topology.flush()
     server = Served(topology.tables_url, ESCOBA_QUEUE_URL=topology.queue_url, ESCOBA_RATE_LIMITS="off")
     backends = topology.backends()
-    jobs.configure(dataclasses.replace(topology.config(), bot_delay=0.0), None, tables=backends.tables,
+    context.configure(dataclasses.replace(topology.config(), bot_delay=0.0), None, tables=backends.tables,
                    queues=backends.queues)
     yield server, backends
-    jobs.configure(None, None)
+    context.configure(None, None)
     server.stop()
     backends.close()
     topology.flush()
