@@ -39,6 +39,7 @@ from rq.timeouts import TimerDeathPenalty  # noqa: E402
 
 from events.config import Config  # noqa: E402
 from events.service import TableService  # noqa: E402
+from events.text import as_text  # noqa: E402
 from tests.redis_servers import start_plain  # noqa: E402
 from tests.workers.conftest import start_bots_only  # noqa: E402
 from workers import context, jobloop, jobs, liveness, queues, scheduling, ticker  # noqa: E402
@@ -59,7 +60,7 @@ def rq_enqueue_once(queue_redis, entry: dict) -> bool:
     """The hand-off as it was (RQ's ``Queue.enqueue`` inside a transaction): the baseline."""
     job_id = entry["id"]
     status = queue_redis.hget(Job.key_for(job_id), "status")
-    if status is not None and scheduling._text(status) in scheduling.LIVE:
+    if status is not None and as_text(status) in scheduling.LIVE:
         return False
     queue = queues.queue_for(queue_redis)
     with queue_redis.pipeline() as pipe:

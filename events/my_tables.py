@@ -32,6 +32,7 @@ from engine.state import State
 
 from .players import player_key
 from .store import table_key
+from .text import as_text
 
 log = logging.getLogger("escoba.my_tables")
 
@@ -131,7 +132,7 @@ def read_rows(redis, table_ids: list[str]) -> dict[str, dict]:
 
 def parse_row(fields: dict) -> dict:
     """A row hash as read (``HGETALL``) as ``{"row": dict, "turn_since": str | None}``."""
-    f = {_text(k): _text(v) for k, v in fields.items()}
+    f = {as_text(k): as_text(v) for k, v in fields.items()}
     return {"row": orjson.loads(f["row"]), "turn_since": f.get("turn_since")}
 
 
@@ -179,7 +180,7 @@ def seat_of_player(stored: dict, player: str) -> int | None:
 
 def active_rows(redis, player_id: str, away_after: float) -> list[dict]:
     """The account's active tables: its turn first, then by last change, newest first."""
-    table_ids = [_text(t) for t in redis.zrevrange(set_key(player_id, ACTIVE), 0, ACTIVE_MAX - 1)]
+    table_ids = [as_text(t) for t in redis.zrevrange(set_key(player_id, ACTIVE), 0, ACTIVE_MAX - 1)]
     rows = []
     for table_id, stored in read_rows(redis, table_ids).items():
         seat = seat_of_account(stored, player_id)
@@ -203,8 +204,8 @@ def finished_rows(redis, player_id: str, away_after: float, cursor: tuple[int, s
         # the rows at the cursor's score come back too; those up to the cursor's table are dropped
         found = redis.zrevrangebyscore(key, score, "-inf", start=0, num=page + 1 + _ties(redis, key, score),
                                        withscores=True)
-        found = [(t, s) for t, s in found if s < score or _text(t) < after]
-    found = [(_text(t), int(s)) for t, s in found]
+        found = [(t, s) for t, s in found if s < score or as_text(t) < after]
+    found = [(as_text(t), int(s)) for t, s in found]
     more = len(found) > page
     found = found[:page]
     stored = read_rows(redis, [t for t, _ in found])
@@ -293,10 +294,6 @@ def rebuild_row(service, table_id: str) -> tuple[str, dict[str, str]]:
     key, fields = row_fields(table_id, State(), state, records[-1:])
     fields["turn_since"] = turn_since
     return key, fields
-
-
-def _text(value) -> str:
-    return value.decode() if isinstance(value, bytes) else value
 
 
 __all__ = ["ACTIVE", "FINISHED", "active_rows", "after_change", "entries", "finished_rows", "public_row",

@@ -29,6 +29,8 @@ import secrets
 import unicodedata
 from dataclasses import dataclass
 
+from .text import as_text
+
 NAME_MIN, NAME_MAX = 3, 20
 PASSWORD_MIN, PASSWORD_MAX = 10, 200
 CHALLENGE_TTL = 300  # seconds a WebAuthn ceremony may take
@@ -170,12 +172,12 @@ class PlayerStore:
         fields = self.redis.hgetall(player_key(player_id))
         if not fields:
             return None
-        f = {_text(k): _text(v) for k, v in fields.items()}
+        f = {as_text(k): as_text(v) for k, v in fields.items()}
         return Player(player_id, f.get("name", ""), f.get("joined", ""), f.get("password", ""))
 
     def by_name(self, name: str) -> Player | None:
         player_id = self.redis.get(name_key(name))
-        return None if player_id is None else self.get(_text(player_id))
+        return None if player_id is None else self.get(as_text(player_id))
 
     def set_password(self, player_id: str, password_hash: str) -> None:
         self.redis.hset(player_key(player_id), "password", password_hash)
@@ -212,14 +214,14 @@ class PlayerStore:
 
     def passkey_owner(self, credential_id: str) -> str | None:
         owner = self.redis.get(credential_key(credential_id))
-        return None if owner is None else _text(owner)
+        return None if owner is None else as_text(owner)
 
     def passkey(self, player_id: str, credential_id: str) -> str | None:
         data = self.redis.hget(passkeys_key(player_id), credential_id)
-        return None if data is None else _text(data)
+        return None if data is None else as_text(data)
 
     def passkey_ids(self, player_id: str) -> list[str]:
-        return sorted(_text(k) for k in self.redis.hkeys(passkeys_key(player_id)))
+        return sorted(as_text(k) for k in self.redis.hkeys(passkeys_key(player_id)))
 
     def update_passkey(self, player_id: str, credential_id: str, data: str) -> None:
         self.redis.hset(passkeys_key(player_id), credential_id, data)
@@ -231,11 +233,7 @@ class PlayerStore:
     def take_challenge(self, challenge: str) -> str | None:
         """The challenge's record, once: a second ceremony with it finds nothing."""
         data = self.redis.getdel(challenge_key(challenge))
-        return None if data is None else _text(data)
-
-
-def _text(value) -> str:
-    return value.decode() if isinstance(value, bytes) else value
+        return None if data is None else as_text(data)
 
 
 __all__ = ["NameTaken", "Player", "PlayerStore", "folded", "is_player_token", "name_problem",

@@ -43,6 +43,7 @@ from engine.rules import PRESETS
 
 from .buckets import SlotDirectory, bucket_key, read_buckets
 from .store import table_key
+from .text import as_text
 
 log = logging.getLogger("escoba.ratings")
 
@@ -74,10 +75,6 @@ def dumps(value) -> str:
     # orjson writes a float as the shortest text that reads back to the same float: the stored
     # numbers are exactly the computed ones, so a rebuild compares equal byte for byte
     return orjson.dumps(value).decode()
-
-
-def _text(x) -> str:
-    return x.decode() if isinstance(x, bytes) else x
 
 
 # KEYS: ratings, games, order, totals. ARGV: 1 field (<preset>:<mode>), 2 member (<table>:<game>),
@@ -191,7 +188,7 @@ def apply_game(redis, table_id: str, result: GameResult, ended: float) -> dict[s
                 pipe.hget(player_key(pid, "ratings"), field_)
                 pipe.hget(player_key(pid, "games"), member)
             got = pipe.execute()
-        current = {pid: _text(got[2 * i]) if got[2 * i] is not None else "" for i, pid in enumerate(players)}
+        current = {pid: as_text(got[2 * i]) if got[2 * i] is not None else "" for i, pid in enumerate(players)}
         done = {pid: orjson.loads(got[2 * i + 1]) for i, pid in enumerate(players) if got[2 * i + 1] is not None}
         befores = {}
         for pid in players:
@@ -363,7 +360,7 @@ def rate_table(redis, svc, table_id: str, game: int) -> dict:
 
 def ratings_of(redis, player_id: str) -> list[dict]:
     """The contract's ``ratings``: [{preset, mode, rating, deviation, games, provisional}]."""
-    stored = {_text(k): _text(v) for k, v in redis.hgetall(player_key(player_id, "ratings")).items()}
+    stored = {as_text(k): as_text(v) for k, v in redis.hgetall(player_key(player_id, "ratings")).items()}
     return _ratings_list(stored)
 
 
@@ -388,17 +385,17 @@ def profile(redis, player_id: str) -> dict:
         pipe.hgetall(player_key(player_id, "totals"))
         pipe.zrevrange(player_key(player_id, "order"), 0, ACCURACY_GAMES - 1)
         stored, totals, members = pipe.execute()
-    members = [_text(m) for m in members]
+    members = [as_text(m) for m in members]
     records = []
     if members:
         records = [orjson.loads(r) for r in redis.hmget(player_key(player_id, "games"), members) if r is not None]
-    totals = {_text(k): int(v) for k, v in totals.items()}
+    totals = {as_text(k): int(v) for k, v in totals.items()}
     recent = [{"table_id": r["table_id"], "game": r["game"], "preset": r["preset"], "mode": r["mode"],
                "result": r["result"], "place": r["place"],
                "rating_change": None if r["rating_change"] is None else round(r["rating_change"], 1),
                "review": f"/t/{r['table_id']}/review"} for r in records[:RECENT]]
     return {
-        "ratings": _ratings_list({_text(k): _text(v) for k, v in stored.items()}),
+        "ratings": _ratings_list({as_text(k): as_text(v) for k, v in stored.items()}),
         "totals": {k: totals.get(k, 0) for k in ("games", "wins", "losses", "abandons", "escobas")},
         "recent": recent,
         "accuracy": mean_accuracy(redis, records),
@@ -438,12 +435,12 @@ def leaderboard(redis, preset: str, mode: str, limit: int = BOARD_SIZE) -> list[
     field_ = f"{preset}:{mode}"
     with redis.pipeline(transaction=False) as pipe:
         for pid, _ in top:
-            pipe.hmget(player_key(_text(pid), "ratings"), "name", field_)
+            pipe.hmget(player_key(as_text(pid), "ratings"), "name", field_)
         found = pipe.execute()
     out = []
     for (pid, score), (name, raw) in zip(top, found, strict=True):
         games = math_.Rating.from_dict(orjson.loads(raw)).games if raw is not None else 0
-        out.append({"rank": len(out) + 1, "name": _text(name) if name is not None else _text(pid),
+        out.append({"rank": len(out) + 1, "name": as_text(name) if name is not None else as_text(pid),
                     "rating": round(score), "games": games})
     return out
 
@@ -473,7 +470,7 @@ def ended_games(redis) -> list[tuple[float, str, int]]:
     out = []
     for reply in replies:
         for member, score in reply:
-            table_id, game = _text(member).rsplit(":", 1)
+            table_id, game = as_text(member).rsplit(":", 1)
             out.append((float(score), table_id, int(game)))
     out.sort()
     return out

@@ -47,6 +47,8 @@ from typing import NamedTuple
 
 import orjson
 
+from .text import as_text
+
 WAITING, MATCHED, PAIRED, CANCELLED, EXPIRED = "waiting", "matched", "paired", "cancelled", "expired"
 GONE_AFTER = 10.0  # seconds without a poll or a socket: the holder is gone (docs/api.md)
 BOT_AFTER = 30  # default seconds before a lone live seek gets bots
@@ -87,7 +89,7 @@ class Pool:
 
 
 def pool_from_meta(meta: dict) -> Pool:
-    m = {_text(k): _text(v) for k, v in meta.items()}
+    m = {as_text(k): as_text(v) for k, v in meta.items()}
     return Pool(m["preset"], int(m["players"]), m["rated"] == "1", json.loads(m["settings"]),
                 m.get("correspondence") == "1")
 
@@ -333,7 +335,7 @@ class Seeks:
         if name is None:
             return None
         raw = self.redis.hgetall(seek_key(name, seek_id))
-        return {"seek_id": seek_id, **{_text(k): _text(v) for k, v in raw.items()}} if raw else None
+        return {"seek_id": seek_id, **{as_text(k): as_text(v) for k, v in raw.items()}} if raw else None
 
     def heard(self, seek_id: str, now: float) -> None:
         """Its holder is there (a poll, a socket): heard at ``now`` (only while it waits in its pool)."""
@@ -345,7 +347,7 @@ class Seeks:
         name = pool_of(seek_id)
         old = self._end(keys=[seek_key(name, seek_id), key(name, "seen"), key(name, "info")],
                         args=[seek_id, status])
-        return None if old is None else _text(old)
+        return None if old is None else as_text(old)
 
     def set_fields(self, seek_id: str, fields: dict) -> None:
         name = pool_of(seek_id)
@@ -378,11 +380,11 @@ class Seeks:
             pipe.zrangebyscore(key(pool_name, "seen"), "-inf", f"({stale_before!r}")
             pipe.zrangebyscore(key(pool_name, "seen"), stale_before, "+inf", start=0, num=1, withscores=True)
             info, stale, earliest = pipe.execute()
-        gone = {_text(m) for m in stale}
+        gone = {as_text(m) for m in stale}
         heard = []
         loads = orjson.loads
         for member, raw in info.items():
-            seek_id = _text(member)
+            seek_id = as_text(member)
             if seek_id in gone:
                 continue
             d = loads(raw)
@@ -410,13 +412,13 @@ class Seeks:
                 args.append(orjson.dumps(spec))
             n, taken = self._commit(keys=keys, args=args)
             expired += int(n)
-            made += [_text(t) for t in taken]
+            made += [as_text(t) for t in taken]
             first = False
         return expired, made
 
     def making(self, pool_name: str) -> dict[str, dict]:
         """The tables chosen and not yet made (table id -> spec)."""
-        return {_text(k): orjson.loads(v) for k, v in self.redis.hgetall(key(pool_name, "making")).items()}
+        return {as_text(k): orjson.loads(v) for k, v in self.redis.hgetall(key(pool_name, "making")).items()}
 
     def spec(self, pool_name: str, table_id: str) -> dict | None:
         raw = self.redis.hget(key(pool_name, "making"), table_id)
@@ -478,7 +480,7 @@ class Seeks:
         found = []
         for b in range(LOBBY_BUCKETS):
             for member, score in replies[2 * b + 1]:
-                found.append((float(score), b, _text(member)))
+                found.append((float(score), b, as_text(member)))
         found.sort(reverse=True)
         found = found[:limit]
         rows: list[dict] = []
@@ -518,10 +520,6 @@ def _arg(value) -> str:
     return str(value)
 
 
-def _text(x):
-    return x.decode() if isinstance(x, bytes) else x
-
-
 __all__ = [
     "BOT_AFTER", "CANCELLED", "CORRESPONDENCE_TTL", "EXPIRED", "GONE_AFTER", "MATCHED", "PAIRED", "WAITING",
     "Pool", "Seeks", "Waiting", "claims_key", "due_key", "key", "lobby_bucket", "new_seek_id", "new_seek_token",
@@ -547,8 +545,8 @@ def live_tables(redis, slots: list[int], limit: int, start: int = 0, buckets_max
             pages = pipe.execute()
         for _, page in pages:
             for table_id, status in page.items():
-                if _text(status) in ("playing", "round_over"):
-                    found.append(_text(table_id))
+                if as_text(status) in ("playing", "round_over"):
+                    found.append(as_text(table_id))
                     if len(found) >= limit:
                         return found
     return found

@@ -62,6 +62,7 @@ from .buckets import SlotDirectory, bucket_key, read_buckets
 from .connection import is_cluster
 from .direct import Direct, WrongReply
 from .records import dumps, loads
+from .text import as_text
 
 # index kinds (events/buckets.py): tables by creation time, status by table, tables by status
 TABLES = "tables"
@@ -311,10 +312,6 @@ def change_notice(table_id: str, after: int, version: int, encoded: list[str]) -
     return orjson.dumps(notice).decode()
 
 
-def _text(value) -> str:
-    return value.decode() if isinstance(value, bytes) else value
-
-
 def flat_hash(flat) -> dict[str, str]:
     """A flat HGETALL reply from Lua as a dict of strings."""
     texts = iter([v.decode() if type(v) is bytes else v for v in flat])
@@ -346,7 +343,7 @@ def _stream_entries(reply, key: str, after: int) -> list[tuple[int, bytes]]:
 
 
 def _entry_version(entry_id) -> int:
-    return int(_text(entry_id).split("-", 1)[0])
+    return int(as_text(entry_id).split("-", 1)[0])
 
 
 @dataclass(frozen=True)
@@ -553,7 +550,7 @@ class EventStore:
         raw = waited[0]
         if raw is None:  # expired in between
             return None
-        version = int(json.loads(_text(raw))["version"])
+        version = int(json.loads(as_text(raw))["version"])
         replication.settle(table_id, version, waited, self.replica_acks, self.unreplicated)
         self._mark_acked(waited[2], table_id, version)
         return version
@@ -682,14 +679,14 @@ class EventStore:
         raw = self.redis.get(idempotency_key(table_id, actor, key))
         if raw is None:
             return None
-        return int(json.loads(_text(raw))["version"])
+        return int(json.loads(as_text(raw))["version"])
 
     def table_ids(self) -> list[str]:
         """Every table in the index, oldest first (every bucket read, pipelined per node)."""
         scored = []
         for pairs in read_buckets(self.redis, self.slots.buckets(TABLES),
                                   lambda pipe, key: pipe.zrange(key, 0, -1, withscores=True)):
-            scored.extend((float(score), _text(member)) for member, score in pairs)
+            scored.extend((float(score), as_text(member)) for member, score in pairs)
         return [table_id for _, table_id in sorted(scored)]
 
     def status_counts(self) -> dict[str, int]:
@@ -697,7 +694,7 @@ class EventStore:
         totals: dict[str, int] = {}
         for counts in read_buckets(self.redis, self.slots.buckets(COUNTS), lambda pipe, key: pipe.hgetall(key)):
             for status, n in (counts or {}).items():
-                status = _text(status)
+                status = as_text(status)
                 totals[status] = totals.get(status, 0) + int(n)
         return {status: n for status, n in totals.items() if n}
 

@@ -37,6 +37,7 @@ from __future__ import annotations
 import zlib
 
 from events.connection import queue_shard
+from events.text import as_text
 
 BUCKETS = 32  # fixed: a table's bucket is crc32(id) % BUCKETS, so changing it needs a migration
 # seconds a ticker holds a claimed table before another may take it: a ticker that died
@@ -157,7 +158,7 @@ def note_repair(redis, table_id: str) -> None:
 
 
 def take_repairs(redis, bucket: int, count: int) -> list[str]:
-    return [_text(x) for x in redis.spop(repair_key(bucket), count) or []]
+    return [as_text(x) for x in redis.spop(repair_key(bucket), count) or []]
 
 
 def claim(redis, bucket: int, now: float, limit: int, lease: float = LEASE,
@@ -167,7 +168,7 @@ def claim(redis, bucket: int, now: float, limit: int, lease: float = LEASE,
     until = now + lease
     found = _scripts(redis).claim(keys=[due_key(bucket, shard), claims_key(bucket, shard)],
                                   args=[repr(float(now)), repr(until), limit])
-    return until, [_text(x) for x in found]
+    return until, [as_text(x) for x in found]
 
 
 def release(redis, table_id: str, lease_end: float, next_due: float | None, shards: int = 1) -> None:
@@ -198,11 +199,7 @@ def claimed_until(redis, table_id: str, shards: int = 1) -> float | None:
 
 def scan_live(redis, bucket: int, cursor: int, count: int) -> tuple[int, list[str]]:
     cursor, found = redis.sscan(live_key(bucket), cursor, count=count)
-    return int(cursor), [_text(x) for x in found]
-
-
-def _text(x):
-    return x.decode() if isinstance(x, bytes) else x
+    return int(cursor), [as_text(x) for x in found]
 
 
 __all__ = [

@@ -21,6 +21,8 @@ import time
 from rq.job import Job
 from rq.registry import StartedJobRegistry
 
+from events.text import as_text
+
 from . import queues
 
 log = logging.getLogger("escoba.workers")
@@ -93,10 +95,6 @@ class Heartbeat:
             self._thread.join(self.every + 1)
 
 
-def _text(x):
-    return x.decode() if isinstance(x, bytes) else x
-
-
 def stranded(queue_redis, queued: list[tuple[str, str]], settle: float = SETTLE_SECONDS) -> set[str]:
     """Of ``(job id, its queue's name)`` whose hashes say "queued", those in neither the queue nor
     its intermediate list: nothing will run them. RQ pops a job of a worker serving several queues
@@ -117,7 +115,7 @@ def stranded(queue_redis, queued: list[tuple[str, str]], settle: float = SETTLE_
     with queue_redis.pipeline(transaction=False) as pipe:
         for job_id, _ in again:
             pipe.hget(Job.key_for(job_id), "status")
-        still = [taken for taken, status in zip(again, pipe.execute(), strict=True) if _text(status) == "queued"]
+        still = [taken for taken, status in zip(again, pipe.execute(), strict=True) if as_text(status) == "queued"]
     return _nowhere(queue_redis, still)
 
 
@@ -138,7 +136,7 @@ def requeue_stranded(queue_redis, taken: tuple[str, str], why: str) -> bool:
     """Put ``taken`` (job id, queue name) back at the front of its queue if its hash says queued and
     it waits in no list (``stranded``)."""
     job_id, name = taken
-    if _text(queue_redis.hget(Job.key_for(job_id), "status")) != "queued" \
+    if as_text(queue_redis.hget(Job.key_for(job_id), "status")) != "queued" \
             or not stranded(queue_redis, [taken], settle=0):  # its taker is this dead loop
         return False
     queues.queue_for(queue_redis, name).enqueue_job(Job.fetch(job_id, connection=queue_redis), at_front=True)
@@ -168,7 +166,7 @@ def requeue(queue_redis, job_id: str, members: list[str], why: str) -> bool:
 
 def _running(queue_redis, rq_queue) -> dict[str, tuple[str | None, list[str]]]:
     """The jobs in ``rq_queue``'s started registry: id -> (its worker's name, its entries)."""
-    members = [_text(m) for m in queue_redis.zrange(StartedJobRegistry(queue=rq_queue).key, 0, -1)]
+    members = [as_text(m) for m in queue_redis.zrange(StartedJobRegistry(queue=rq_queue).key, 0, -1)]
     found: dict[str, list[str]] = {}
     for member in members:
         found.setdefault(member.split(":", 1)[0], []).append(member)
@@ -178,7 +176,7 @@ def _running(queue_redis, rq_queue) -> dict[str, tuple[str | None, list[str]]]:
         for job_id in found:
             pipe.hget(Job.key_for(job_id), "worker_name")
         workers = pipe.execute()
-    return {job_id: (_text(w) if w else None, entries)
+    return {job_id: (as_text(w) if w else None, entries)
             for (job_id, entries), w in zip(found.items(), workers, strict=True)}
 
 
@@ -223,7 +221,7 @@ def _unstick(queue_redis, rq_queue, now: float) -> list[str]:
     """Jobs in RQ's intermediate list (dequeued, not started) for over ``STUCK_AFTER`` s: the
     worker that took them died before starting them."""
     key = f"{rq_queue.key}:intermediate"
-    taken = [_text(x) for x in queue_redis.lrange(key, 0, -1)]
+    taken = [as_text(x) for x in queue_redis.lrange(key, 0, -1)]
     back = []
     for job_id in taken:
         seen = f"escoba:taken:{job_id}"
@@ -231,7 +229,7 @@ def _unstick(queue_redis, rq_queue, now: float) -> list[str]:
         if first is None or now - float(first) < STUCK_AFTER:
             continue
         status = queue_redis.hget(Job.key_for(job_id), "status")
-        if _text(status) == "started":
+        if as_text(status) == "started":
             continue  # started after all: the registry's check covers it
         if queue_redis.lrem(key, 1, job_id):  # only the sweeper that took it out puts it back
             queue_redis.delete(seen)

@@ -32,6 +32,7 @@ import time
 
 from engine import RuleError
 from events.config import Config
+from events.text import as_text
 
 from . import context
 from .keys import notify_key as _notify_key
@@ -50,10 +51,6 @@ ENDPOINT_MAX = 1000
 
 def _field(player: str, endpoint: str) -> str:
     return f"{player}:{hashlib.sha256(endpoint.encode()).hexdigest()[:24]}"
-
-
-def _text(value) -> str:
-    return value.decode() if isinstance(value, bytes) else value
 
 
 # --- VAPID keys --------------------------------------------------------------------
@@ -145,7 +142,7 @@ def subscriptions(redis, table_id: str, player: str) -> dict[str, dict]:
     prefix = f"{player}:"
     out = {}
     for field, value in redis.hgetall(push_key(table_id)).items():
-        field = _text(field)
+        field = as_text(field)
         if field.startswith(prefix):
             out[field] = json.loads(value)
     return out

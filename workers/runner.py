@@ -33,6 +33,8 @@ import signal
 import threading
 import time
 
+from events.text import as_text
+
 from . import analysis, context, index, jobloop, liveness, metrics, queues, scheduling, ticker
 from .jobloop import ThreadWorker, requeue_abandoned
 
@@ -68,7 +70,7 @@ def reconcile_table(tables, queue, svc, table_id: str, config, now: float) -> di
 def _next_batch(tables, batch: int) -> list[str]:
     """Up to about ``batch`` live tables from the stored cursor, which moves on (wraps)."""
     raw = tables.get(CURSOR_KEY)
-    bucket, cursor = (int(x) for x in scheduling._text(raw).split(":")) if raw else (0, 0)
+    bucket, cursor = (int(x) for x in as_text(raw).split(":")) if raw else (0, 0)
     bucket %= index.BUCKETS
     start = bucket
     found: list[str] = []

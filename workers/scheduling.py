@@ -82,6 +82,7 @@ from events import my_tables
 from events.compaction import closed_for_good
 from events.hooks import NotesUnacknowledged, ReadsBack
 from events.store import flat_hash
+from events.text import as_text
 
 from . import index, liveness, queues
 from .keys import notify_key, push_marker, timers_key
@@ -255,15 +256,9 @@ def timers_from_log(redis, table_id: str, state, config) -> dict[str, Timer]:
     return due_timers(table_id, state, times_for(redis, table_id, state), config)
 
 
-
-
 # --- RQ's side (the queue Redis): only to ask whether a handed job still lives ------------
 
 queue_for = queues.queue_for  # the ``escoba`` queue on one queue Redis
-
-
-def _text(x):
-    return x.decode() if isinstance(x, bytes) else x
 
 
 LIVE = frozenset({"scheduled", "queued", "started", "deferred", "rate_limited"})
@@ -283,8 +278,8 @@ def _statuses(queue_redis, job_ids) -> dict[str, str | None]:
         for job_id in ids:
             pipe.hmget(Job.key_for(job_id), "status", "origin")
         found = pipe.execute()
-    statuses = {i: None if v[0] is None else _text(v[0]) for i, v in zip(ids, found, strict=True)}
-    queued = [(i, _text(v[1]) or QUEUE_NAME) for i, v in zip(ids, found, strict=True)
+    statuses = {i: None if v[0] is None else as_text(v[0]) for i, v in zip(ids, found, strict=True)}
+    queued = [(i, as_text(v[1]) or QUEUE_NAME) for i, v in zip(ids, found, strict=True)
               if statuses[i] == "queued"]
     for job_id in liveness.stranded(queue_redis, queued):
         statuses[job_id] = STRANDED
@@ -329,7 +324,7 @@ def next_due(stored: dict[str, str]) -> float | None:
 
 
 def read_timers(tables, table_id: str) -> dict[str, str]:
-    return {_text(k): _text(v) for k, v in tables.hgetall(timers_key(table_id)).items()}
+    return {as_text(k): as_text(v) for k, v in tables.hgetall(timers_key(table_id)).items()}
 
 
 def _keeps(kind: str, entry: dict, timer: Timer, replacing: dict[str, str]) -> bool:

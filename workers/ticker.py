@@ -33,6 +33,7 @@ from rq.registry import ScheduledJobRegistry
 from rq.utils import now
 
 from events.connection import is_cluster, store_down
+from events.text import as_text
 
 from . import index, jobloop, liveness, pairing, queues, scheduling
 
@@ -67,8 +68,8 @@ def enqueue_once(queue_redis, entry: dict) -> bool:
     job_id = entry["id"]
     queue = queues.queue_for(queue_redis)
     status = queue_redis.hget(Job.key_for(job_id), "status")
-    if status is not None and scheduling._text(status) in scheduling.LIVE:
-        if scheduling._text(status) != "queued" or not liveness.stranded(queue_redis, [(job_id, queue.name)]):
+    if status is not None and as_text(status) in scheduling.LIVE:
+        if as_text(status) != "queued" or not liveness.stranded(queue_redis, [(job_id, queue.name)]):
             return False
         log.warning("job %s was queued and waits nowhere (taken and never started): handed again", job_id)
     job = queue.create_job(entry["func"], args=tuple(entry.get("args", ())), kwargs=entry.get("kwargs") or {},
