@@ -24,10 +24,9 @@ the stream is absent): views, ``/events``, chat, the admin log (the same bytes:
 the records are archived exactly as stored), ``escoba replay``. A compacted
 table is read-only: a write answers 409 ``table_closed``.
 
-Why zstandard: on the logs of finished games (bench/retention.py) it packs a
-little better than zlib at its best (12.5x against 11.5x: 5.1 KB a game against
-5.5 KB) and unpacks in half the time (38 against 82 us), and every read of a
-compacted table unpacks it. Level 12: a one-off per game, a few ms.
+Why zstandard: on the logs of finished games (bench/retention.py, docs/benchmarks.md
+"Storage") it packs a little better than zlib at its best and unpacks in about half the
+time, and every read of a compacted table unpacks it. Level 12: packing is a one-off per game.
 The archive format is one line of header, then the stored records, then the chat
 lines, one JSON text per line (JSON text never holds a raw newline).
 """

@@ -80,8 +80,8 @@ class Connection(redis_lib.Connection):
 
     Each time a pool hands out a connection it asks ``can_read()`` whether stray data or a
     closed socket is waiting. Under gevent's worker that is gevent's cooperative poll
-    (watchers, and a trip through its loop): about a twentieth of the API's CPU per move
-    (bench/api.py under py-spy). A poll with a zero timeout never blocks, so the operating
+    (watchers, and a trip through its loop), a visible share of the API's CPU a move
+    (docs/benchmarks.md). A poll with a zero timeout never blocks, so the operating
     system's own poll answers it as well, for the price of one system call. Whatever it sees
     (data, a hang-up, an error) goes on to redis-py's own check, which tells them apart.
     """

@@ -1,8 +1,8 @@
 """The read path's record decoder: stored JSON straight to engine events, with msgspec.
 
 ``records.from_record`` (marshmallow) stays the strict reference: ``escoba replay``
-and the tests check every record against its versioned schema with it. It costs about
-20 µs a record, 35 times the fold, so loading a table (``TableService.load``, the event
+and the tests check every record against its versioned schema with it. It costs many
+times the fold a record (docs/benchmarks.md), so loading a table (``TableService.load``, the event
 feed, socket catch-up) decodes here instead: one msgspec decoder for the whole
 record, tagged by its type, that builds the engine's frozen dataclass directly (types
 checked by msgspec: an ``int`` field refuses ``true``, a tuple of cards refuses a

@@ -3,8 +3,7 @@
 redis-py 8 wraps each command in work of its own: ``get_connection`` behind a
 ``deprecated_args`` wrapper, observability recorders, a retry closure, a failure
 callback, the pool's bookkeeping. Around the one ``EVALSHA`` a move sends, that cost
-about as much CPU as sending and reading it (py-spy under bench/games.py: the
-append's call was 17% of the API worker, half of it redis-py's own). ``Direct`` keeps
+about as much CPU as sending and reading it (docs/benchmarks.md). ``Direct`` keeps
 a few connections of the client's own class and settings and sends a command on one
 of them: the same wire bytes, the same reply parsing (the connection's parser), the
 same errors.
@@ -194,8 +193,8 @@ def _send(conn, data: bytes) -> None:
 def _wait_reply(conn, sock) -> None:
     """Wait, as gevent's socket does (``sock._wait``), until the reply can be read or the socket's
     timeout has passed (``TimeoutError``), the timer kept on the connection: gevent's own wait makes a
-    ``Timeout`` (an exception instance and a new timer of the loop's) for each, some 2 us where
-    starting and stopping a kept timer is 0.1 (a few percent of the append's call under py-spy)."""
+    ``Timeout`` (an exception instance and a new timer of the loop's) for each, many times what
+    starting and stopping a kept timer costs (docs/benchmarks.md)."""
     if sock.timeout is None:
         sock._wait(sock._read_event)
         return

@@ -141,7 +141,7 @@ def save_snapshot(store, table_id: str, state: State, every: int = SNAPSHOT_EVER
     """The newest snapshot; also the checkpoint of the stretch of ``every`` versions it falls in,
     and the checkpoint that falls out of the recent ones goes unless it is a sparse one (one
     step of ``store``'s, an EventStore: on its direct connection where it has one, as the append;
-    redis-py's pipeline was half of a save's CPU in the API, py-spy under bench/games.py).
+    redis-py's pipeline was much of a save's CPU in the API: docs/benchmarks.md).
 
     A checkpoint is named by its stretch (``version // every * every``), not its version: a
     command that appends several events crosses a multiple of ``every`` without stopping on

@@ -263,8 +263,8 @@ def _asked_to_stop(worker) -> bool:
 def settle_heap() -> None:
     """Keep what the process has built before its first job (modules, the bots' tables) out of the
     collector's full passes, as the API servers do (api/server/serve.py): it lives as long as the
-    process. A full pass that began inside a bot's decision ran it past its budget; frozen, Luna's
-    decision CPU p99 went from 95.9 to 90.8 ms (bench/decisions.py, 1,500 decisions each: docs/bots.md).
+    process. A full pass that began inside a bot's decision ran it past its budget; frozen, the
+    slowest decisions come in under it (bench/decisions.py: docs/bots.md).
     A forking worker's job processes share these pages instead of copying them."""
     gc.freeze()
 

@@ -587,8 +587,8 @@ def steady(state, stored: dict[str, str], urls: dict[str, str], records: list[di
     A shortcut of the full plan, not a second one: True implies that ``due_timers``, ``_notices``
     and ``_plan`` would find nothing to write (a property test holds it to them); False says
     nothing, and the full plan decides. It exists because Python on a move's path runs far slower in
-    the server than in a warm loop: the full plan's fifty calls cost some 60 us a move there against
-    8 us replayed (docs/benchmarks.md), for the 97% of moves that change no timer.
+    the server than in a warm loop, so the full plan's some fifty calls are a real cost (docs/benchmarks.md)
+    for the great majority of moves, which change no timer.
     """
     if urls or state.status != "playing" or state.turn is None or state.away_open is not None:
         return False

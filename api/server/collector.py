@@ -4,8 +4,8 @@ A held socket is a few hundred objects that live as long as the reader keeps the
 page open (greenlets, the WebSocket and its protocol state, the request's
 environ). CPython's full collection walks every one of them: with 10,000 sockets
 open, each full pass held the whole worker, every socket and request with it,
-for 0.1 to 1.5 s (bench/sockets.py; the worker logs "garbage collection held the
-worker"), and a full pass comes whenever the long-lived objects have grown by a
+for a long pause (docs/benchmarks.md, "Sockets at scale"; the worker logs "garbage collection
+held the worker"), and a full pass comes whenever the long-lived objects have grown by a
 quarter, so sockets arriving keep bringing them back.
 
 So a socket, once it is set up, is moved into the collector's permanent

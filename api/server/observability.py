@@ -70,13 +70,13 @@ class BatchedLines(logging.Handler):
     gathered in one write. Two designs were measured and dropped: a handler writing
     in the request thread held its lock while it waited for the GIL (a quarter of a
     busy worker's threads were seen waiting there), and a QueueListener woke its
-    thread for every line: about 100 µs of a move's 800 in one process, in thread switches.
+    thread for every line, a thread switch each (docs/benchmarks.md).
 
     A request's own line and metrics are not even formatted by its thread: ``add_request`` leaves
     what it needs (``request_done``), and ``settle`` counts and formats the gathered ones in a
     batch, in their place among the other lines. In the server a move's path runs on code and data
-    out of the processor's caches: the same work there cost a move some 15 us more than in a loop
-    over many (docs/benchmarks.md). ``settle`` runs before every write, before /metrics is read (so a
+    out of the processor's caches, so the same work done once a move costs more than in a batch
+    (docs/benchmarks.md). ``settle`` runs before every write, before /metrics is read (so a
     scrape counts every request answered before it), and whenever ``SETTLE_AT`` are waiting (so a
     writer stuck on a full pipe loses lines, as ever, but no count).
     """
@@ -515,8 +515,8 @@ def request_done(metrics: Metrics, log: dict | None, method: str, path: str, sta
     seconds = max(0.0, now - (started if started is not None else now))
     writer = _writer
     if writer is not None and logging.root.handlers == [writer] and _request_log.isEnabledFor(logging.INFO):
-        # the same line the logging call below makes, without its record and handler chain (a line per
-        # request was about a twentieth of the API's CPU: bench/api.py, py-spy), and made in a batch
+        # the same line the logging call below makes, without its record and handler chain (their cost
+        # a request was a visible share of the API's CPU: docs/benchmarks.md), and made in a batch
         writer.add_request((metrics, log, method, path, status, error_code, seconds, route, time.time()))
     else:  # another handler listens (a test's, a tool's): the record goes through logging, now
         fields = _counted(metrics, log, method, path, status, error_code, seconds, route)

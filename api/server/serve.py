@@ -34,9 +34,8 @@ WORKER_CLASSES = ("gevent", "gthread")
 DEFAULT_CONNECTIONS = 20_000
 # new container objects between two young collections, not CPython's 700. A move leaves a few dozen
 # behind for a while (caches, mailboxes, the views of its version), so at 700 the worker collected
-# every forty moves and spent about 3% of its CPU there, more in the caches it emptied. At 7,000,
-# paired with 700 under bench/games.py --transport socket: 1.33 -> 1.26, 1.18 -> 1.14, 1.31 -> 1.23 ms
-# a move (docs/benchmarks.md); a young pass then takes about 11 ms, ten times fewer of them.
+# every forty moves, and the passes and the caches they emptied cost a move more than ten times
+# fewer, longer passes do (the paired runs: docs/benchmarks.md).
 YOUNG_COLLECTION = 7_000
 
 
@@ -67,8 +66,8 @@ def _escoba_app():
     setup_logging()
     app = create_app()
     # What is built by now (modules, schemas, routes) lives as long as the worker: keep it out
-    # of the collector's full passes. Under load those scanned some 60,000 objects and held
-    # every request of the worker for 30 to 60 ms, a few times a minute; frozen, 3 to 9 ms.
+    # of the collector's full passes, which otherwise scan all of it again and hold every request
+    # of the worker while they do (docs/benchmarks.md).
     gc.freeze()
     gc.set_threshold(YOUNG_COLLECTION)  # the older generations' thresholds stay CPython's
     gc.callbacks.append(_log_slow_collections)

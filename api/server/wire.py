@@ -62,7 +62,7 @@ class _Captured:
 def send_whole(sock, data) -> None:
     """``data`` written whole: one ``send`` takes it unless the peer's window is full (then
     ``sendall`` the rest). gevent's ``sendall`` first asks the kernel for the socket's buffer size,
-    a ``getsockopt`` system call on every write (2% of a worker under bench/games.py).
+    a ``getsockopt`` system call on every write (docs/benchmarks.md).
 
     A client that has gone is raised as ``ENOTCONN``, which gunicorn notes at debug level: a socket
     already closed on our side after its client left (``EBADF``) is that too, not a server's error
@@ -85,7 +85,7 @@ class OneWriteResponse(wsgi.Response):
         write = super().start_response(status, headers, exc_info)
         if self.status_code == 413 or _unbounded_rest(self.req):
             # gunicorn reads what is left of a body to reach the next request on the connection:
-            # 100 MB took 4.7 s of the worker after its 413. Closing instead reads nothing more
+            # a huge one held the worker for seconds after its 413. Closing instead reads nothing more
             self.force_close()
         return write
 
@@ -138,7 +138,8 @@ _gmt_second = PerSecond(lambda whole: email.utils.formatdate(whole, localtime=Fa
 
 def http_date(timestamp=None) -> str:
     """gunicorn's ``util.http_date``, the current second formatted once a second: every answer
-    carries a Date, and ``email.utils.formatdate`` was about 1% of a worker's CPU."""
+    carries a Date, and ``email.utils.formatdate`` each time showed in the worker's profile
+    (docs/benchmarks.md)."""
     if timestamp is not None:
         return _gunicorn_http_date(timestamp)
     return _gmt_second(int(time.time()))
@@ -166,7 +167,7 @@ _base_environ: list = [None, None]  # the configuration (a worker has one) and i
 def base_environ(cfg) -> dict:
     """gunicorn's ``wsgi.base_environ``: a fresh dict each request, copied from one made once per
     configuration (gunicorn built it anew, with a ``wsgi.errors`` wrapper that looked up the error
-    log's handlers: about 2% of a worker's CPU under bench/games.py --transport post)."""
+    log's handlers on every request: docs/benchmarks.md)."""
     kept_cfg, environ = _base_environ
     if kept_cfg is not cfg:
         environ = _gunicorn_base_environ(cfg)
@@ -177,8 +178,8 @@ def base_environ(cfg) -> dict:
 
 def _os_with_script_name():
     """The ``os`` gunicorn's wsgi module sees: the real one, but for ``environ``, which it reads only
-    for ``SCRIPT_NAME`` once a request (``os.environ.get`` encodes and decodes each time: 1.6% of a
-    worker). The process's SCRIPT_NAME is taken as the worker starts, when gunicorn reads its settings."""
+    for ``SCRIPT_NAME`` once a request (``os.environ.get`` encodes and decodes each time:
+    docs/benchmarks.md). The process's SCRIPT_NAME is taken as the worker starts, when gunicorn reads its settings."""
     shim = types.ModuleType("os")
     shim.__dict__.update(os.__dict__)
     shim.environ = {"SCRIPT_NAME": os.environ["SCRIPT_NAME"]} if "SCRIPT_NAME" in os.environ else {}
@@ -195,8 +196,8 @@ def _trusted_proxy(cfg, ip: str) -> bool:
 
 def peer_is_trusted_proxy(self) -> bool:
     """gunicorn's ``HeaderPolicy._peer_is_trusted_proxy``, its answer kept per (configuration, peer
-    address): gunicorn parsed the address and walked ``forwarded_allow_ips`` on every request (2.6%
-    of a worker under bench/games.py --transport post). The same answer for the same inputs."""
+    address): gunicorn parsed the address and walked ``forwarded_allow_ips`` on every request
+    (docs/benchmarks.md). The same answer for the same inputs."""
     peer = self.peer_addr
     return not isinstance(peer, tuple) or _trusted_proxy(self.cfg, peer[0])
 

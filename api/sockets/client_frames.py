@@ -2,9 +2,8 @@
 
 Nearly every frame a client sends is one small move: a final, masked text frame, whole in
 one read. simple-websocket hands each read to wsproto, whose frame parser (generators,
-a buffer, a message decoder, an incremental UTF-8 decoder) cost about 5% of an API
-worker's CPU under ``bench/games.py --transport socket`` (py-spy), more than the socket's
-own read. ``QuickFrames`` stands in front of the socket's ``wsproto.WSConnection``:
+a buffer, a message decoder, an incremental UTF-8 decoder) cost more than the socket's
+own read (docs/benchmarks.md). ``QuickFrames`` stands in front of the socket's ``wsproto.WSConnection``:
 while each read holds only whole, final, masked text frames with no extension bits
 (RFC 6455 5.2) and valid UTF-8, or pings and pongs (a pong answers each of the server's
 pings), it makes the very events wsproto would make, in the same order. The first read

@@ -37,9 +37,9 @@ log = logging.getLogger("escoba.hub")
 
 CHAT_BACKLOG = 64  # chat frames a socket may have waiting; older ones are dropped
 # seconds: every socket's handler is woken this often with nothing to send, in case its reader died without
-# a word (the reader sets the handler's event whenever it ends a connection; 10,000 handlers woken each 30 s
-# cost a tenth of a core). One timer for the process: a wait with a timeout of its own cost each handler a
-# gevent Timeout per change it sent (about 2% of a worker in bench/games.py)
+# a word (the reader sets the handler's event whenever it ends a connection, so a rare check suffices, and
+# a frequent one over thousands of idle handlers is a steady cost). One timer for the process: a wait with a
+# timeout of its own cost each handler a gevent Timeout per change it sent (docs/benchmarks.md)
 CHECK_EVERY = 300.0
 RETRY_LISTEN = 1.0  # seconds between tries to join a table's listeners (the store away)
 # sockets whose frames a move made here builds ahead of their handlers (a table's players, a few of its
@@ -197,8 +197,8 @@ class Hub:
         # Each reader's frames built now, in the mover's greenlet, where its handler would build them a
         # little later (found then in the views' cache, api/sockets/frames.py): a view built right after
         # another of the same version runs on code and data still in the processor's caches, where the
-        # handler's, after the mover's send and a switch, ran on cold ones (two views a move cost some
-        # 100 us each in the server, 20 to 30 us in a warm loop: docs/benchmarks.md). A failure here
+        # handler's, after the mover's send and a switch, ran on cold ones, several times slower
+        # (docs/benchmarks.md). A failure here
         # leaves the build to the handler.
         built = 0
         for q in waiting:

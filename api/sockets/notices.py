@@ -4,7 +4,7 @@ Either way this process subscribes to the channel of each table a local socket
 watches, when the first socket starts watching it, and unsubscribes when the last
 one leaves: a process hears only its own tables' notices, so adding API processes
 adds no work to the others (a pattern subscription made every process read and
-parse every table's every notice: 13% of a worker's CPU in bench/api.py with two).
+parse every table's every notice, a cost that grew with every process: docs/benchmarks.md).
 
 - One Redis: SUBSCRIBE, on one connection read by one thread in a blocking read.
 - A Redis Cluster: notices are published with SPUBLISH, which reaches only the shard
@@ -141,7 +141,7 @@ class ChannelListener:
         parser = connection._parser
         reader, buffer, sock = parser._reader, parser._buffer, connection._sock
         # a blocking read: a read with a timeout first polls the socket, and under gevent that
-        # poll cost more than the notice it waited for (3.5% of a worker)
+        # poll cost more than the notice it waited for (docs/benchmarks.md)
         sock.settimeout(None)
         stop = self._stop
         while not stop.is_set():

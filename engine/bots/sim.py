@@ -564,9 +564,9 @@ BIT = [1 << i for i in range(40)]
 _RANKED: dict[tuple[int, bool, bool], dict[int, tuple[float, ...]]] = {}
 # per (worth table, the table's cards in order) -> for each total 0..14, its sets' masks and worths
 _OPTIONS: dict[tuple[int, ...], tuple[tuple[int, ...], tuple[int, ...], tuple[float, ...]]] = {}
-# kept small: a big cache makes every full garbage collection slow (seen as 70-200 ms pauses
-# in whichever decision it fell on, Tito's included), and emptying it costs a pause too
-# (about 15 ms at 20,000 entries, past Luna's budget in one go)
+# kept small: a big cache makes every full garbage collection slow (a pause in whichever
+# decision it fell on, Tito's included), and emptying a big one costs a pause too, past Luna's
+# budget in one go (docs/bots.md)
 RANKED_MAX = 4000
 
 
