@@ -131,13 +131,23 @@ class Job(NamedTuple):
     luna: tuple[str, ...] = ()
 
 
+def _setting_home(name: str):
+    """Where setting ``name`` lives: Luna's experiments' switches (bench/luna_experiments.py), else
+    engine.bots.luna's constants."""
+    from bench import luna_experiments
+    from engine.bots import luna
+    return luna_experiments if name in luna_experiments.PRODUCT else luna
+
+
 def luna_setting(item: str) -> tuple[str, object]:
-    """``NAME=VALUE`` as the name of one of engine.bots.luna's constants and its new value."""
-    from engine.bots import luna, people
+    """``NAME=VALUE`` as the name of one of engine.bots.luna's constants, or of her experiments'
+    switches (bench/luna_experiments.py), and its new value."""
+    from engine.bots import people
     name, _, text = item.partition("=")
-    if not name.isupper() or not hasattr(luna, name):
+    home = _setting_home(name)
+    if not name.isupper() or not hasattr(home, name):
         raise ValueError(f"engine.bots.luna has no setting {name!r}")
-    old = getattr(luna, name)
+    old = getattr(home, name)
     if name == "PEOPLE":
         return name, people.parse(text)
     if isinstance(old, tuple):  # e.g. STYLE_PRIOR=0.5,0.2,0.1,0.2
@@ -146,25 +156,29 @@ def luna_setting(item: str) -> tuple[str, object]:
 
 
 def set_luna(items: tuple[str, ...] | list[str]) -> list[tuple[str, object]]:
-    """Set engine.bots.luna's constants from ``items`` (NAME=VALUE); what they were before."""
-    from engine.bots import luna
+    """Set engine.bots.luna's constants and her experiments' switches from ``items`` (NAME=VALUE);
+    what they were before. A switch away from the product's value puts the experiments' search in
+    Luna (``luna_experiments.install``)."""
+    from bench import luna_experiments
     changes = [luna_setting(item) for item in items]
-    saved = [(name, getattr(luna, name)) for name, _ in changes]
+    saved = [(name, getattr(_setting_home(name), name)) for name, _ in changes]
     for name, value in changes:
-        setattr(luna, name, value)
+        setattr(_setting_home(name), name, value)
+    luna_experiments.install()
     return saved
 
 
 @contextmanager
 def luna_settings(items: tuple[str, ...] | list[str]):
     """engine.bots.luna with ``items`` set, and as it was again afterwards."""
-    from engine.bots import luna
+    from bench import luna_experiments
     saved = set_luna(items)
     try:
         yield
     finally:
         for name, value in reversed(saved):
-            setattr(luna, name, value)
+            setattr(_setting_home(name), name, value)
+        luna_experiments.install()
 
 
 def one_game(job: tuple, out: str | None = None) -> dict:

@@ -19,8 +19,8 @@ mixture of four generic styles (Tito's, the greedy taker of the most cards, any 
 the taker of any capture;
 ``styles_read``, from the plays of the deals already played out, whose hands are known), one
 style drawn per deal and opponent, the current deal's plays weighing it with the hand the deal
-gives. Under ``READ_STYLES`` the hands are read under that fitted mixture as well
-(``people.Styles``) instead of ``PEOPLE``. The leaf is what the round really scores, counted as
+gives. The hands are read under that fitted mixture as well (``people.Styles``) instead of
+``PEOPLE``. The leaf is what the round really scores, counted as
 ``engine.scoring`` counts it (escobas, cards, coins, the 7 of coins, sevens or
 the setenta, the bonuses) on the piles at the round's end, the cards left on
 the table included (they go to whoever captured last), weighed by the game:
@@ -96,17 +96,8 @@ PRUNE_Z = 2.5
 # best): the search's deals are noisy (a paired difference has a spread of about 2.7
 # points), so with few deals she stays near Tito, and the deals take over as they add up
 PRIOR_WEIGHT = 8.0
-# inference from what opponents chose: a card left on the table (no capture) while some card
-# value could have captured says the player held no card of that value (Tito-like players
-# nearly always take); their deals are drawn from the other cards. Off unless measured to pay.
-INFER = 0
-# the leaf weighs a round's points by the race to the game's target (see leaf_value)
-GAME_VALUE = 1
 # a side's points in a round's first part, about: where a point's worth is read for the scale
 ROUND_SHARE = 2
-# the round's point difference, added to the leaf with this weight (0: the race alone): a game
-# nearly decided either way still prefers more points to fewer
-POINTS_WEIGHT = 0.0
 # the least a point is taken to be worth in win chance (a game nearly decided either way)
 SLOPE_MIN = 0.02
 # reading what the others chose this deal, with the simulator's policy (Tito's judgement,
@@ -119,27 +110,18 @@ READ_TRIES = 12
 # p from bench/reading.py: the log score of the real hand, summed over Tito, tito20, Carmen,
 # greedy and Luna, is best around 0.6 (1.0 rules the truth out too often: docs/bots.md)
 PEOPLE: Model = TitoOrAny(0.6)
-# each drawn deal counts by its importance weight (0: only the choice among the tried hands
-# follows the weights, and every deal counts the same)
-WEIGH_DEALS = 1
-# how each opponent plays in her rollouts: a mixture of generic styles (sim.TITO, the careful
-# club player; sim.GRAB, the greedy taker of the most cards; sim.ANY, any legal play; sim.TAKE,
-# any capture there is, else any card), its
-# weights updated from the plays of this round whose hand is known (the deals already played
-# out: ``styles_read``); each deal's rollouts draw one style per opponent from them.
-# 0: everybody as Tito in the rollouts (the search before)
-FIT_STYLES = 1
+# how each opponent plays in her rollouts, and how its hand is read: a mixture of generic styles
+# (sim.TITO, the careful club player; sim.GRAB, the greedy taker of the most cards; sim.ANY, any legal
+# play; sim.TAKE, any capture there is, else any card), its weights updated from the plays of this
+# round whose hand is known (the deals already played out: ``styles_read``); each deal's rollouts
+# draw one style per opponent from them. The other ways she was measured against (every deal
+# alike, everybody as Tito, the leaf without the race, the old readings) are bench/luna_experiments.py's.
 # the styles' weights before any play is seen, in sim.TITO, GRAB, ANY, TAKE order (ANY and TAKE
 # share what ANY had alone before the taker)
 STYLE_PRIOR = (0.6, 0.2, 0.1, 0.1)
-# 1: the others' hands are read under the styles fitted to each (people.Styles), not PEOPLE
-READ_STYLES = 1
 # each style's own choice is taken to be made with 1 - STYLE_NOISE, any legal play otherwise
 # (no play rules a style out)
 STYLE_NOISE = 0.1
-# 1: the reading before people were modelled (hands drawn again until Tito's judgement agrees
-# with every play, else the most agreeing of READ_TRIES), kept to measure the new one against
-REJECT = 0
 
 
 class Budget:
@@ -223,16 +205,15 @@ def search(root: Round, r: Reading, moves: list[tuple[int, list[int]]], rng: ran
     Each deal comes with its importance weight (``Deals.draw``); a move's value is its
     weighted mean over the deals, and the prior counts against the deals' effective number.
     A deal of weight 0 (only under ``people.TITO``: no hand found that explains the plays)
-    is not played out. With ``FIT_STYLES`` each opponent plays its rollouts in a style drawn
-    for the deal (the same for every candidate, so the samples stay paired); with
-    ``READ_STYLES`` its hand is read under its fitted ``people.Styles`` (``styles_read``).
+    is not played out. Each opponent plays its rollouts in a style drawn for the deal (the same
+    for every candidate, so the samples stay paired), and its hand is read under its fitted
+    ``people.Styles`` (``styles_read``).
     """
     prior = prior or [0.0] * len(moves)
-    fitted = styles_read(r, root) if FIT_STYLES or READ_STYLES else {}
-    seats: dict[int, Model] | None = {seat: Styles(tuple(ws), STYLE_NOISE) for seat, ws in fitted.items()} \
-        if READ_STYLES else None
+    fitted = styles_read(r, root)
+    seats: dict[int, Model] = {seat: Styles(tuple(ws), STYLE_NOISE) for seat, ws in fitted.items()}
     deals = Deals(r, root, people, seats=seats)
-    fitted = {seat: ws for seat, ws in fitted.items() if ws[TITO] < 1.0} if FIT_STYLES else {}
+    fitted = {seat: ws for seat, ws in fitted.items() if ws[TITO] < 1.0}
     leaf = leaf_value(r)
     stop = budget.over
     alive = list(range(len(moves)))
@@ -244,8 +225,6 @@ def search(root: Round, r: Reading, moves: list[tuple[int, list[int]]], rng: ran
         deal, weight = deals.draw(rng)
         if weight <= 0.0:
             continue
-        if not WEIGH_DEALS:
-            weight = 1.0
         if fitted:  # one style per opponent for this deal, the same for every candidate
             styles: dict[int, int] = {}
             for seat, ws in fitted.items():
@@ -304,17 +283,14 @@ def effective_count(weights: list[float]) -> float:
 def leaf_value(r: Reading) -> Callable[[list[int]], float]:
     """The leaf: a round's points per side, as her side's gain in the game, in round points.
 
-    With ``GAME_VALUE``, the chance to win the game once the round is scored (``race``:
-    against the other side furthest ahead then), over what one round point is worth in that
-    chance about the end of this round, so that early in a game it is the round's point
-    difference and the prior and the pruning keep their scale; near the target a point that
-    wins or saves the game counts for more, a point past need for less. Without, the round's
-    points less the best other side's.
+    The chance to win the game once the round is scored (``race``: against the other side
+    furthest ahead then), over what one round point is worth in that chance about the end of
+    this round, so that early in a game it is the round's point difference and the prior and
+    the pruning keep their scale; near the target a point that wins or saves the game counts
+    for more, a point past need for less.
     """
     mine = r.my_side
     others = [j for j in range(len(r.sides)) if j != mine]
-    if not GAME_VALUE:
-        return lambda points: points[mine] - max(points[j] for j in others)
     target = r.settings.target
     scores = r.scores
     a, b = scores[mine], max(scores[j] for j in others)
@@ -328,8 +304,6 @@ def leaf_value(r: Reading) -> Callable[[list[int]], float]:
         if v is None:
             other = max(scores[j] + points[j] for j in others)
             v = race.chance(a + points[mine], other, target) / slope
-            if POINTS_WEIGHT:
-                v += POINTS_WEIGHT * (points[mine] - max(points[j] for j in others))
             seen[key] = v
         return v
 
@@ -365,62 +339,6 @@ def _prune(alive: list[int], results: list[list[float]], totals: list[float], n:
         if mean <= PRUNE_Z * (var / ess) ** 0.5 + 1e-9:
             keep.append(i)
     return keep
-
-
-def inferred_lacks(r: Reading, root: Round) -> dict[int, set[int]]:
-    """Per opponent, the card values their hand is read not to hold, from this deal's plays.
-
-    The history is walked back from the table as it is now, to see the table each play
-    was made on; a play that took nothing, by an opponent, in the current deal (the cards
-    they hold now were all dealt at its start), rules out every value that could have
-    taken something from that table.
-    """
-    history = r.view["history"]
-    per_deal = 3 * len(r.players)
-    plays = sum(1 for h in history if h["kind"] == "play")
-    first = plays - plays % per_deal  # the number of plays before this deal
-    table = list(root.table)
-    lacks: dict[int, set[int]] = {}
-    count = plays
-    for h in reversed(history):
-        kind, card, taken = h["kind"], h["card"], [INDEX[c] for c in h["captured"]]
-        if kind == "opening" or card is None:  # (only the opening has no card)
-            break
-        if kind == "fifteen":
-            table += [*taken, INDEX[card]]
-            continue
-        count -= 1
-        if taken:
-            table += taken
-        else:
-            table.remove(INDEX[card])
-            seat = h["seat"]
-            if count >= first and seat != r.me and r.side_of[seat] != r.my_side:
-                could = {v for v in range(1, 11) if root.sets_for(v - 1, table)}
-                # leaving a card that could itself have taken is a choice not to take: no reading
-                if could and VAL[INDEX[card]] not in could:
-                    lacks.setdefault(seat, set()).update(could)
-        if count < first:
-            break
-    return lacks
-
-
-def _deal_inferred(deal: Round, pool: list[int], others: list[tuple[int, int]],
-                   lacks: dict[int, set[int]]) -> None:
-    """Deal ``pool`` (shuffled) so each constrained hand holds none of its ruled-out values, if it can."""
-    rest = pool
-    for seat, n in others:
-        ruled = lacks.get(seat)
-        if ruled:
-            fits = [c for c in rest if VAL[c] not in ruled]
-            if len(fits) >= n:
-                hand = fits[:n]
-                deal.hands[seat] = hand
-                rest = [c for c in rest if c not in hand]
-                continue
-        deal.hands[seat] = rest[:n]
-        rest = rest[n:]
-    deal.stock = rest
 
 
 def _plays_back(r: Reading, root: Round, *, whole_round: bool
@@ -464,7 +382,7 @@ def past_choices(r: Reading, root: Round) -> dict[int, list[PastChoice]]:
 
     A play is (the round just before it, its hand left empty; the card; the set it took; the
     cards that seat has played since, this one included: its hand then was what it holds now
-    and those). Walked back from the round now, as ``inferred_lacks`` walks. Earlier deals
+    and those). Walked back from the round now (``_plays_back``). Earlier deals
     tell nothing: the hands they dealt have been played, in sight.
     """
     found: dict[int, list[PastChoice]] = {}
@@ -527,47 +445,13 @@ def styles_read(r: Reading, root: Round) -> dict[int, list[float]]:
     return found
 
 
-def _agreed(hand: list[int], checks: list[PastChoice]) -> int:
-    """How many of a seat's plays this deal Tito's judgement would make, had it held ``hand``."""
-    n = 0
-    for before, seat, card, taken, since in checks:
-        before.hands[seat] = hand + since
-        n += before.tito(seat, (card, taken))
-    return n
-
-
-def _deal_read(deal: Round, pool: list[int], others: list[tuple[int, int]], reads: dict[int, list[PastChoice]],
-               rng: random.Random) -> None:
-    """Deal ``pool`` (shuffled) so each hand agrees with the plays its seat made, as far as draws find one."""
-    rest = pool
-    for seat, n in others:
-        checks = reads.get(seat)
-        hand = rest[:n]
-        if checks:
-            best = -1
-            for _ in range(READ_TRIES):
-                agree = _agreed(hand, checks)
-                if agree > best:
-                    best, chosen = agree, hand
-                if agree == len(checks):
-                    break
-                hand = rng.sample(rest, n)
-            hand = chosen
-            held = set(hand)
-            rest = [c for c in rest if c not in held]
-        else:
-            rest = rest[n:]
-        deal.hands[seat] = hand
-    deal.stock = rest
-
-
 def hand_weight(hand: list[int], checks: list[PastChoice], people: Model) -> float:
     """The chance, under ``people``, that a seat holding ``hand`` made its plays of this deal.
 
     ``checks``: the seat's plays (``past_choices``). The product of ``people.chance`` over
     them, each judged on the round as it stood before that play, the seat then holding
-    ``hand`` and the cards it has played since. Under ``people.TITO`` it is 0 exactly when
-    ``_agreed`` finds a play Tito would not have made.
+    ``hand`` and the cards it has played since. Under ``people.TITO`` it is 0 exactly when one
+    of those plays is not the one Tito's judgement makes holding that hand.
     """
     weight = 1.0
     for before, seat, card, taken, since in checks:
@@ -619,8 +503,6 @@ class Deals:
         self.unseen = [INDEX[c] for c in r.unseen]
         self.others = [(s, r.hand_count[s]) for s in r.players if s != r.me]
         self.reads = past_choices(r, root) if self.tries else {}
-        self.lacks = inferred_lacks(r, root) if INFER and not self.reads else {}
-        self.others.sort(key=lambda x: x[0] not in self.lacks)  # the constrained hands are drawn first
         # a hand's weight and its plays' chances under each style, by seat and the hand's cards: the
         # same few cards are drawn again and again (a seat holding two of 25 unseen cards has 300
         # hands; a decision draws thousands), and each is worth a Tito judgement a play. A hand's
@@ -632,12 +514,6 @@ class Deals:
         deal = self.root.copy()
         pool = list(self.unseen)
         rng.shuffle(pool)
-        if REJECT and self.reads:
-            _deal_read(deal, pool, self.others, self.reads, rng)
-            return deal, 1.0
-        if self.lacks:
-            _deal_inferred(deal, pool, self.others, self.lacks)
-            return deal, 1.0
         weight = 1.0
         rest = pool
         for seat, n in self.others:

@@ -21,6 +21,7 @@ from engine.cards import FULL_DECK
 from engine.rules import PRESETS, Settings
 from engine.scoring import score_round
 
+from .agreement import agreed
 from .source import sim_source
 
 # every preset, and the settings that change what a move may do or score
@@ -313,57 +314,6 @@ def test_the_engine_reads_no_clock():
             assert not {n.split(".")[0] for n in names} & {"time", "datetime"}, path
 
 
-# --- inference from what an opponent chose to leave ---------------------------------
-
-@pytest.mark.parametrize("preset,overrides", TABLES)
-def test_what_an_opponent_left_is_read_from_the_tables_the_engine_had(preset, overrides):
-    """Luna's reading (walked back from the table now) against the tables the engine really had:
-    a value is ruled out for an opponent only if it could have taken from the table one of their
-    plays of this deal left a card on, and every such value is ruled out."""
-    from engine.capture import captures
-
-    checked = 0
-    for seed in range(8):
-        rng = random.Random(seed)
-        s = table(preset, ["tito", "tito"], rng, settings=overrides)
-        plays = []  # (seat, table before, card, captured) this round, from the engine's states
-        while s.status == "playing":
-            v = view(s, s.turn)
-            r = Reading(v)
-            if not r.fifteen_sets and plays:
-                per_deal = 6
-                this_deal = plays[len(plays) - len(plays) % per_deal:]
-                expect: dict = {}
-                for seat, before, card, taken in this_deal:
-                    if seat == s.turn or taken:
-                        continue
-                    could = {x for x in range(1, 11) if captures(f"{x}o", before, r.settings)}
-                    if could and int(card[:-1]) not in could:
-                        expect.setdefault(seat, set()).update(could)
-                assert luna.inferred_lacks(r, luna._root(r)) == expect
-                checked += bool(expect)
-            command = dict(tito.choose(v, rng))
-            command["by"] = s.turn
-            if command["type"] == "play":
-                plays.append((s.turn, list(s.table), command["card"], command["capture"]))
-            s = fold(s, decide(s, command))
-    assert checked > 20
-
-
-def test_inferred_deals_hold_none_of_the_ruled_out_values():
-    rng = random.Random(4)
-    s = random_position("del15", None, 2, 3, 2)
-    root = luna._root(Reading(view(s, s.turn)))
-    other = next(p for p in s.players if p != s.turn)
-    pool = [c for c in range(40) if c not in root.hands[s.turn] and c not in root.table][:33]
-    for _ in range(50):
-        rng.shuffle(pool)
-        deal = root.copy()
-        luna._deal_inferred(deal, list(pool), [(other, 3)], {other: {1, 5, 9}})
-        assert len(deal.hands[other]) == 3 and not {VAL_ % 10 + 1 for VAL_ in deal.hands[other]} & {1, 5, 9}
-        assert sorted(deal.hands[other] + deal.stock) == sorted(pool)
-
-
 def test_the_seven_of_coins_is_taken_when_it_can_be_and_laid_only_when_it_must():
     take = {"type": "play", "card": "8b", "capture": ["7o"]}
     other = {"type": "play", "card": "3c", "capture": ["2e", "10b"]}
@@ -409,7 +359,7 @@ def test_a_tito_players_real_hand_always_agrees_with_his_plays(preset, overrides
             reads = luna.past_choices(r, luna._root(r))
             assert s.turn not in reads
             for seat, checks in reads.items():
-                assert luna._agreed([INDEX[c] for c in s.hands[seat]], checks) == len(checks)
+                assert agreed([INDEX[c] for c in s.hands[seat]], checks) == len(checks)
                 checked += len(checks)
             command = dict(tito.choose(v, rng))
             command["by"] = s.turn
@@ -428,31 +378,6 @@ def _tito_position(preset, seed, plays):
         command["by"] = s.turn
         s = fold(s, decide(s, command))
     return s
-
-
-def test_read_deals_share_out_the_unseen_cards_and_agree_when_they_can():
-    rng = random.Random(9)
-    seen = agreed = 0
-    for seed in range(40):
-        s = _tito_position(("selminha", "del15", "cardgames")[seed % 3], seed, 1 + seed % 5)
-        if s.status != "playing":
-            continue
-        r = Reading(view(s, s.turn))
-        root = luna._root(r)
-        reads = luna.past_choices(r, root)
-        others = [(p, r.hand_count[p]) for p in r.players if p != r.me]
-        pool = [INDEX[c] for c in r.unseen]
-        for _ in range(5):
-            rng.shuffle(pool)
-            deal = root.copy()
-            luna._deal_read(deal, list(pool), others, reads, rng)
-            dealt = [c for p, _ in others for c in deal.hands[p]] + deal.stock
-            assert sorted(dealt) == sorted(pool)
-            assert all(len(deal.hands[p]) == n for p, n in others)
-            for p, checks in reads.items():
-                seen += 1
-                agreed += luna._agreed(deal.hands[p], checks) == len(checks)
-    assert seen > 20 and agreed / seen > 0.9
 
 
 # --- the leaf weighs the round's points by the race to the target -------------------
@@ -492,12 +417,6 @@ def test_near_the_target_the_point_that_wins_counts_most():
     leaf = luna.leaf_value(_reading((19, 19)))
     assert leaf([2, 1]) > leaf([1, 0]) > leaf([0, 0])  # reaching 21 ahead wins the game
     assert leaf([3, 0]) - leaf([2, 0]) < 0.2  # a point past winning is worth next to nothing
-
-
-def test_without_game_value_the_leaf_is_the_round_point_difference(monkeypatch):
-    monkeypatch.setattr(luna, "GAME_VALUE", 0)
-    leaf = luna.leaf_value(_reading((18, 3, 9), sides=3))
-    assert leaf([2, 5, 1]) == -3
 
 
 @pytest.mark.parametrize("preset,overrides", TABLES)

@@ -16,6 +16,8 @@ from engine.bots.match import table
 from engine.bots.people import TITO, Softmax, TitoOrAny
 from engine.bots.sim import INDEX, VAL
 
+from .agreement import agreed
+
 PRESETS = ("selminha", "del15", "cardgames")
 MODELS = [TitoOrAny(0.8), TitoOrAny(0.5), Softmax(0.3), Softmax(1.0)]
 
@@ -102,7 +104,7 @@ def test_judge_scores_every_legal_play_of_the_real_hand_and_finds_the_one_made()
 
 def test_with_p_one_a_hand_counts_exactly_when_the_old_tito_reading_kept_it():
     """Under TITO a hand weighs more than 0 iff every play of its seat this deal is one Tito's
-    judgement ranks best holding it (``_agreed``); under a model short of certainty, always."""
+    judgement ranks best holding it (``agreed``, the old reading's test); under a model short of certainty, always."""
     rng = random.Random(5)
     kept = dropped = 0
     for _s, r in _positions(["tito", "greedy", "carmen"], range(60)):
@@ -113,7 +115,7 @@ def test_with_p_one_a_hand_counts_exactly_when_the_old_tito_reading_kept_it():
             n = r.hand_count[seat]
             for _ in range(20):
                 hand = rng.sample(unseen, n)
-                old = luna._agreed(hand, checks) == len(checks)
+                old = agreed(hand, checks) == len(checks)
                 assert (luna.hand_weight(hand, checks, TITO) > 0) == old
                 assert luna.hand_weight(hand, checks, TitoOrAny(0.8)) > 0
                 assert luna.hand_weight(hand, checks, Softmax(0.3)) > 0
@@ -185,7 +187,7 @@ def test_under_tito_a_drawn_deal_of_weight_has_only_hands_tito_would_have_played
             deal, w = deals.draw(rng)
             for seat, checks in deals.reads.items():
                 if w > 0:
-                    assert luna._agreed(deal.hands[seat], checks) == len(checks)
+                    assert agreed(deal.hands[seat], checks) == len(checks)
                     checked += 1
     assert checked > 30
 
