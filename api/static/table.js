@@ -5,7 +5,7 @@
 import { cardBack, cardButton } from "./cards.js";
 import { presetName } from "./forms.js";
 import { page } from "./hooks.js";
-import { t } from "./i18n.js";
+import { formatNumber, t } from "./i18n.js";
 import { fillScoreTable } from "./scorebox.js";
 import {
   $, app, inGameSeats, inviteUrl, isHost, isSeated, myTurn, optionFor, seatName, sideName, v,
@@ -97,6 +97,8 @@ export function render() {
   renderResult(view, seated);
   const over = !$("round-box").hidden || !$("result").hidden;
   $("overlay").hidden = !over;
+  // the game's end and the round's box side by side where the screen is wide and short
+  $("overlay").classList.toggle("both", !$("round-box").hidden && !$("result").hidden);
   document.body.classList.toggle("boxed", over);
 
   $("chat-form").hidden = !seated;
@@ -417,6 +419,16 @@ function renderRound(view, seated) {
   if (box.hidden) return;
   $("round-title").textContent = view.status === "finished" ? t("round.last_title") : t("round.title", { n: view.round });
   fillScoreTable($("score-table"), view, lr);
+  const game = lr.map((side) => {
+    const sc = (view.scores || []).find((x) => x.seats.join() === side.seats.join());
+    return sc ? sc.points : 0;
+  });
+  fillHeadline($("round-score"), [
+    [t("round.headline_round"), lr.map((side) => side.round_points)],
+    [t("round.headline_game"), game],
+  ], lr.map((side) => t("round.side_read", {
+    names: sideName(side, view), round: side.round_points, count: game[lr.indexOf(side)],
+  })));
   const lo = app.leftovers;
   const note = $("round-note");
   const parts = [];
@@ -430,11 +442,49 @@ function renderRound(view, seated) {
   $("next-round").hidden = !(seated && view.status === "round_over");
 }
 
+/** A score in its headline: the numbers large ("21–19"), each `[label, numbers]` a line, the sides'
+ * names under them when given; a screen reader hears `read` instead (the sides with their points). */
+function fillHeadline(el, lines, read, names = null) {
+  el.replaceChildren();
+  const shown = document.createElement("span");
+  shown.setAttribute("aria-hidden", "true");
+  shown.className = "headline-lines";
+  for (const [label, nums] of lines) {
+    const line = document.createElement("span");
+    line.className = "headline-line";
+    if (label) {
+      const l = document.createElement("span");
+      l.className = "headline-label";
+      l.textContent = label;
+      line.append(l);
+    }
+    const n = document.createElement("span");
+    n.className = "nums";
+    n.textContent = nums.map((x) => formatNumber(x)).join("–");
+    line.append(n);
+    shown.append(line);
+  }
+  if (names) {
+    const who = document.createElement("span");
+    who.className = "headline-names";
+    who.textContent = names.join(" · ");
+    shown.append(who);
+  }
+  const sr = document.createElement("span");
+  sr.className = "sr-only";
+  sr.textContent = read.join("; ");
+  el.append(shown, sr);
+}
+
 function renderResult(view, seated) {
   const box = $("result");
   box.hidden = !(view.status === "finished" || view.status === "expired");
   if (box.hidden) return;
   $("result-text").textContent = resultText(view);
+  const scores = view.scores || [];
+  fillHeadline($("result-score"), [["", scores.map((sc) => sc.points)]],
+    scores.map((sc) => t("score.side_has", { names: sideName(sc, view), count: sc.points })),
+    scores.map((sc) => sideName(sc, view)));
   const rm = view.rematch;
   const r = $("rematch");
   r.hidden = !(rm && (rm.allowed || rm.closed));
