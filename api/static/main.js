@@ -25,10 +25,12 @@ async function move(type, fields = {}) {
   try {
     // over the socket when it is open; otherwise, or if it drops first, by POST with the same id
     const id = newMoveId();
+    const since = v() ? v().version : 0;
     let data = await sendMove(id, { type, ...fields });
     if (data instanceof Error) throw data;
     if (data === null) data = await api("POST", `/tables/${app.tableId}/moves`, { type, ...fields }, { "Idempotency-Key": id });
     if (data && data.table) receive(data.table); // a POST's answer; a socket's view comes as a message
+    wantFocus(type, since);
     return data;
   } catch (e) {
     showError(errorText(e));
@@ -318,12 +320,10 @@ function wire() {
   $("capture").addEventListener("click", capture);
   $("leave").addEventListener("click", leave);
   $("next-round").addEventListener("click", () => move("next_round"));
-  $("resign").addEventListener("click", () => {
-    if (confirm(t("confirm.resign"))) move("resign");
-  });
-  $("menu-exit").addEventListener("click", () => {
-    if (confirm(t("confirm.exit"))) { $("menu").close(); move("exit"); }
-  });
+  $("resign").addEventListener("click", () => confirmThen("resign"));
+  $("menu-exit").addEventListener("click", () => confirmThen("exit"));
+  $("confirm-yes").addEventListener("click", () => $("confirm").close("yes"));
+  $("confirm-no").addEventListener("click", () => $("confirm").close("no"));
   $("claim-away").addEventListener("click", () => move("claim_away"));
   $("rematch-yes").addEventListener("click", () => move("rematch", { accept: true }));
   $("rematch-no").addEventListener("click", () => move("rematch", { accept: false }));
@@ -343,6 +343,60 @@ function wire() {
   let name = null;
   try { name = localStorage.getItem("escoba.name"); } catch { /* private mode */ }
   if (name) { $("create-name").value = name; $("join-name").value = name; }
+}
+
+// RESIGN and EXIT GAME (in the menu) ask in the page's own dialog; the answer closes it
+const CONFIRM = {
+  resign: { title: "confirm.resign_title", text: "confirm.resign", yes: "play.resign" },
+  exit: { title: "confirm.exit_title", text: "confirm.exit", yes: "play.exit" },
+};
+function confirmThen(type) {
+  const words = CONFIRM[type];
+  const dlg = $("confirm");
+  $("menu").close();
+  $("confirm-title").textContent = t(words.title);
+  $("confirm-text").textContent = t(words.text);
+  $("confirm-yes").textContent = t(words.yes);
+  dlg.returnValue = "";
+  dlg.addEventListener("close", () => {
+    if (dlg.returnValue === "yes") move(type);
+    else $("menu-button").focus();
+  }, { once: true });
+  dlg.showModal();
+  $("confirm-no").focus();
+}
+
+// ---------------------------------------------------------------- focus after an action
+// ADD A BOT, START THE GAME and NEXT ROUND redraw what held the focus: it goes on to the next
+// sensible control once a view newer than the move's start is drawn (the next ADD A BOT or START
+// THE GAME; the hand's card in focus).
+let focusWanted = null;
+const FOCUS_WAIT = 10000; // ms: a view later than this is someone else's change, not our answer
+const handFocus = () => {
+  const cards = handCards();
+  return !$("me").hidden && cards.length ? cards[Math.min(app.focusIndex, cards.length - 1)] : null;
+};
+const FOCUS_NEXT = {
+  add_bot: () => document.querySelector(".waiting-seat .add-bot") || $("start"),
+  remove_bot: () => document.querySelector(".waiting-seat .add-bot"),
+  start: handFocus,
+  next_round: handFocus,
+};
+function wantFocus(type, since) {
+  if (!FOCUS_NEXT[type]) return;
+  focusWanted = { find: FOCUS_NEXT[type], since, until: Date.now() + FOCUS_WAIT };
+  tryFocus();
+}
+function tryFocus() {
+  if (!focusWanted) return;
+  if (Date.now() > focusWanted.until) { focusWanted = null; return; }
+  const view = v();
+  if (!view || view.version <= focusWanted.since) return;
+  const el = focusWanted.find();
+  if (el && visible(el)) {
+    focusWanted = null;
+    el.focus();
+  }
 }
 
 function showSound(on) {
@@ -449,6 +503,7 @@ function onKey(e) {
   const tag = (e.target && e.target.tagName) || "";
   const typing = /INPUT|TEXTAREA|SELECT/.test(tag);
   if (e.ctrlKey || e.metaKey || e.altKey) return;
+  if ($("confirm").open) return; // the dialog's own buttons and Esc
   if (e.key === "Escape" && document.body.classList.contains("chat-open")) { setChatOpen(false); return; }
   if (e.key === "Escape" || ((e.key === "p" || e.key === "P") && !typing)) {
     if ($("game").hidden) return;
@@ -488,6 +543,7 @@ function route() {
 Object.assign(handlers, { move, pick, toggleTable, startDrag, buildSettings });
 hooks.keepPick = keepPick;
 hooks.afterRender = (old, view) => {
+  tryFocus();
   if (notices) { try { notices.update(view); } catch { /* notices are optional */ } }
   for (const f of page.onView) { try { f(old, view); } catch { /* optional */ } }
 };

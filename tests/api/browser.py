@@ -385,3 +385,12 @@ def spanish_card(card: str, cat: dict | None = None) -> str:
     value, suit = int(card[:-1]), card[-1]
     rank = say(cat, f"card.rank.{value}") if value in (1, 8, 9, 10) else str(value)
     return say(cat, "card.spanish", rank=rank, suit=say(cat, f"card.suit.{suit}"))
+
+
+def resign(page, lang: str = "en", confirm: bool = True):
+    """RESIGN from the menu, answered in the page's own dialog (no browser confirm())."""
+    page.get_by_role("button", name=button("MENU", lang)).click()
+    page.get_by_role("dialog").get_by_role("button", name=button("RESIGN", lang)).click()
+    dialog = page.get_by_role("dialog", name=words(lang)["confirm.resign_title"])
+    dialog.wait_for()
+    dialog.get_by_role("button", name=button("RESIGN" if confirm else "KEEP PLAYING", lang)).click()

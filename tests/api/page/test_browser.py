@@ -120,7 +120,7 @@ class Game:
             shot(page, f"{self.tag}-playing")
             no_overflow(page)
             # the whole table on one screen: seats, felt, hand and buttons
-            for sel in ["#felt", "#hand", "#capture", "#resign", ".seat.you"]:
+            for sel in ["#felt", "#hand", "#capture", "#leave", ".seat.you"]:
                 in_viewport(page, sel)
             seats = page.evaluate("[...document.querySelectorAll('.seat')].map(s => s.getBoundingClientRect())"
                                   ".map(r => [r.top, r.bottom, r.left, r.right])")

@@ -22,6 +22,7 @@ from ..browser import (
     needs_chromium,
     no_overflow,
     open_table,
+    resign,
     seat_token,
     serve,
     shot,
@@ -90,7 +91,7 @@ def test_the_create_form_starts_from_each_presets_own_defaults(server, browser):
 def test_default_bots_are_carmen_tito_and_luna_and_twins_are_told_apart(server, browser):
     p = Page(browser, "phone")
     page = p.page
-    page.on("dialog", lambda d: d.accept())
+    page.on("dialog", lambda d: (p.errors.append(f"a browser dialog: {d.message}"), d.dismiss()))
     try:
         open_table(page, server.url, "selminha")
         defaults = page.locator(".waiting-seat select").evaluate_all("ss => ss.map(s => s.value)")
@@ -111,7 +112,7 @@ def test_default_bots_are_carmen_tito_and_luna_and_twins_are_told_apart(server, 
         names = page.locator(".seat .seat-name").all_text_contents()
         assert "Carmen (seat 2)" in names and "Carmen (seat 3)" in names
         _settle(page)
-        page.get_by_role("button", name="RESIGN").click()
+        resign(page)
         page.wait_for_selector("#result:not([hidden])")
         text = page.text_content("#result-text")
         assert "Carmen (seat 2) & Carmen (seat 3) win" in text, text
@@ -223,7 +224,7 @@ def test_two_player_rematch_says_nothing_of_teams_and_the_leaver_is_told(server,
     base = server.url
     host = Page(browser, "desktop")
     guest = Page(browser, "phone")
-    host.page.on("dialog", lambda d: d.accept())
+    host.page.on("dialog", lambda d: (host.errors.append(f"a browser dialog: {d.message}"), d.dismiss()))
     try:
         table_id = open_table(host.page, base, "selminha")
         g = guest.page
@@ -236,6 +237,7 @@ def test_two_player_rematch_says_nothing_of_teams_and_the_leaver_is_told(server,
         # the host leaves the game from the menu: EXIT GAME
         host.page.keyboard.press("Escape")
         host.page.get_by_role("button", name="EXIT GAME").click()
+        host.page.get_by_role("dialog", name="Leave the game?").get_by_role("button", name="EXIT GAME").click()
         host.page.wait_for_selector("#result:not([hidden])")
         mine = host.page.text_content("#result-text")
         assert mine.startswith("You lose") and "left the game" in mine, mine
@@ -253,7 +255,7 @@ def test_two_player_rematch_says_nothing_of_teams_and_the_leaver_is_told(server,
         bruno = http("POST", f"{base}/tables/{table2}/seats", {"name": "Bruno"})["token"]
         host.page.wait_for_selector(".waiting-seat:has-text('Bruno')")
         start(host.page)
-        host.page.get_by_role("button", name="RESIGN").click()
+        resign(host.page)
         host.page.wait_for_selector("#result:not([hidden])")
         assert host.page.text_content("#result-text").startswith("You lose")
         host.page.get_by_role("button", name="REMATCH").click()

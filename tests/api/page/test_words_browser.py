@@ -247,7 +247,7 @@ def test_the_pseudo_locale_leaves_no_bare_text(server, browser):
     p = Page(browser)
     page = p.page
     page.add_init_script("try { localStorage.setItem('escoba.pseudo', 'on'); } catch (e) {}")
-    page.on("dialog", lambda d: d.accept())
+    page.on("dialog", lambda d: (p.errors.append(f"a browser dialog: {d.message}"), d.dismiss()))
     page.goto(f"{server.url}/")
     page.wait_for_selector("#home:not([hidden])")
     _bare(page, "home")
@@ -285,7 +285,10 @@ def test_the_pseudo_locale_leaves_no_bare_text(server, browser):
     _play_round(page)
     page.wait_for_selector("#round-box:not([hidden])")
     _bare(page, "the round's end")
-    page.evaluate("document.getElementById('resign').click()")  # the confirm is accepted: the game ends, lost
+    page.evaluate("document.getElementById('resign').click()")  # asked in the page's dialog: the game ends, lost
+    page.wait_for_selector("#confirm[open]")
+    _bare(page, "the confirmation")
+    page.click("#confirm-yes")
     page.wait_for_selector("#result:not([hidden])")
     until(page, "window.escobaShowing() === false")
     _bare(page, "the game's end")
