@@ -1,15 +1,16 @@
 // The page's wiring: screens, picking and playing, drag, keys, the forms.
 // Rules come from the view only (`options`, `fifteen_to_take`).
 
-import { loadChat, wireChat, setChatOpen } from "./chat.js";
+import { loadChat, resetChat, wireChat, setChatOpen } from "./chat.js";
 import { languageSelect, t, withLang } from "./i18n.js";
 import { startGamepad } from "./gamepad.js";
 import { cardFigure } from "./cards.js";
 import { buildSettings, loadPresets, presetName, readSettings } from "./forms.js";
 import { page } from "./hooks.js";
-import { busyShowing, hooks, receive } from "./motion.js";
+import { busyShowing, dropQueue, hooks, receive } from "./motion.js";
+import { renderContinue } from "./mytables.js";
 import { setupTurnNotices } from "./push.js";
-import { connect, newMoveId, refresh, sendMove, startPolling } from "./sockets.js";
+import { connect, disconnect, newMoveId, refresh, sendMove, startPolling } from "./sockets.js";
 import { toggleSound } from "./sound.js";
 import {
   $, api, app, errorText, inviteUrl, isSeated, loadSeat, myTurn, optionFor, saveSeat, say, showError, store, v,
@@ -26,9 +27,11 @@ async function move(type, fields = {}) {
     // over the socket when it is open; otherwise, or if it drops first, by POST with the same id
     const id = newMoveId();
     const since = v() ? v().version : 0;
+    const table = app.tableId;
     let data = await sendMove(id, { type, ...fields });
     if (data instanceof Error) throw data;
     if (data === null) data = await api("POST", `/tables/${app.tableId}/moves`, { type, ...fields }, { "Idempotency-Key": id });
+    if (app.tableId !== table) return null; // the page left the table meanwhile
     if (data && data.table) receive(data.table); // a POST's answer; a socket's view comes as a message
     wantFocus(type, since);
     return data;
@@ -174,6 +177,32 @@ function show(id) {
   for (const s of ["home", "join", "game"]) $(s).hidden = s !== id;
 }
 
+/** Back to the home (or on to another table): the table's socket, poll, header, chat and live line go. */
+function leaveTable() {
+  disconnect();
+  dropQueue();
+  focusWanted = null;
+  if (notices) { try { notices.update(null); } catch { /* optional */ } notices = null; }
+  $("menu-notices").replaceChildren();
+  for (const d of ["menu", "confirm"]) if ($(d).open) $(d).close();
+  app.tableId = null;
+  app.token = null;
+  app.view = null;
+  app.latest = 0;
+  app.leftovers = null;
+  app.sweeps.clear();
+  app.stripExtras = [];
+  clearPick();
+  $("table-title").textContent = "";
+  $("chat-toggle").hidden = true;
+  $("menu-button").hidden = true;
+  document.body.classList.remove("chat-open", "boxed");
+  resetChat();
+  $("live").textContent = "";
+  $("overlay").hidden = true;
+  for (const k of ["status", "version", "role"]) delete document.body.dataset[k];
+}
+
 async function enterTable(id) {
   app.tableId = id;
   const saved = loadSeat(id);
@@ -188,7 +217,9 @@ async function enterTable(id) {
       saveSeat(id, null);
       return enterTable(id);
     }
+    leaveTable();
     show("home");
+    renderContinue();
     showError(e.status === 404 ? t("error.no_table") : errorText(e));
     return;
   }
@@ -340,6 +371,7 @@ function wire() {
   languageSelect($("home-lang"));
   languageSelect($("menu-lang"));
   window.addEventListener("popstate", route);
+  document.addEventListener("click", onNavClick);
   let name = null;
   try { name = localStorage.getItem("escoba.name"); } catch { /* private mode */ }
   if (name) { $("create-name").value = name; $("join-name").value = name; }
@@ -533,11 +565,26 @@ function route() {
   const m = location.pathname.match(/^\/t\/([^/?#]+)/);
   showError("");
   if (m) {
-    enterTable(decodeURIComponent(m[1]));
+    const id = decodeURIComponent(m[1]);
+    if (app.tableId && app.tableId !== id) leaveTable();
+    enterTable(id);
   } else {
+    leaveTable();
     show("home");
-    $("menu-button").hidden = true;
+    renderContinue();
   }
+}
+
+// The site's own links (data-nav: the brand, NEW TABLE, "continue your table") move in this page with a
+// history state, so Back and Forward go between the home and a table without a reload.
+function onNavClick(e) {
+  const a = e.target.closest && e.target.closest("a[data-nav]");
+  if (!a || e.defaultPrevented || e.button !== 0 || e.ctrlKey || e.metaKey || e.shiftKey || e.altKey) return;
+  const url = new URL(a.href, location.href);
+  if (url.origin !== location.origin) return;
+  e.preventDefault();
+  if (url.pathname + url.search !== location.pathname + location.search) history.pushState({}, "", url.pathname + url.search);
+  route();
 }
 
 Object.assign(handlers, { move, pick, toggleTable, startDrag, buildSettings });

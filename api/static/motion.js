@@ -17,7 +17,7 @@ export const hooks = { afterRender: () => {}, keepPick: () => {} };
 
 /** A view from anywhere: shown after the ones before it. `now` skips the motion. */
 export function receive(view, { now = false } = {}) {
-  if (!view) return;
+  if (!view || !forThisTable(view)) return;
   app.latest = Math.max(app.latest, view.version);
   if (now) { // a new deck design or a new seat: same table, drawn again at once
     queue.length = 0;
@@ -30,7 +30,20 @@ export function receive(view, { now = false } = {}) {
 
 export const busyShowing = () => pumping || queue.length > 0;
 
+// a view of a table this page has left (Back to the home while plays were being shown) is dropped
+const forThisTable = (view) => !!app.tableId && (!view.table_id || view.table_id === app.tableId);
+
+// each time the page leaves a table: a play being shown then stops at its next step
+let visit = 0;
+
+/** Drop the views waiting to be shown (the page leaves the table). */
+export function dropQueue() {
+  queue.length = 0;
+  visit += 1;
+}
+
 function show(view) {
+  if (!forThisTable(view)) return;
   const old = app.view;
   app.view = view;
   hooks.keepPick(old, view);
@@ -184,11 +197,14 @@ function escobaRises(old, next) {
 }
 
 async function step(old, next) {
+  const seen = visit;
+  const left = () => seen !== visit; // the page left the table meanwhile: nothing more is shown or said
   const plays = newPlays(old, next);
   const mine = (p) => next.you !== null && next.you !== undefined && p.seat === next.you;
   const rises = escobaRises(old, next);
   for (const p of plays) {
     if (p.kind === "opening") continue; // dealt and taken at once: shown after the deal is drawn
+    if (left()) return;
     const own = mine(p);
     const from = own
       ? rectOf(document.querySelector(`#hand [data-card="${p.card}"]`)) || rectOf(seatEl(p.seat))
@@ -213,6 +229,7 @@ async function step(old, next) {
       taken.forEach((el) => el.classList.add("taking"));
       sound("capture");
       await sleep(own ? 450 : 1100); // long enough to read what was taken
+      if (left()) return;
       const to = rectOf(pileEl(p.seat));
       const flights = taken.map((el) => {
         const r = el.getBoundingClientRect();
@@ -227,6 +244,7 @@ async function step(old, next) {
         if (el) el.classList.add("gone");
       }
       await Promise.all(flights);
+      if (left()) return;
     } else if (fig) {
       fig.remove();
     }
@@ -234,6 +252,7 @@ async function step(old, next) {
   // the round's end: what was left on the table goes to the last to capture (the server says who)
   const ended = old && old.status === "playing" && (next.status === "round_over" || next.status === "finished");
   if (ended) await leftovers(old, next);
+  if (left()) return;
   markSweeps(old, next, rises);
   show(next);
   const last = plays[plays.length - 1];
