@@ -276,7 +276,9 @@ async function leftovers(old, next) {
     return;
   }
   app.leftovers = { round: next.round, game: next.game, cards: found.leftovers, seat: found.to_seat };
-  const text = t("say.leftovers", { who: seatName(found.to_seat, next), cards: cardsText(found.leftovers, next) });
+  const text = t("say.leftovers", {
+    who: seatName(found.to_seat, next), cards: cardsText(found.leftovers, next), count: found.leftovers.length,
+  });
   app.stripExtras = (app.stripExtras || []).concat([{ round: next.round, game: next.game, at: (next.history || []).length, text, cls: "leftovers" }]);
   say(text, { hold: 2500 });
   const felt = $("table-cards");

@@ -125,7 +125,7 @@ export function describe(record, view) {
       return escoba(playText({ kind: "fifteen", seat: d.seat, card: d.card, captured: d.captured || [] }, view), d.escoba);
     case "RoundEnded":
       return d.leftovers && d.leftovers.length && d.to_seat !== null && d.to_seat !== undefined
-        ? t("say.leftovers", { who: who(d.to_seat), cards: cardsText(d.leftovers, view) })
+        ? t("say.leftovers", { who: who(d.to_seat), cards: cardsText(d.leftovers, view), count: d.leftovers.length })
         : t("step.round_ended");
     case "RoundScored": return t("step.round_scored", { n: d.round });
     case "PlayerResigned": return d.how === "exit" ? t("step.exit", { who: who(d.seat) }) : t("step.resigned", { who: who(d.seat) });
@@ -226,7 +226,7 @@ function render(step) {
   if (view.winners) {
     const li = document.createElement("li");
     li.className = "winners";
-    li.textContent = view.winners.length ? t("review.winners", { names: namesText(view.winners, view) }) : t("review.no_winners");
+    li.textContent = view.winners.length ? t("review.winners", { names: namesText(view.winners, view), count: view.winners.length }) : t("review.no_winners");
     scores.push(li);
   }
   $("#review-scores").replaceChildren(...scores);

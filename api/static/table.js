@@ -433,7 +433,7 @@ function renderRound(view, seated) {
   const note = $("round-note");
   const parts = [];
   if (lo && lo.round === view.round && lo.game === view.game && lo.cards.length) {
-    parts.push(t("round.leftovers", { cards: cardsText(lo.cards, view), who: seatName(lo.seat, view) }));
+    parts.push(t("round.leftovers", { cards: cardsText(lo.cards, view), who: seatName(lo.seat, view), count: lo.cards.length }));
   }
   const tie = tieText(view);
   if (tie) parts.push(tie);

@@ -11,7 +11,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-import re
 import threading
 import time
 import urllib.error
@@ -370,13 +369,12 @@ def words(lang: str = "en") -> dict:
     return json.loads((CATALOGUES / f"{lang}.json").read_text(encoding="utf-8"))
 
 
-def say(cat: dict, key: str, **params) -> str:
-    """A catalogue string filled as the page fills it (plural forms by `count`: "one" for 1, else
-    "other", which the tests only ask for where the three languages agree)."""
-    entry = cat[key]
-    if isinstance(entry, dict):
-        entry = entry["one"] if params.get("count") == 1 else entry["other"]
-    return re.sub(r"\{(\w+)\}", lambda m: str(params[m.group(1)]) if m.group(1) in params else m.group(0), entry)
+def say(cat: dict, key: str, lang: str = "en", **params) -> str:
+    """A catalogue message filled as the page fills it (ICU MessageFormat, tests/api/icu.py); plural forms
+    by `lang`'s rules (English's by default, which the tests only ask for where the languages agree)."""
+    from .icu import fill
+
+    return fill(cat[key], params, lang)
 
 
 def spanish_card(card: str, cat: dict | None = None) -> str:

@@ -58,7 +58,7 @@ def _round_over_checks(p, base, table_id, tag, rounds, preset):
     events = http("GET", f"{base}/tables/{table_id}/events?after=0&limit=1000")["events"]
     ended = [e for e in events if e["type"] == "RoundEnded"][-1]["data"]
     if ended["leftovers"] and ended["to_seat"] is not None:
-        assert "Leftovers to" in page.text_content("#strip")
+        assert "the last to capture:" in page.text_content("#strip")
         assert "went to" in page.text_content("#round-note")
     if rounds == 1:
         shot(page, f"{tag}-score-box")
