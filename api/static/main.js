@@ -597,5 +597,9 @@ hooks.afterRender = (old, view) => {
 // game over: a link to the move-by-move review (review.html, served at /t/<id>/review)
 page.reviewUrl = (view) => withLang(`/t/${encodeURIComponent(view.table_id || app.tableId)}/review`);
 window.escobaShowing = busyShowing; // tests wait for the plays to be shown
+// the strip of plays keeps its latest in view when its width changes (a rotation, a resize)
+if (typeof ResizeObserver !== "undefined") {
+  new ResizeObserver(() => { const s = $("strip"); s.scrollLeft = s.scrollWidth; }).observe($("strip"));
+}
 wire();
 route();
