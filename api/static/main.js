@@ -15,7 +15,7 @@ import { toggleSound } from "./sound.js";
 import {
   $, api, app, errorText, inviteUrl, isSeated, loadSeat, myTurn, optionFor, saveSeat, say, showError, store, v,
 } from "./state.js";
-import { cardName, cardsText } from "./words.js";
+import { cardName, cardsText, sumText } from "./words.js";
 import { handlers, render } from "./table.js";
 
 // ---------------------------------------------------------------- moves
@@ -64,7 +64,8 @@ function pick(card) {
   }
   const ways = opt ? opt.captures.length : 0;
   const how = ways === 0 ? "say.picked_none" : ways === 1 ? "say.picked_one" : "say.picked_many";
-  say(t(how, { card: cardName(card), count: ways }));
+  const marked = ways === 1 ? opt.captures[0] : [];
+  say(t(how, { card: cardName(card), count: ways, cards: cardsText(marked), sum: sumText([card, ...marked]) }));
   render();
 }
 function nextSet() {
@@ -73,7 +74,8 @@ function nextSet() {
   showError("");
   app.setIndex = (app.setIndex + 1) % opt.captures.length;
   app.selected = new Set(opt.captures[app.setIndex]);
-  say(t("say.marked", { cards: cardsText(opt.captures[app.setIndex]) }));
+  const set = opt.captures[app.setIndex];
+  say(t("say.marked", { cards: cardsText(set), sum: sumText([app.picked, ...set]) }));
   render();
 }
 function toggleTable(card) {

@@ -7,7 +7,7 @@ import { cardFigure } from "./cards.js";
 import { fitTable, onLayout, watchTable } from "./layout.js";
 import { $, api, app, say, seatName, sleep, v } from "./state.js";
 import { t } from "./i18n.js";
-import { playText, render } from "./table.js";
+import { playText, render, scoresRead } from "./table.js";
 import { cardsText, namesText } from "./words.js";
 import { sound } from "./sound.js";
 
@@ -68,6 +68,9 @@ async function pump() {
         const rises = escobaRises(old, next);
         markSweeps(old, next, rises);
         show(next);
+        // caught up without the show, the plays are still heard, in one message
+        const plays = old ? newPlays(old, next).filter((p) => p.kind !== "opening") : [];
+        if (plays.length) say(plays.map((p) => t("say.play", { play: playText(p, next) })).join(" "), { hold: 4000 });
         announceStep(old, next, false, rises);
         continue;
       }
@@ -327,10 +330,9 @@ function announceStep(old, next, animated, rises = escobaRises(old, next)) {
     if (next.turn === next.you) { say(t("say.your_turn")); sound("turn"); }
     else say(t("say.turn_of", { name: seatName(next.turn, next) }));
   }
-  if (next.status === "round_over" && old.status !== "round_over") say(t("say.round_over"));
+  if (next.status === "round_over" && old.status !== "round_over") say(t("say.round_over", { scores: scoresRead(next) }));
   if (next.status === "finished" && old.status !== "finished") {
-    const r = $("result-text").textContent;
-    say(r);
+    say(t("say.game_over", { result: $("result-text").textContent, scores: scoresRead(next) }));
   }
 }
 

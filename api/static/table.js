@@ -10,7 +10,7 @@ import { fillScoreTable } from "./scorebox.js";
 import {
   $, app, inGameSeats, inviteUrl, isHost, isSeated, myTurn, optionFor, seatName, sideName, v,
 } from "./state.js";
-import { cardName, cardsText, namesText, playText } from "./words.js";
+import { cardName, cardsText, namesText, playText, sumText } from "./words.js";
 
 export { playText };
 
@@ -307,7 +307,8 @@ function renderFelt(view) {
         const b = document.createElement("button");
         b.type = "button";
         b.className = "primary take-fifteen";
-        b.textContent = t("play.take_fifteen", { cards: cardsText(set, view) });
+        b.textContent = t("play.take_fifteen", { cards: cardsText(set, view, true) });
+        b.setAttribute("aria-label", t("play.take_fifteen", { cards: cardsText(set, view) }) + t("play.sum", { sum: sumText(set) }));
         b.dataset.cards = set.join(" ");
         const light = (on) => {
           for (const c of set) {
@@ -333,7 +334,13 @@ function renderStrip(view) {
   strip.replaceChildren();
   const items = hist.map((p, i) => {
     const swept = app.sweeps.get(`${view.game}:${view.round}:${i}`);
-    return { text: swept ? t("strip.swept", { play: playText(p, view), escoba: swept }) : playText(p, view), cls: p.captured && p.captured.length ? "took" : "" };
+    const spoken = playText(p, view);
+    const short = playText(p, view, true);
+    return {
+      text: swept ? t("strip.swept", { play: spoken, escoba: swept }) : spoken,
+      shown: swept ? t("strip.swept", { play: short, escoba: swept }) : short,
+      cls: p.captured && p.captured.length ? "took" : "",
+    };
   });
   for (const e of app.stripExtras || []) if (e.round === view.round && e.game === view.game) items.splice(e.at, 0, { text: e.text, cls: e.cls });
   if (!items.length) {
@@ -344,7 +351,18 @@ function renderStrip(view) {
   }
   items.forEach((it, i) => {
     const li = document.createElement("li");
-    li.textContent = it.text;
+    // the eye reads the short form (a French card's symbols), the screen reader the words
+    if (it.shown && it.shown !== it.text) {
+      const seen = document.createElement("span");
+      seen.setAttribute("aria-hidden", "true");
+      seen.textContent = it.shown;
+      const heard = document.createElement("span");
+      heard.className = "sr-only";
+      heard.textContent = it.text;
+      li.append(seen, heard);
+    } else {
+      li.textContent = it.text;
+    }
     if (it.cls) li.className = it.cls;
     if (i === items.length - 1) li.classList.add("latest");
     strip.append(li);
@@ -398,6 +416,18 @@ function renderHand(view, seated) {
   else if (app.selected.size) hint.textContent = t("hint.capture");
   else if (opt && opt.captures.length) hint.textContent = t("hint.mark");
   else hint.textContent = t("hint.leave");
+}
+
+/** The sides' points in words, for the live line: at a round's end its points and the game's. */
+export function scoresRead(view) {
+  const lr = view.last_round || [];
+  if (view.status === "round_over" && lr.length) {
+    return lr.map((side) => {
+      const sc = (view.scores || []).find((x) => x.seats.join() === side.seats.join());
+      return t("round.side_read", { names: sideName(side, view), round: side.round_points, count: sc ? sc.points : 0 });
+    }).join("; ");
+  }
+  return (view.scores || []).map((sc) => t("score.side_has", { names: sideName(sc, view), count: sc.points })).join("; ");
 }
 
 /** A tie at the target: why one more round is dealt. */
