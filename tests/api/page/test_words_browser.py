@@ -439,7 +439,7 @@ def test_the_review_steps_through_a_whole_game_in_each_language(server, browser)
             "**/tables/*/analysis",
             lambda route: route.fulfill(status=200, content_type="application/json", body=json.dumps(analysis)),
         )
-        page.goto(f"{server.url}/t/{tid}/review?lang={lang}")
+        page.goto(f"{server.url}/t/{tid}/review?lang={lang}&v=1")
         page.wait_for_selector("body[data-version='1']")
         assert page.evaluate("document.documentElement.lang") == lang
         until(page, "document.body.dataset.analysis === 'done'", what="the analysis shown")
@@ -463,6 +463,8 @@ def test_the_review_steps_through_a_whole_game_in_each_language(server, browser)
                         card=card_name(cat, d["card"]),
                         cards=cards_text(cat, d["captured"]),
                     )
+                    worths = [int(c[:-1]) for c in [d["card"], *d["captured"]]]  # a capture read as its sum
+                    text += say(cat, "play.sum", sum=" + ".join(map(str, worths)) + f" = {sum(worths)}")
                 else:
                     text = say(cat, "play.text.left", who=who, card=card_name(cat, d["card"]))
                 if d["escoba"]:
