@@ -95,12 +95,13 @@ export function t(key, params = {}) {
 export const formatNumber = (n) => number.format(n);
 
 /** Words the HTML carries by key: data-i18n (text), data-i18n-label (aria-label),
- * data-i18n-placeholder, data-i18n-title. */
+ * data-i18n-placeholder, data-i18n-title, data-i18n-alt (an image's words). */
 export function translate(root = document) {
   for (const el of root.querySelectorAll("[data-i18n]")) el.textContent = t(el.dataset.i18n);
   for (const el of root.querySelectorAll("[data-i18n-label]")) el.setAttribute("aria-label", t(el.dataset.i18nLabel));
   for (const el of root.querySelectorAll("[data-i18n-placeholder]")) el.setAttribute("placeholder", t(el.dataset.i18nPlaceholder));
   for (const el of root.querySelectorAll("[data-i18n-title]")) el.setAttribute("title", t(el.dataset.i18nTitle));
+  for (const el of root.querySelectorAll("[data-i18n-alt]")) el.setAttribute("alt", t(el.dataset.i18nAlt));
 }
 
 /** A link of this site that keeps the address's `?lang=` (it is not kept otherwise). */

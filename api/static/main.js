@@ -277,10 +277,10 @@ function wire() {
     try { await loadPresets(); } catch (e) { showError(errorText(e)); return; }
     $("create-form").hidden = false;
     $("open-table").hidden = true;
-    buildSettings($("create-settings"), $("create-preset").value, null);
+    buildSettings($("create-settings"), $("create-preset").value, null, undefined, { skip: ["deck"] });
     $("create-name").focus();
   });
-  $("create-preset").addEventListener("change", () => buildSettings($("create-settings"), $("create-preset").value, null));
+  $("create-preset").addEventListener("change", () => buildSettings($("create-settings"), $("create-preset").value, null, undefined, { skip: ["deck"] }));
   $("create-deck").value = app.deck;
   $("create-form").addEventListener("submit", async (e) => {
     e.preventDefault();
