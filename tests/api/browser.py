@@ -392,3 +392,16 @@ def resign(page, lang: str = "en", confirm: bool = True):
     dialog = page.get_by_role("dialog", name=words(lang)["confirm.resign_title"])
     dialog.wait_for()
     dialog.get_by_role("button", name=button("RESIGN" if confirm else "KEEP PLAYING", lang)).click()
+
+
+def card_words(card: str, design: str, cat: dict | None = None) -> str:
+    """A card named in words as the page names it for a screen reader, whatever its design ("Queen of
+    diamonds" on a French design, "Dama de ouros", "Sota de oros" on the baraja)."""
+    from engine.cards import label
+
+    cat = cat or words("en")
+    if design == "spanish":
+        return spanish_card(card, cat)
+    letter = label(card, design)[:-1]  # "Q♦": its rank before the suit's symbol
+    rank = cat[f"card.french_rank.{letter}"] if letter in ("A", "J", "Q", "K") else letter
+    return say(cat, "card.french", rank=rank, suit=cat[f"card.french_suit.{card[-1]}"])

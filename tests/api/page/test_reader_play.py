@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from ..browser import Page, axe_check, button, http, needs_chromium, say, shot, spanish_card, words
+from ..browser import Page, axe_check, button, card_words, http, needs_chromium, say, shot, words
 
 pytestmark = [pytest.mark.browser, needs_chromium]
 sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright package is not installed")
@@ -20,7 +20,6 @@ pytest.importorskip("axe_playwright_python", reason="axe-playwright-python is no
 
 # language: the deck design the reader picks
 GAMES = {"en": "french", "pt-BR": "french_swapped", "es": "spanish"}
-FRENCH_LETTERS = {"french": {1: "A", 8: "Q", 9: "J", 10: "K"}, "french_swapped": {1: "A", 8: "J", 9: "Q", 10: "K"}}
 
 # every text the live region takes, in order (the observer is set on the element the role names)
 HEAR = """(live) => {
@@ -31,12 +30,7 @@ HEAR = """(live) => {
 
 
 def spoken_card(card: str, deck: str, cat: dict) -> str:
-    if deck == "spanish":
-        return spanish_card(card, cat)
-    value, suit = int(card[:-1]), card[-1]
-    letter = FRENCH_LETTERS[deck].get(value, str(value))
-    rank = cat[f"card.french_rank.{letter}"] if letter in "AJQK" else letter
-    return say(cat, "card.french", rank=rank, suit=cat[f"card.french_suit.{suit}"])
+    return card_words(card, deck, cat)
 
 
 def spoken_play(event: dict, names: dict, deck: str, cat: dict) -> str:
