@@ -127,7 +127,8 @@ AGREES["en"] = [k for k in AGREES["pt-BR"] if k not in ("round.leftovers",)]
 # "Lucía (anfitrión)"): a sentence about a player is phrased so it needs none
 GENDERED = {
     "pt-BR": ["anfitrião", "anfitriã", "o último", "a última a", "parceiro", "parceira", "convidado", "convidada",
-              "vencedor", "sozinho", "sozinha", "esse jogador", "um jogador", "deixada", "deixado na mesa por"],
+              "vencedor", "sozinho", "sozinha", "esse jogador", "um jogador", "deixada", "deixado na mesa por",
+              "obrigado", "obrigada"],
     "es": ["anfitrión", "anfitriona", "el último", "la última en", "compañero", "compañera", "invitado",
            "invitada", "ganador", "solo tú", "ese jugador", "un jugador", "dejada", "dejado"],
 }
