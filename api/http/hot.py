@@ -28,6 +28,7 @@ from werkzeug.wrappers import Request
 from api import auth
 from api.http import errors, tables
 from api.http.schemas import BODY_MAX
+from api.moves import Ask
 from api.server.observability import MOVE_ROUTE, VIEW_ROUTE, request_done
 
 _VIEW = re.compile(r"/tables/([^/]+)\Z")
@@ -61,7 +62,7 @@ def install(app) -> None:
         started = time.perf_counter()
         log: dict = {}
         query = environ.get("QUERY_STRING")
-        ask = tables.Ask(
+        ask = Ask(
             match[1], auth.bearer_of(environ.get("HTTP_AUTHORIZATION", "")), environ.get("REMOTE_ADDR"),
             Request(environ).args.get("deck") if query else None,  # werkzeug's own parsing, when there is one
             environ.get("HTTP_IF_NONE_MATCH"), body, environ.get("HTTP_IDEMPOTENCY_KEY"),

@@ -16,7 +16,8 @@ import hmac
 from flask import Blueprint, current_app, jsonify, request, send_from_directory
 
 from api import auth
-from api.http.tables import _bounded_int, checked_deck
+from api.http.tables import _bounded_int
+from api.moves import checked_deck
 from engine import RuleError
 from events.review import Review
 

@@ -19,7 +19,7 @@ from marshmallow import ValidationError
 import engine
 from api import auth
 from api.http import players, schemas
-from api.http.tables import json_object
+from api.moves import json_object
 from engine.rules import PRESETS, settings_for
 from events import seeks as store
 from events.store import tokens_key

@@ -1,7 +1,7 @@
 """A table socket's client frames: moves (docs/api.md v1.2, "Moves over the socket").
 
 A socket opened with a seat token sends ``{"type": "move", "id", "move", "expected_version"?}``.
-Each move goes through ``api.http.tables.decide_move``, the one path of every move (a POST's too):
+Each move goes through ``api.moves.decide_move``, the one path of every move (a POST's too):
 the per-token rate limit, the token, the schema, the idempotency key (the ``id``, one key with a
 POST's ``Idempotency-Key`` by the same seat), the rules, the append, the log line and the metrics
 (``transport="socket"``). The answer goes back on that socket: ``{"type": "ack", "id", "version"}``
@@ -24,7 +24,8 @@ from collections import deque
 import orjson
 from marshmallow import ValidationError
 
-from api.http import errors, schemas, tables
+from api import moves
+from api.http import errors, schemas
 from api.server.observability import request_done
 from api.sockets import frames
 
@@ -100,12 +101,12 @@ class SocketMoves:
                 return self._bad(frame["id"], "expected_version goes beside the move, not in it.",
                                  {"move": {"expected_version": ["beside the move"]}}), None
             body = {**body, "expected_version": frame["expected_version"]}
-        ask = tables.Ask(self.table_id, self.token, self.address, self.deck, None, body, frame["id"],
-                         tables.SOCKET)
+        ask = moves.Ask(self.table_id, self.token, self.address, self.deck, None, body, frame["id"],
+                        moves.SOCKET)
         started = time.perf_counter()
         log: dict = {}
         try:
-            moved = tables.decide_move(self.ctx, ask, log)
+            moved = moves.decide_move(self.ctx, ask, log)
         except Exception as exc:
             refused = errors.refusal(exc, self.logger)
             request_done(self.ctx.metrics, log, "WS", self.path, refused.status, refused.code, started)

@@ -31,6 +31,15 @@ export function addChat(line) {
   if (!isOpen()) { unread += 1; mark(); }
 }
 
+/** The page leaves the table: its lines go with it. */
+export function resetChat() {
+  seen.clear();
+  lastId = null;
+  unread = 0;
+  $("chat-lines").replaceChildren();
+  mark();
+}
+
 export async function loadChat() {
   try {
     const after = lastId ?? 0;

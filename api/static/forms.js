@@ -32,14 +32,16 @@ const valueText = (key, val) => {
   return VALUE_LABELS[val] ? t(VALUE_LABELS[val]) : String(val);
 };
 
-/** The preset's choices as selects, set to `current` (a table's settings) or the preset's defaults. */
-export function buildSettings(fieldset, preset, current, onChange) {
+/** The preset's choices as selects, set to `current` (a table's settings) or the preset's defaults;
+ * `skip` leaves some out (the create form: the deck is the reader's own choice there, not a second one). */
+export function buildSettings(fieldset, preset, current, onChange, { skip = [] } = {}) {
   const legend = fieldset.querySelector("legend");
   fieldset.replaceChildren(legend);
   const p = app.presets && app.presets[preset];
   if (!p) return;
   const values = current || p.defaults;
   for (const [key, choices] of Object.entries(p.offered)) {
+    if (skip.includes(key)) continue;
     const lab = document.createElement("label");
     lab.textContent = `${SETTING_LABELS[key] ? t(SETTING_LABELS[key]) : key} `;
     const sel = document.createElement("select");

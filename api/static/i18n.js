@@ -1,9 +1,14 @@
 // The page's words: one catalogue a language (static/i18n/<lang>.json, the same keys in each),
 // chosen from `?lang=`, else the reader's pick in the menu (kept in this browser), else the
-// browser's languages. Plurals and numbers come from the browser's Intl; nothing is worded in code.
+// browser's languages. Each entry is an ICU MessageFormat message: plural forms by `{count, plural,
+// ...}` (Portuguese's "=0" beside its "one", which CLDR gives to 0 as well), a side's one or several
+// players by `{count, plural, ...}` or `{many, select, ...}`; intl-messageformat (vendored, docs/words.md
+// says why) reads them. Nothing is worded in code.
 //
 // Every module that shows words imports this one; its top-level await means none of them
 // runs before the catalogue is here.
+
+import { IntlMessageFormat } from "./vendor/intl-messageformat.js";
 
 export const LANGUAGES = ["en", "pt-BR", "es"];
 const STORE = "escoba.lang";
@@ -51,38 +56,52 @@ try {
   catalogue = lang === "en" ? {} : await load("en").catch(() => ({}));
 }
 
-const plural = new Intl.PluralRules(lang);
 const number = new Intl.NumberFormat(lang);
+const compiled = new Map(); // key -> IntlMessageFormat, each message parsed once
 
-/** A catalogue string with its `{name}` placeholders filled; an entry that is an object picks its
- * plural form by `count` (Intl.PluralRules). Numbers are written in the reader's way. */
+/** A numbers-only argument in the reader's way ("1.234" in Portuguese); a plural's own number stays a number. */
+function shown(params) {
+  const out = {};
+  for (const [name, val] of Object.entries(params)) out[name] = typeof val === "number" && name !== "count" ? number.format(val) : val;
+  return out;
+}
+
+/** A catalogue message filled with `params` (ICU MessageFormat: `{name}`, `{count, plural, ...}`,
+ * `{x, select, ...}`). A message that cannot be read or filled says so in the console and shows its
+ * text with what it could fill, never nothing. */
 export function t(key, params = {}) {
-  let entry = catalogue[key];
-  if (entry === undefined) {
+  const entry = catalogue[key];
+  if (typeof entry !== "string") {
     console.warn(`i18n: no "${key}" in ${lang}`);
     return key;
   }
-  if (typeof entry === "object") {
-    const n = Number(params.count ?? 0);
-    entry = entry[plural.select(n)] ?? entry.other;
+  let text = entry;
+  if (entry.includes("{")) {
+    try {
+      let mf = compiled.get(key);
+      if (!mf) {
+        mf = new IntlMessageFormat(entry, lang, undefined, { ignoreTag: true });
+        compiled.set(key, mf);
+      }
+      text = String(mf.format(shown(params)));
+    } catch (e) {
+      console.warn(`i18n: "${key}" in ${lang}: ${e.message}`);
+      text = entry.replace(/\{(\w+)\}/g, (whole, name) => (name in params ? String(params[name]) : whole));
+    }
   }
-  const text = entry.replace(/\{(\w+)\}/g, (whole, name) => {
-    if (!(name in params)) return whole;
-    const val = params[name];
-    return typeof val === "number" ? number.format(val) : String(val);
-  });
   return pseudo ? `⟦${text}⟧` : text;
 }
 
 export const formatNumber = (n) => number.format(n);
 
 /** Words the HTML carries by key: data-i18n (text), data-i18n-label (aria-label),
- * data-i18n-placeholder, data-i18n-title. */
+ * data-i18n-placeholder, data-i18n-title, data-i18n-alt (an image's words). */
 export function translate(root = document) {
   for (const el of root.querySelectorAll("[data-i18n]")) el.textContent = t(el.dataset.i18n);
   for (const el of root.querySelectorAll("[data-i18n-label]")) el.setAttribute("aria-label", t(el.dataset.i18nLabel));
   for (const el of root.querySelectorAll("[data-i18n-placeholder]")) el.setAttribute("placeholder", t(el.dataset.i18nPlaceholder));
   for (const el of root.querySelectorAll("[data-i18n-title]")) el.setAttribute("title", t(el.dataset.i18nTitle));
+  for (const el of root.querySelectorAll("[data-i18n-alt]")) el.setAttribute("alt", t(el.dataset.i18nAlt));
 }
 
 /** A link of this site that keeps the address's `?lang=` (it is not kept otherwise). */

@@ -1,20 +1,21 @@
 // The page's wiring: screens, picking and playing, drag, keys, the forms.
 // Rules come from the view only (`options`, `fifteen_to_take`).
 
-import { loadChat, wireChat, setChatOpen } from "./chat.js";
+import { loadChat, resetChat, wireChat, setChatOpen } from "./chat.js";
 import { languageSelect, t, withLang } from "./i18n.js";
 import { startGamepad } from "./gamepad.js";
 import { cardFigure } from "./cards.js";
 import { buildSettings, loadPresets, presetName, readSettings } from "./forms.js";
 import { page } from "./hooks.js";
-import { busyShowing, hooks, receive } from "./motion.js";
+import { busyShowing, dropQueue, hooks, receive } from "./motion.js";
+import { renderContinue } from "./mytables.js";
 import { setupTurnNotices } from "./push.js";
-import { connect, newMoveId, refresh, sendMove, startPolling } from "./sockets.js";
+import { connect, disconnect, newMoveId, refresh, sendMove, startPolling } from "./sockets.js";
 import { toggleSound } from "./sound.js";
 import {
   $, api, app, errorText, inviteUrl, isSeated, loadSeat, myTurn, optionFor, saveSeat, say, showError, store, v,
 } from "./state.js";
-import { cardName, cardsText } from "./words.js";
+import { cardName, cardsText, sumText } from "./words.js";
 import { handlers, render } from "./table.js";
 
 // ---------------------------------------------------------------- moves
@@ -25,10 +26,14 @@ async function move(type, fields = {}) {
   try {
     // over the socket when it is open; otherwise, or if it drops first, by POST with the same id
     const id = newMoveId();
+    const since = v() ? v().version : 0;
+    const table = app.tableId;
     let data = await sendMove(id, { type, ...fields });
     if (data instanceof Error) throw data;
     if (data === null) data = await api("POST", `/tables/${app.tableId}/moves`, { type, ...fields }, { "Idempotency-Key": id });
+    if (app.tableId !== table) return null; // the page left the table meanwhile
     if (data && data.table) receive(data.table); // a POST's answer; a socket's view comes as a message
+    wantFocus(type, since);
     return data;
   } catch (e) {
     showError(errorText(e));
@@ -59,7 +64,8 @@ function pick(card) {
   }
   const ways = opt ? opt.captures.length : 0;
   const how = ways === 0 ? "say.picked_none" : ways === 1 ? "say.picked_one" : "say.picked_many";
-  say(t(how, { card: cardName(card), count: ways }));
+  const marked = ways === 1 ? opt.captures[0] : [];
+  say(t(how, { card: cardName(card), count: ways, cards: cardsText(marked), sum: sumText([card, ...marked]) }));
   render();
 }
 function nextSet() {
@@ -68,7 +74,8 @@ function nextSet() {
   showError("");
   app.setIndex = (app.setIndex + 1) % opt.captures.length;
   app.selected = new Set(opt.captures[app.setIndex]);
-  say(t("say.marked", { cards: cardsText(opt.captures[app.setIndex]) }));
+  const set = opt.captures[app.setIndex];
+  say(t("say.marked", { cards: cardsText(set), sum: sumText([app.picked, ...set]) }));
   render();
 }
 function toggleTable(card) {
@@ -172,6 +179,32 @@ function show(id) {
   for (const s of ["home", "join", "game"]) $(s).hidden = s !== id;
 }
 
+/** Back to the home (or on to another table): the table's socket, poll, header, chat and live line go. */
+function leaveTable() {
+  disconnect();
+  dropQueue();
+  focusWanted = null;
+  if (notices) { try { notices.update(null); } catch { /* optional */ } notices = null; }
+  $("menu-notices").replaceChildren();
+  for (const d of ["menu", "confirm"]) if ($(d).open) $(d).close();
+  app.tableId = null;
+  app.token = null;
+  app.view = null;
+  app.latest = 0;
+  app.leftovers = null;
+  app.sweeps.clear();
+  app.stripExtras = [];
+  clearPick();
+  $("table-title").textContent = "";
+  $("chat-toggle").hidden = true;
+  $("menu-button").hidden = true;
+  document.body.classList.remove("chat-open", "boxed");
+  resetChat();
+  $("live").textContent = "";
+  $("overlay").hidden = true;
+  for (const k of ["status", "version", "role"]) delete document.body.dataset[k];
+}
+
 async function enterTable(id) {
   app.tableId = id;
   const saved = loadSeat(id);
@@ -186,7 +219,9 @@ async function enterTable(id) {
       saveSeat(id, null);
       return enterTable(id);
     }
+    leaveTable();
     show("home");
+    renderContinue();
     showError(e.status === 404 ? t("error.no_table") : errorText(e));
     return;
   }
@@ -242,10 +277,10 @@ function wire() {
     try { await loadPresets(); } catch (e) { showError(errorText(e)); return; }
     $("create-form").hidden = false;
     $("open-table").hidden = true;
-    buildSettings($("create-settings"), $("create-preset").value, null);
+    buildSettings($("create-settings"), $("create-preset").value, null, undefined, { skip: ["deck"] });
     $("create-name").focus();
   });
-  $("create-preset").addEventListener("change", () => buildSettings($("create-settings"), $("create-preset").value, null));
+  $("create-preset").addEventListener("change", () => buildSettings($("create-settings"), $("create-preset").value, null, undefined, { skip: ["deck"] }));
   $("create-deck").value = app.deck;
   $("create-form").addEventListener("submit", async (e) => {
     e.preventDefault();
@@ -318,12 +353,10 @@ function wire() {
   $("capture").addEventListener("click", capture);
   $("leave").addEventListener("click", leave);
   $("next-round").addEventListener("click", () => move("next_round"));
-  $("resign").addEventListener("click", () => {
-    if (confirm(t("confirm.resign"))) move("resign");
-  });
-  $("menu-exit").addEventListener("click", () => {
-    if (confirm(t("confirm.exit"))) { $("menu").close(); move("exit"); }
-  });
+  $("resign").addEventListener("click", () => confirmThen("resign"));
+  $("menu-exit").addEventListener("click", () => confirmThen("exit"));
+  $("confirm-yes").addEventListener("click", () => $("confirm").close("yes"));
+  $("confirm-no").addEventListener("click", () => $("confirm").close("no"));
   $("claim-away").addEventListener("click", () => move("claim_away"));
   $("rematch-yes").addEventListener("click", () => move("rematch", { accept: true }));
   $("rematch-no").addEventListener("click", () => move("rematch", { accept: false }));
@@ -340,9 +373,64 @@ function wire() {
   languageSelect($("home-lang"));
   languageSelect($("menu-lang"));
   window.addEventListener("popstate", route);
+  document.addEventListener("click", onNavClick);
   let name = null;
   try { name = localStorage.getItem("escoba.name"); } catch { /* private mode */ }
   if (name) { $("create-name").value = name; $("join-name").value = name; }
+}
+
+// RESIGN and EXIT GAME (in the menu) ask in the page's own dialog; the answer closes it
+const CONFIRM = {
+  resign: { title: "confirm.resign_title", text: "confirm.resign", yes: "play.resign" },
+  exit: { title: "confirm.exit_title", text: "confirm.exit", yes: "play.exit" },
+};
+function confirmThen(type) {
+  const words = CONFIRM[type];
+  const dlg = $("confirm");
+  $("menu").close();
+  $("confirm-title").textContent = t(words.title);
+  $("confirm-text").textContent = t(words.text);
+  $("confirm-yes").textContent = t(words.yes);
+  dlg.returnValue = "";
+  dlg.addEventListener("close", () => {
+    if (dlg.returnValue === "yes") move(type);
+    else $("menu-button").focus();
+  }, { once: true });
+  dlg.showModal();
+  $("confirm-no").focus();
+}
+
+// ---------------------------------------------------------------- focus after an action
+// ADD A BOT, START THE GAME and NEXT ROUND redraw what held the focus: it goes on to the next
+// sensible control once a view newer than the move's start is drawn (the next ADD A BOT or START
+// THE GAME; the hand's card in focus).
+let focusWanted = null;
+const FOCUS_WAIT = 10000; // ms: a view later than this is someone else's change, not our answer
+const handFocus = () => {
+  const cards = handCards();
+  return !$("me").hidden && cards.length ? cards[Math.min(app.focusIndex, cards.length - 1)] : null;
+};
+const FOCUS_NEXT = {
+  add_bot: () => document.querySelector(".waiting-seat .add-bot") || $("start"),
+  remove_bot: () => document.querySelector(".waiting-seat .add-bot"),
+  start: handFocus,
+  next_round: handFocus,
+};
+function wantFocus(type, since) {
+  if (!FOCUS_NEXT[type]) return;
+  focusWanted = { find: FOCUS_NEXT[type], since, until: Date.now() + FOCUS_WAIT };
+  tryFocus();
+}
+function tryFocus() {
+  if (!focusWanted) return;
+  if (Date.now() > focusWanted.until) { focusWanted = null; return; }
+  const view = v();
+  if (!view || view.version <= focusWanted.since) return;
+  const el = focusWanted.find();
+  if (el && visible(el)) {
+    focusWanted = null;
+    el.focus();
+  }
 }
 
 function showSound(on) {
@@ -449,6 +537,7 @@ function onKey(e) {
   const tag = (e.target && e.target.tagName) || "";
   const typing = /INPUT|TEXTAREA|SELECT/.test(tag);
   if (e.ctrlKey || e.metaKey || e.altKey) return;
+  if ($("confirm").open) return; // the dialog's own buttons and Esc
   if (e.key === "Escape" && document.body.classList.contains("chat-open")) { setChatOpen(false); return; }
   if (e.key === "Escape" || ((e.key === "p" || e.key === "P") && !typing)) {
     if ($("game").hidden) return;
@@ -478,21 +567,41 @@ function route() {
   const m = location.pathname.match(/^\/t\/([^/?#]+)/);
   showError("");
   if (m) {
-    enterTable(decodeURIComponent(m[1]));
+    const id = decodeURIComponent(m[1]);
+    if (app.tableId && app.tableId !== id) leaveTable();
+    enterTable(id);
   } else {
+    leaveTable();
     show("home");
-    $("menu-button").hidden = true;
+    renderContinue();
   }
+}
+
+// The site's own links (data-nav: the brand, NEW TABLE, "continue your table") move in this page with a
+// history state, so Back and Forward go between the home and a table without a reload.
+function onNavClick(e) {
+  const a = e.target.closest && e.target.closest("a[data-nav]");
+  if (!a || e.defaultPrevented || e.button !== 0 || e.ctrlKey || e.metaKey || e.shiftKey || e.altKey) return;
+  const url = new URL(a.href, location.href);
+  if (url.origin !== location.origin) return;
+  e.preventDefault();
+  if (url.pathname + url.search !== location.pathname + location.search) history.pushState({}, "", url.pathname + url.search);
+  route();
 }
 
 Object.assign(handlers, { move, pick, toggleTable, startDrag, buildSettings });
 hooks.keepPick = keepPick;
 hooks.afterRender = (old, view) => {
+  tryFocus();
   if (notices) { try { notices.update(view); } catch { /* notices are optional */ } }
   for (const f of page.onView) { try { f(old, view); } catch { /* optional */ } }
 };
 // game over: a link to the move-by-move review (review.html, served at /t/<id>/review)
 page.reviewUrl = (view) => withLang(`/t/${encodeURIComponent(view.table_id || app.tableId)}/review`);
 window.escobaShowing = busyShowing; // tests wait for the plays to be shown
+// the strip of plays keeps its latest in view when its width changes (a rotation, a resize)
+if (typeof ResizeObserver !== "undefined") {
+  new ResizeObserver(() => { const s = $("strip"); s.scrollLeft = s.scrollWidth; }).observe($("strip"));
+}
 wire();
 route();

@@ -7,7 +7,7 @@ import { cardFigure } from "./cards.js";
 import { fitTable, onLayout, watchTable } from "./layout.js";
 import { $, api, app, say, seatName, sleep, v } from "./state.js";
 import { t } from "./i18n.js";
-import { playText, render } from "./table.js";
+import { playText, render, scoresRead } from "./table.js";
 import { cardsText, namesText } from "./words.js";
 import { sound } from "./sound.js";
 
@@ -17,7 +17,7 @@ export const hooks = { afterRender: () => {}, keepPick: () => {} };
 
 /** A view from anywhere: shown after the ones before it. `now` skips the motion. */
 export function receive(view, { now = false } = {}) {
-  if (!view) return;
+  if (!view || !forThisTable(view)) return;
   app.latest = Math.max(app.latest, view.version);
   if (now) { // a new deck design or a new seat: same table, drawn again at once
     queue.length = 0;
@@ -30,7 +30,20 @@ export function receive(view, { now = false } = {}) {
 
 export const busyShowing = () => pumping || queue.length > 0;
 
+// a view of a table this page has left (Back to the home while plays were being shown) is dropped
+const forThisTable = (view) => !!app.tableId && (!view.table_id || view.table_id === app.tableId);
+
+// each time the page leaves a table: a play being shown then stops at its next step
+let visit = 0;
+
+/** Drop the views waiting to be shown (the page leaves the table). */
+export function dropQueue() {
+  queue.length = 0;
+  visit += 1;
+}
+
 function show(view) {
+  if (!forThisTable(view)) return;
   const old = app.view;
   app.view = view;
   hooks.keepPick(old, view);
@@ -55,6 +68,9 @@ async function pump() {
         const rises = escobaRises(old, next);
         markSweeps(old, next, rises);
         show(next);
+        // caught up without the show, the plays are still heard, in one message
+        const plays = old ? newPlays(old, next).filter((p) => p.kind !== "opening") : [];
+        if (plays.length) say(plays.map((p) => t("say.play", { play: playText(p, next) })).join(" "), { hold: 4000 });
         announceStep(old, next, false, rises);
         continue;
       }
@@ -184,11 +200,14 @@ function escobaRises(old, next) {
 }
 
 async function step(old, next) {
+  const seen = visit;
+  const left = () => seen !== visit; // the page left the table meanwhile: nothing more is shown or said
   const plays = newPlays(old, next);
   const mine = (p) => next.you !== null && next.you !== undefined && p.seat === next.you;
   const rises = escobaRises(old, next);
   for (const p of plays) {
     if (p.kind === "opening") continue; // dealt and taken at once: shown after the deal is drawn
+    if (left()) return;
     const own = mine(p);
     const from = own
       ? rectOf(document.querySelector(`#hand [data-card="${p.card}"]`)) || rectOf(seatEl(p.seat))
@@ -213,6 +232,7 @@ async function step(old, next) {
       taken.forEach((el) => el.classList.add("taking"));
       sound("capture");
       await sleep(own ? 450 : 1100); // long enough to read what was taken
+      if (left()) return;
       const to = rectOf(pileEl(p.seat));
       const flights = taken.map((el) => {
         const r = el.getBoundingClientRect();
@@ -227,6 +247,7 @@ async function step(old, next) {
         if (el) el.classList.add("gone");
       }
       await Promise.all(flights);
+      if (left()) return;
     } else if (fig) {
       fig.remove();
     }
@@ -234,6 +255,7 @@ async function step(old, next) {
   // the round's end: what was left on the table goes to the last to capture (the server says who)
   const ended = old && old.status === "playing" && (next.status === "round_over" || next.status === "finished");
   if (ended) await leftovers(old, next);
+  if (left()) return;
   markSweeps(old, next, rises);
   show(next);
   const last = plays[plays.length - 1];
@@ -257,7 +279,9 @@ async function leftovers(old, next) {
     return;
   }
   app.leftovers = { round: next.round, game: next.game, cards: found.leftovers, seat: found.to_seat };
-  const text = t("say.leftovers", { who: seatName(found.to_seat, next), cards: cardsText(found.leftovers, next) });
+  const text = t("say.leftovers", {
+    who: seatName(found.to_seat, next), cards: cardsText(found.leftovers, next), count: found.leftovers.length,
+  });
   app.stripExtras = (app.stripExtras || []).concat([{ round: next.round, game: next.game, at: (next.history || []).length, text, cls: "leftovers" }]);
   say(text, { hold: 2500 });
   const felt = $("table-cards");
@@ -306,10 +330,9 @@ function announceStep(old, next, animated, rises = escobaRises(old, next)) {
     if (next.turn === next.you) { say(t("say.your_turn")); sound("turn"); }
     else say(t("say.turn_of", { name: seatName(next.turn, next) }));
   }
-  if (next.status === "round_over" && old.status !== "round_over") say(t("say.round_over"));
+  if (next.status === "round_over" && old.status !== "round_over") say(t("say.round_over", { scores: scoresRead(next) }));
   if (next.status === "finished" && old.status !== "finished") {
-    const r = $("result-text").textContent;
-    say(r);
+    say(t("say.game_over", { result: $("result-text").textContent, scores: scoresRead(next) }));
   }
 }
 

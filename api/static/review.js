@@ -22,6 +22,7 @@ const POLL_MS = 1500;
 const DECK = new URLSearchParams(location.search).get("deck") || app.deck;
 
 const state = {
+  final: null, // the table at the review's last step: every seat's player, named (a bot too), for the analysis
   token: null, operator: false, seated: false, steps: [], last: 0, version: 1, loading: 0, step: null,
   analysis: null, // the answer of GET .../analysis once done: {seats: [{seat, accuracy, moves}]}
   polling: null,
@@ -125,7 +126,7 @@ export function describe(record, view) {
       return escoba(playText({ kind: "fifteen", seat: d.seat, card: d.card, captured: d.captured || [] }, view), d.escoba);
     case "RoundEnded":
       return d.leftovers && d.leftovers.length && d.to_seat !== null && d.to_seat !== undefined
-        ? t("say.leftovers", { who: who(d.to_seat), cards: cardsText(d.leftovers, view) })
+        ? t("say.leftovers", { who: who(d.to_seat), cards: cardsText(d.leftovers, view), count: d.leftovers.length })
         : t("step.round_ended");
     case "RoundScored": return t("step.round_scored", { n: d.round });
     case "PlayerResigned": return d.how === "exit" ? t("step.exit", { who: who(d.seat) }) : t("step.resigned", { who: who(d.seat) });
@@ -226,7 +227,7 @@ function render(step) {
   if (view.winners) {
     const li = document.createElement("li");
     li.className = "winners";
-    li.textContent = view.winners.length ? t("review.winners", { names: namesText(view.winners, view) }) : t("review.no_winners");
+    li.textContent = view.winners.length ? t("review.winners", { names: namesText(view.winners, view), count: view.winners.length }) : t("review.no_winners");
     scores.push(li);
   }
   $("#review-scores").replaceChildren(...scores);
@@ -268,9 +269,72 @@ function renderJudgement() {
   drawn.hidden = best || !move.best;
 }
 
+// the players by the names they had at the game's end: a bot seated after the first step is
+// Carmen, Tito or Luna, never "Seat 2"
 function seatNameIn(seat) {
-  const view = state.step && state.step.table;
+  const view = state.final || (state.step && state.step.table);
   return view ? seatName(seat, view) : t("seat.numbered", { n: seat + 1 });
+}
+
+const SVG = "http://www.w3.org/2000/svg";
+function svg(name, attrs = {}) {
+  const e = document.createElementNS(SVG, name);
+  for (const [k, val] of Object.entries(attrs)) e.setAttribute(k, String(val));
+  return e;
+}
+const CHART = { w: 640, h: 180, left: 36, right: 8, top: 10, bottom: 22 };
+
+/** Each move's loss over the game, a line a player (inline SVG); a point is a link to its step. */
+function drawChart(seats) {
+  const box = $("#analysis-chart");
+  const moves = seats.flatMap((s) => (s.moves || []).map((m) => ({ ...m, seat: s.seat })))
+    .sort((a, b) => a.version - b.version);
+  box.hidden = !moves.length;
+  box.replaceChildren();
+  if (!moves.length) return;
+  const top = Math.max(1, ...moves.map((m) => m.loss));
+  const x = (i) => CHART.left + (moves.length === 1 ? 0 : (i * (CHART.w - CHART.left - CHART.right)) / (moves.length - 1));
+  const y = (loss) => CHART.top + (Math.max(0, loss) / top) * (CHART.h - CHART.top - CHART.bottom);
+  const chart = svg("svg", { viewBox: `0 0 ${CHART.w} ${CHART.h}`, class: "loss-chart", role: "group" });
+  chart.setAttribute("aria-label", t("analysis.chart", { top: number(top) }));
+  const axis = svg("g", { class: "axis", "aria-hidden": "true" });
+  axis.append(svg("line", { x1: CHART.left, y1: y(0), x2: CHART.w - CHART.right, y2: y(0) }));
+  axis.append(svg("line", { x1: CHART.left, y1: y(0), x2: CHART.left, y2: y(top) }));
+  for (const [v, anchor] of [[0, y(0)], [top, y(top)]]) {
+    const label = svg("text", { x: CHART.left - 4, y: anchor + 4, "text-anchor": "end" });
+    label.textContent = v ? `−${number(v)}` : "0";
+    axis.append(label);
+  }
+  chart.append(axis);
+  const order = seats.map((s) => s.seat);
+  for (const seat of order) {
+    const mine = moves.map((m, i) => [m, i]).filter(([m]) => m.seat === seat);
+    const line = svg("polyline", {
+      class: `loss-line seat-${order.indexOf(seat)}`, "aria-hidden": "true",
+      points: mine.map(([m, i]) => `${x(i)},${y(m.loss)}`).join(" "),
+    });
+    chart.append(line);
+  }
+  moves.forEach((m, i) => {
+    const a = svg("a", { href: `?v=${m.version}`, class: `point seat-${order.indexOf(m.seat)}${m.label ? ` ${m.label}` : ""}` });
+    const judged = m.label ? t(LABELS[m.label]) : t("analysis.no_label");
+    a.setAttribute("aria-label", t("analysis.point", {
+      name: seatNameIn(m.seat), round: m.round, loss: number(m.loss), judged,
+    }));
+    a.dataset.version = String(m.version);
+    a.append(svg("circle", { cx: x(i), cy: y(m.loss), r: m.label ? 6 : 4 }));
+    a.addEventListener("click", (e) => { e.preventDefault(); go(m.version); });
+    chart.append(a);
+  });
+  const legend = document.createElement("ul");
+  legend.className = "chart-legend";
+  for (const seat of order) {
+    const li = document.createElement("li");
+    li.className = `seat-${order.indexOf(seat)}`;
+    li.textContent = seatNameIn(seat);
+    legend.append(li);
+  }
+  box.append(chart, legend);
 }
 
 function renderAnalysis() {
@@ -283,7 +347,13 @@ function renderAnalysis() {
     const head = document.createElement("p");
     head.className = "accuracy";
     head.textContent = t("analysis.accuracy", { name: seatNameIn(s.seat), accuracy: number(s.accuracy, 1) });
-    li.append(head);
+    const count = (label) => (s.moves || []).filter((m) => m.label === label).length;
+    const counts = document.createElement("p");
+    counts.className = "counts";
+    counts.textContent = t("analysis.counts", {
+      inaccuracies: count("inaccuracy"), mistakes: count("mistake"), blunders: count("blunder"),
+    });
+    li.append(head, counts);
     const flagged = (s.moves || []).filter((m) => m.label);
     if (flagged.length) {
       const row = document.createElement("div");
@@ -306,6 +376,7 @@ function renderAnalysis() {
     }
     return li;
   }));
+  drawChart(a.seats);
   renderJudgement();
 }
 
@@ -401,7 +472,14 @@ async function start() {
     ? t("review.title_operator", { table: index.name || tableId }) : t("review.title_of", { table: index.name || tableId });
   $("#admin-form").hidden = true;
   $("#review").hidden = false;
-  const asked = Number(new URLSearchParams(location.search).get("v")) || 1;
+  // the players' names as the game ended them (the analysis names each seat's player)
+  try {
+    const deck = DECK ? `?deck=${encodeURIComponent(DECK)}` : "";
+    state.final = (await api(`/tables/${encodeURIComponent(tableId)}/review/${index.last}${deck}`)).body.table;
+  } catch { state.final = null; }
+  // where a link says (?v=), else the first deal: the hands in view, not the empty table being opened
+  const firstDeal = (index.steps || []).find((s) => s.type === "RoundDealt");
+  const asked = Number(new URLSearchParams(location.search).get("v")) || (firstDeal ? firstDeal.version : 1);
   await go(asked);
   loadAnalysis();
 }

@@ -132,12 +132,28 @@ function scheduleReconnect() {
 
 export async function refresh({ now = false } = {}) {
   try {
-    const view = await api("GET", `/tables/${app.tableId}`);
-    receive(view, { now });
+    const id = app.tableId;
+    if (!id) return;
+    const view = await api("GET", `/tables/${id}`);
+    if (app.tableId === id) receive(view, { now }); // not a table this page has since left
   } catch (e) {
     if (e.status === 401 && app.token) { app.token = null; }
     else if (e.status === 404) showError(t("error.not_found"));
   }
+}
+
+/** Stop following the table (Back to the home): no socket, no poll, no reconnect. */
+export function disconnect() {
+  clearTimeout(timer);
+  clearInterval(poll);
+  const sock = ws;
+  ws = null;
+  held = null;
+  tries = 0;
+  if (sock) { sock.onclose = null; sock.onmessage = null; try { sock.close(); } catch { /* gone */ } }
+  dropInFlight();
+  $("conn").hidden = true;
+  delete document.body.dataset.live;
 }
 
 export function startPolling() {

@@ -38,7 +38,8 @@ export function loadSeat(id) {
   try { return JSON.parse(localStorage.getItem(storeKey(id)) || "null"); } catch { return null; }
 }
 export function saveSeat(id, data) {
-  store(storeKey(id), JSON.stringify(data));
+  // when: the home lists the tables this browser holds, the latest first (mytables.js)
+  store(storeKey(id), JSON.stringify(data ? { ...data, at: Date.now() } : data));
 }
 
 export async function api(method, path, body, extraHeaders = {}) {

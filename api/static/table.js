@@ -5,12 +5,12 @@
 import { cardBack, cardButton } from "./cards.js";
 import { presetName } from "./forms.js";
 import { page } from "./hooks.js";
-import { t } from "./i18n.js";
+import { formatNumber, t } from "./i18n.js";
 import { fillScoreTable } from "./scorebox.js";
 import {
   $, app, inGameSeats, inviteUrl, isHost, isSeated, myTurn, optionFor, seatName, sideName, v,
 } from "./state.js";
-import { cardName, cardsText, namesText, playText } from "./words.js";
+import { cardName, cardsText, namesText, playText, sumText } from "./words.js";
 
 export { playText };
 
@@ -97,6 +97,8 @@ export function render() {
   renderResult(view, seated);
   const over = !$("round-box").hidden || !$("result").hidden;
   $("overlay").hidden = !over;
+  // the game's end and the round's box side by side where the screen is wide and short
+  $("overlay").classList.toggle("both", !$("round-box").hidden && !$("result").hidden);
   document.body.classList.toggle("boxed", over);
 
   $("chat-form").hidden = !seated;
@@ -305,7 +307,8 @@ function renderFelt(view) {
         const b = document.createElement("button");
         b.type = "button";
         b.className = "primary take-fifteen";
-        b.textContent = t("play.take_fifteen", { cards: cardsText(set, view) });
+        b.textContent = t("play.take_fifteen", { cards: cardsText(set, view, true) });
+        b.setAttribute("aria-label", t("play.take_fifteen", { cards: cardsText(set, view) }) + t("play.sum", { sum: sumText(set) }));
         b.dataset.cards = set.join(" ");
         const light = (on) => {
           for (const c of set) {
@@ -331,7 +334,13 @@ function renderStrip(view) {
   strip.replaceChildren();
   const items = hist.map((p, i) => {
     const swept = app.sweeps.get(`${view.game}:${view.round}:${i}`);
-    return { text: swept ? t("strip.swept", { play: playText(p, view), escoba: swept }) : playText(p, view), cls: p.captured && p.captured.length ? "took" : "" };
+    const spoken = playText(p, view);
+    const short = playText(p, view, true);
+    return {
+      text: swept ? t("strip.swept", { play: spoken, escoba: swept }) : spoken,
+      shown: swept ? t("strip.swept", { play: short, escoba: swept }) : short,
+      cls: p.captured && p.captured.length ? "took" : "",
+    };
   });
   for (const e of app.stripExtras || []) if (e.round === view.round && e.game === view.game) items.splice(e.at, 0, { text: e.text, cls: e.cls });
   if (!items.length) {
@@ -342,7 +351,18 @@ function renderStrip(view) {
   }
   items.forEach((it, i) => {
     const li = document.createElement("li");
-    li.textContent = it.text;
+    // the eye reads the short form (a French card's symbols), the screen reader the words
+    if (it.shown && it.shown !== it.text) {
+      const seen = document.createElement("span");
+      seen.setAttribute("aria-hidden", "true");
+      seen.textContent = it.shown;
+      const heard = document.createElement("span");
+      heard.className = "sr-only";
+      heard.textContent = it.text;
+      li.append(seen, heard);
+    } else {
+      li.textContent = it.text;
+    }
     if (it.cls) li.className = it.cls;
     if (i === items.length - 1) li.classList.add("latest");
     strip.append(li);
@@ -398,6 +418,18 @@ function renderHand(view, seated) {
   else hint.textContent = t("hint.leave");
 }
 
+/** The sides' points in words, for the live line: at a round's end its points and the game's. */
+export function scoresRead(view) {
+  const lr = view.last_round || [];
+  if (view.status === "round_over" && lr.length) {
+    return lr.map((side) => {
+      const sc = (view.scores || []).find((x) => x.seats.join() === side.seats.join());
+      return t("round.side_read", { names: sideName(side, view), round: side.round_points, count: sc ? sc.points : 0 });
+    }).join("; ");
+  }
+  return (view.scores || []).map((sc) => t("score.side_has", { names: sideName(sc, view), count: sc.points })).join("; ");
+}
+
 /** A tie at the target: why one more round is dealt. */
 export function tieText(view) {
   if (view.status !== "round_over") return "";
@@ -417,11 +449,21 @@ function renderRound(view, seated) {
   if (box.hidden) return;
   $("round-title").textContent = view.status === "finished" ? t("round.last_title") : t("round.title", { n: view.round });
   fillScoreTable($("score-table"), view, lr);
+  const game = lr.map((side) => {
+    const sc = (view.scores || []).find((x) => x.seats.join() === side.seats.join());
+    return sc ? sc.points : 0;
+  });
+  fillHeadline($("round-score"), [
+    [t("round.headline_round"), lr.map((side) => side.round_points)],
+    [t("round.headline_game"), game],
+  ], lr.map((side) => t("round.side_read", {
+    names: sideName(side, view), round: side.round_points, count: game[lr.indexOf(side)],
+  })));
   const lo = app.leftovers;
   const note = $("round-note");
   const parts = [];
   if (lo && lo.round === view.round && lo.game === view.game && lo.cards.length) {
-    parts.push(t("round.leftovers", { cards: cardsText(lo.cards, view), who: seatName(lo.seat, view) }));
+    parts.push(t("round.leftovers", { cards: cardsText(lo.cards, view), who: seatName(lo.seat, view), count: lo.cards.length }));
   }
   const tie = tieText(view);
   if (tie) parts.push(tie);
@@ -430,11 +472,49 @@ function renderRound(view, seated) {
   $("next-round").hidden = !(seated && view.status === "round_over");
 }
 
+/** A score in its headline: the numbers large ("21–19"), each `[label, numbers]` a line, the sides'
+ * names under them when given; a screen reader hears `read` instead (the sides with their points). */
+function fillHeadline(el, lines, read, names = null) {
+  el.replaceChildren();
+  const shown = document.createElement("span");
+  shown.setAttribute("aria-hidden", "true");
+  shown.className = "headline-lines";
+  for (const [label, nums] of lines) {
+    const line = document.createElement("span");
+    line.className = "headline-line";
+    if (label) {
+      const l = document.createElement("span");
+      l.className = "headline-label";
+      l.textContent = label;
+      line.append(l);
+    }
+    const n = document.createElement("span");
+    n.className = "nums";
+    n.textContent = nums.map((x) => formatNumber(x)).join("–");
+    line.append(n);
+    shown.append(line);
+  }
+  if (names) {
+    const who = document.createElement("span");
+    who.className = "headline-names";
+    who.textContent = names.join(" · ");
+    shown.append(who);
+  }
+  const sr = document.createElement("span");
+  sr.className = "sr-only";
+  sr.textContent = read.join("; ");
+  el.append(shown, sr);
+}
+
 function renderResult(view, seated) {
   const box = $("result");
   box.hidden = !(view.status === "finished" || view.status === "expired");
   if (box.hidden) return;
   $("result-text").textContent = resultText(view);
+  const scores = view.scores || [];
+  fillHeadline($("result-score"), [["", scores.map((sc) => sc.points)]],
+    scores.map((sc) => t("score.side_has", { names: sideName(sc, view), count: sc.points })),
+    scores.map((sc) => sideName(sc, view)));
   const rm = view.rematch;
   const r = $("rematch");
   r.hidden = !(rm && (rm.allowed || rm.closed));

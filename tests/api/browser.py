@@ -11,7 +11,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-import re
 import threading
 import time
 import urllib.error
@@ -370,13 +369,12 @@ def words(lang: str = "en") -> dict:
     return json.loads((CATALOGUES / f"{lang}.json").read_text(encoding="utf-8"))
 
 
-def say(cat: dict, key: str, **params) -> str:
-    """A catalogue string filled as the page fills it (plural forms by `count`: "one" for 1, else
-    "other", which the tests only ask for where the three languages agree)."""
-    entry = cat[key]
-    if isinstance(entry, dict):
-        entry = entry["one"] if params.get("count") == 1 else entry["other"]
-    return re.sub(r"\{(\w+)\}", lambda m: str(params[m.group(1)]) if m.group(1) in params else m.group(0), entry)
+def say(cat: dict, key: str, lang: str = "en", **params) -> str:
+    """A catalogue message filled as the page fills it (ICU MessageFormat, tests/api/icu.py); plural forms
+    by `lang`'s rules (English's by default, which the tests only ask for where the languages agree)."""
+    from .icu import fill
+
+    return fill(cat[key], params, lang)
 
 
 def spanish_card(card: str, cat: dict | None = None) -> str:
@@ -385,3 +383,25 @@ def spanish_card(card: str, cat: dict | None = None) -> str:
     value, suit = int(card[:-1]), card[-1]
     rank = say(cat, f"card.rank.{value}") if value in (1, 8, 9, 10) else str(value)
     return say(cat, "card.spanish", rank=rank, suit=say(cat, f"card.suit.{suit}"))
+
+
+def resign(page, lang: str = "en", confirm: bool = True):
+    """RESIGN from the menu, answered in the page's own dialog (no browser confirm())."""
+    page.get_by_role("button", name=button("MENU", lang)).click()
+    page.get_by_role("dialog").get_by_role("button", name=button("RESIGN", lang)).click()
+    dialog = page.get_by_role("dialog", name=words(lang)["confirm.resign_title"])
+    dialog.wait_for()
+    dialog.get_by_role("button", name=button("RESIGN" if confirm else "KEEP PLAYING", lang)).click()
+
+
+def card_words(card: str, design: str, cat: dict | None = None) -> str:
+    """A card named in words as the page names it for a screen reader, whatever its design ("Queen of
+    diamonds" on a French design, "Dama de ouros", "Sota de oros" on the baraja)."""
+    from engine.cards import label
+
+    cat = cat or words("en")
+    if design == "spanish":
+        return spanish_card(card, cat)
+    letter = label(card, design)[:-1]  # "Q♦": its rank before the suit's symbol
+    rank = cat[f"card.french_rank.{letter}"] if letter in ("A", "J", "Q", "K") else letter
+    return say(cat, "card.french", rank=rank, suit=cat[f"card.french_suit.{card[-1]}"])

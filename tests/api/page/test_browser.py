@@ -58,7 +58,7 @@ def _round_over_checks(p, base, table_id, tag, rounds, preset):
     events = http("GET", f"{base}/tables/{table_id}/events?after=0&limit=1000")["events"]
     ended = [e for e in events if e["type"] == "RoundEnded"][-1]["data"]
     if ended["leftovers"] and ended["to_seat"] is not None:
-        assert "Leftovers to" in page.text_content("#strip")
+        assert "the last to capture:" in page.text_content("#strip")
         assert "went to" in page.text_content("#round-note")
     if rounds == 1:
         shot(page, f"{tag}-score-box")
@@ -120,7 +120,7 @@ class Game:
             shot(page, f"{self.tag}-playing")
             no_overflow(page)
             # the whole table on one screen: seats, felt, hand and buttons
-            for sel in ["#felt", "#hand", "#capture", "#resign", ".seat.you"]:
+            for sel in ["#felt", "#hand", "#capture", "#leave", ".seat.you"]:
                 in_viewport(page, sel)
             seats = page.evaluate("[...document.querySelectorAll('.seat')].map(s => s.getBoundingClientRect())"
                                   ".map(r => [r.top, r.bottom, r.left, r.right])")

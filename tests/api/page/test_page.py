@@ -16,16 +16,17 @@ from ..browser import (
     Page,
     add_bots,
     axe_check,
+    card_words,
     full_deck,
     http,
     in_viewport,
     needs_chromium,
     no_overflow,
     open_table,
+    resign,
     seat_token,
     serve,
     shot,
-    spanish_card,
     stacked_table,
     start,
     touch_drag,
@@ -64,7 +65,9 @@ def test_the_create_form_starts_from_each_presets_own_defaults(server, browser):
         presets = http("GET", f"{server.url}/presets")["presets"]
         for preset in ("del15", "selminha", "del15"):  # switching back and forth keeps each preset's own
             page.select_option("#create-preset", preset)
-            for key in presets[preset]["offered"]:
+            # the deck is the reader's own choice in this form (one deck choice); the host sets the table's later
+            assert page.locator("#create-settings select[data-setting=deck]").count() == 0
+            for key in (k for k in presets[preset]["offered"] if k != "deck"):
                 shown = json.loads(page.input_value(f"#create-settings select[data-setting={key}]"))
                 assert shown == presets[preset]["defaults"][key], (preset, key)
         no_overflow(page)
@@ -90,7 +93,7 @@ def test_the_create_form_starts_from_each_presets_own_defaults(server, browser):
 def test_default_bots_are_carmen_tito_and_luna_and_twins_are_told_apart(server, browser):
     p = Page(browser, "phone")
     page = p.page
-    page.on("dialog", lambda d: d.accept())
+    page.on("dialog", lambda d: (p.errors.append(f"a browser dialog: {d.message}"), d.dismiss()))
     try:
         open_table(page, server.url, "selminha")
         defaults = page.locator(".waiting-seat select").evaluate_all("ss => ss.map(s => s.value)")
@@ -111,7 +114,7 @@ def test_default_bots_are_carmen_tito_and_luna_and_twins_are_told_apart(server, 
         names = page.locator(".seat .seat-name").all_text_contents()
         assert "Carmen (seat 2)" in names and "Carmen (seat 3)" in names
         _settle(page)
-        page.get_by_role("button", name="RESIGN").click()
+        resign(page)
         page.wait_for_selector("#result:not([hidden])")
         text = page.text_content("#result-text")
         assert "Carmen (seat 2) & Carmen (seat 3) win" in text, text
@@ -223,7 +226,7 @@ def test_two_player_rematch_says_nothing_of_teams_and_the_leaver_is_told(server,
     base = server.url
     host = Page(browser, "desktop")
     guest = Page(browser, "phone")
-    host.page.on("dialog", lambda d: d.accept())
+    host.page.on("dialog", lambda d: (host.errors.append(f"a browser dialog: {d.message}"), d.dismiss()))
     try:
         table_id = open_table(host.page, base, "selminha")
         g = guest.page
@@ -236,6 +239,7 @@ def test_two_player_rematch_says_nothing_of_teams_and_the_leaver_is_told(server,
         # the host leaves the game from the menu: EXIT GAME
         host.page.keyboard.press("Escape")
         host.page.get_by_role("button", name="EXIT GAME").click()
+        host.page.get_by_role("dialog", name="Leave the game?").get_by_role("button", name="EXIT GAME").click()
         host.page.wait_for_selector("#result:not([hidden])")
         mine = host.page.text_content("#result-text")
         assert mine.startswith("You lose") and "left the game" in mine, mine
@@ -253,7 +257,7 @@ def test_two_player_rematch_says_nothing_of_teams_and_the_leaver_is_told(server,
         bruno = http("POST", f"{base}/tables/{table2}/seats", {"name": "Bruno"})["token"]
         host.page.wait_for_selector(".waiting-seat:has-text('Bruno')")
         start(host.page)
-        host.page.get_by_role("button", name="RESIGN").click()
+        resign(host.page)
         host.page.wait_for_selector("#result:not([hidden])")
         assert host.page.text_content("#result-text").startswith("You lose")
         host.page.get_by_role("button", name="REMATCH").click()
@@ -326,7 +330,7 @@ def test_four_deck_designs_drawn_as_cards(server, browser):
             first = page.locator(SHOWN_CARD).first
             card = first.get_attribute("data-card")
             # the card's values, the reader's drawing; the baraja's cards named in the page's words
-            name = json.dumps(spanish_card(card) if deck == "spanish" else label(card, design_for("french", deck)))
+            name = json.dumps(card_words(card, design_for("french", deck)))
             until(page, f"(document.querySelector('{SHOWN_CARD}').ariaLabel || '').startsWith({name})",
                   what=f"the {deck} labels")
             # a drawn face: corner index, suit, and the worth in its disc

@@ -12,6 +12,7 @@ import dataclasses
 import json
 import os
 import random
+import re
 import threading
 from pathlib import Path
 
@@ -114,7 +115,7 @@ def test_a_finished_game_is_stepped_from_first_event_to_last_with_every_hand(ser
     records = _log(client, tid)
 
     page, problems, _ = _page(browser, base, tid, guest["token"])
-    page.goto(f"{base}/t/{tid}/review")
+    page.goto(f"{base}/t/{tid}/review?v=1")  # a link to the first step (unlinked, it opens at the first deal)
     page.wait_for_selector("body[data-version='1']")
     assert page.text_content("#step-label") == f"step 1 of {len(records)}"
     state = engine.State()
@@ -136,7 +137,7 @@ def test_a_finished_game_is_stepped_from_first_event_to_last_with_every_hand(ser
                 page.keyboard.press("ArrowRight")
     assert hands_seen > 0
     assert page.locator("#step-next").is_disabled()
-    assert state.status == "finished" and "Winners" in page.text_content("#review-scores")
+    assert state.status == "finished" and re.search(r"Winners?: ", page.text_content("#review-scores"))
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "review-finished.png"), full_page=True)
     page.get_by_role("button", name="FIRST").click()
@@ -178,8 +179,9 @@ def test_the_operators_review_needs_the_admin_token(server, browser):
 
     page.fill("#admin-token", ADMIN)
     page.get_by_role("button", name="REVIEW AS OPERATOR").click()
-    page.wait_for_selector("body[data-operator='true'][data-version='1']")
-    page.get_by_role("button", name="LAST").click()
+    page.wait_for_selector("body[data-operator='true'][data-version]")
+    if page.get_by_role("button", name="LAST").is_enabled():  # it opens at the first deal: here the last step
+        page.get_by_role("button", name="LAST").click()
     page.wait_for_selector(f"body[data-version='{version}']")
     state = client.http.application.extensions["escoba"].service.load(tid)
     shown = _shown(page)

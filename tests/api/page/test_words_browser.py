@@ -247,7 +247,7 @@ def test_the_pseudo_locale_leaves_no_bare_text(server, browser):
     p = Page(browser)
     page = p.page
     page.add_init_script("try { localStorage.setItem('escoba.pseudo', 'on'); } catch (e) {}")
-    page.on("dialog", lambda d: d.accept())
+    page.on("dialog", lambda d: (p.errors.append(f"a browser dialog: {d.message}"), d.dismiss()))
     page.goto(f"{server.url}/")
     page.wait_for_selector("#home:not([hidden])")
     _bare(page, "home")
@@ -285,7 +285,10 @@ def test_the_pseudo_locale_leaves_no_bare_text(server, browser):
     _play_round(page)
     page.wait_for_selector("#round-box:not([hidden])")
     _bare(page, "the round's end")
-    page.evaluate("document.getElementById('resign').click()")  # the confirm is accepted: the game ends, lost
+    page.evaluate("document.getElementById('resign').click()")  # asked in the page's dialog: the game ends, lost
+    page.wait_for_selector("#confirm[open]")
+    _bare(page, "the confirmation")
+    page.click("#confirm-yes")
     page.wait_for_selector("#result:not([hidden])")
     until(page, "window.escobaShowing() === false")
     _bare(page, "the game's end")
@@ -436,7 +439,7 @@ def test_the_review_steps_through_a_whole_game_in_each_language(server, browser)
             "**/tables/*/analysis",
             lambda route: route.fulfill(status=200, content_type="application/json", body=json.dumps(analysis)),
         )
-        page.goto(f"{server.url}/t/{tid}/review?lang={lang}")
+        page.goto(f"{server.url}/t/{tid}/review?lang={lang}&v=1")
         page.wait_for_selector("body[data-version='1']")
         assert page.evaluate("document.documentElement.lang") == lang
         until(page, "document.body.dataset.analysis === 'done'", what="the analysis shown")
@@ -460,6 +463,8 @@ def test_the_review_steps_through_a_whole_game_in_each_language(server, browser)
                         card=card_name(cat, d["card"]),
                         cards=cards_text(cat, d["captured"]),
                     )
+                    worths = [int(c[:-1]) for c in [d["card"], *d["captured"]]]  # a capture read as its sum
+                    text += say(cat, "play.sum", sum=" + ".join(map(str, worths)) + f" = {sum(worths)}")
                 else:
                     text = say(cat, "play.text.left", who=who, card=card_name(cat, d["card"]))
                 if d["escoba"]:
@@ -489,7 +494,7 @@ def test_the_review_steps_through_a_whole_game_in_each_language(server, browser)
                     page.keyboard.press("ArrowRight")
         assert rounds_boxed >= 1
         final = page.text_content("#review-scores")
-        assert say(cat, "review.winners", names="").strip() in final
+        assert say(cat, "review.winners", names="", count=1).strip() in final  # two players: one wins
         press(page, UP)  # the controller's ↑: back to the first step
         page.wait_for_selector("body[data-version='1']")
         assert page.locator("#step-next").text_content() == cat["review.next"]

@@ -176,16 +176,16 @@ def test_refused_frames_change_nothing_and_leave_the_socket_open(client, live):
 def test_frames_sent_while_a_move_is_answered_are_all_answered_in_order(client, live, monkeypatch):
     # the handler spends the wake its move's own notice makes while the move is answered
     # (api/sockets/route.py): frames that came in the meantime must still be answered, unasked
-    from api.http import tables
+    from api import moves
 
-    decide, answering = tables.decide_move, threading.Event()
+    decide, answering = moves.decide_move, threading.Event()
 
     def slow_decide(*args, **kwargs):
         answering.set()
         time.sleep(0.3)  # the late frames arrive while this move is answered
         return decide(*args, **kwargs)
 
-    monkeypatch.setattr(tables, "decide_move", slow_decide)
+    monkeypatch.setattr(moves, "decide_move", slow_decide)
     table_id, tokens, players = _started(client, live)
     turn = players[0].view["turn"]
     me, other = players[turn], players[1 - turn]
