@@ -183,7 +183,7 @@ def test_your_games_in_each_language_your_turn_first(server, browser):
             page.get_by_role("link", name=names[yours]).click()
             page.wait_for_selector("#felt:not([hidden])")
             until(page, f"location.pathname === '/t/{yours}'")
-            until(page, "document.body.dataset.role === 'player' || !!document.querySelector('.seat.you')",
+            until(page, "document.body.dataset.role === 'player' && !!document.querySelector('.seat.you')",
                   what="seated")
             assert p.errors == [], p.errors
         finally:
