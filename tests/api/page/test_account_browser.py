@@ -9,7 +9,7 @@ import secrets
 
 import pytest
 
-from ..browser import Page, axe_check, http, needs_chromium, say, until, words
+from ..browser import Page, axe_check, http, needs_chromium, say, shot, until, words
 
 pytestmark = [pytest.mark.browser, needs_chromium]
 sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright package is not installed")
@@ -69,6 +69,7 @@ def test_sign_up_out_and_in_by_password_and_a_wrong_password(server, browser):
         page.get_by_role("button", name=cat["account.sign_in"]).click()
         until(page, "!document.getElementById('account-error').hidden", what="the error")
         assert page.locator("#account-error").text_content() == cat["account.wrong"]
+        axe_check(page, "the home's sign-in form with its error")
         assert page.evaluate("localStorage.getItem('escoba.player')") is None
 
         page.fill("#account-password", PASSWORD)
@@ -124,6 +125,24 @@ def test_a_passkey_registered_then_used_to_sign_in(server, browser):
         assert http("GET", f"{server.url}/me", token=token)["name"] == name
         creds = cdp.send("WebAuthn.getCredentials", {"authenticatorId": added["authenticatorId"]})["credentials"]
         assert creds[0]["signCount"] >= 1
+
+        # an account with no password: its passkey is made as it signs up, and signs it in by name
+        page.get_by_role("button", name=cat["account.sign_out"]).click()
+        signed_out(page)
+        other = unique("kid")
+        open_panel(page, cat)
+        page.fill("#account-user", other)
+        page.fill("#account-password", "")
+        page.get_by_role("button", name=cat["account.sign_up"]).click()
+        signed_in(page, other)
+        until(page, f"document.getElementById('account-status').textContent === {cat['account.passkey_added']!r}",
+              what="the new account's passkey")
+        page.get_by_role("button", name=cat["account.sign_out"]).click()
+        signed_out(page)
+        open_panel(page, cat)
+        page.fill("#account-user", other)  # two passkeys here: the name picks its own
+        page.get_by_role("button", name=cat["account.passkey"]).click()
+        signed_in(page, other)
         assert p.errors == [], p.errors
     finally:
         p.close()
@@ -179,6 +198,7 @@ def test_your_games_in_each_language_your_turn_first(server, browser):
             assert page.title() == say(cat, "mygames.tab_title", lang, count=1, title=cat["page.title"])
             assert page.get_by_role("heading", name=cat["home.continue.title"]).is_visible()
             axe_check(page, f"the home with the list, {lang}")
+            shot(page, f"home-my-games-{lang}")
             # a row opens its table with the account's token: seated, not a spectator
             page.get_by_role("link", name=names[yours]).click()
             page.wait_for_selector("#felt:not([hidden])")
