@@ -95,9 +95,13 @@ export function homeTitle(count = 0) {
   document.title = count > 0 ? t("mygames.tab_title", { count, title }) : title;
 }
 
+const REFRESH_MS = 60000; // the home redraws its list each minute: waits grow, turns come round
+let refresher = 0;
+
 let drawing = 0;
 /** Fill the home's list with your games still being played (signed in or as a guest). */
 export async function renderContinue() {
+  if (!refresher) refresher = setInterval(() => { if (!$("home").hidden) renderContinue(); }, REFRESH_MS);
   const mine = ++drawing;
   const box = $("continue");
   const list = $("continue-list");
