@@ -53,9 +53,29 @@ async function rows() {
       else throw e;
     }
   }
-  const tokens = heldTables().map((h) => h.token).slice(0, MAX_TOKENS);
-  if (!tokens.length) return [];
-  return (await api("POST", "/tables/summaries", { tokens })).tables;
+  const held = heldTables();
+  const tokens = held.map((h) => h.token).filter(named).slice(0, MAX_TOKENS);
+  const found = tokens.length ? (await api("POST", "/tables/summaries", { tokens })).tables : [];
+  // a token issued before v1.3 names no table: the summaries leave it out, so its table is asked itself
+  const older = await Promise.all(held.filter((h) => !named(h.token)).slice(0, OLDER).map(olderRow));
+  const rest = older.filter(Boolean);
+  return [...found.filter((r) => r.your_turn), ...rest.filter((r) => r.your_turn),
+    ...found.filter((r) => !r.your_turn), ...rest.filter((r) => !r.your_turn)];
+}
+
+const OLDER = 6; // the latest few older tokens: each is one GET
+const named = (token) => String(token).includes("."); // `<table id>.<secret>` (docs/api.md v1.3)
+
+async function olderRow(h) {
+  try {
+    const view = await api("GET", `/tables/${encodeURIComponent(h.id)}`, undefined, bearer(h.token));
+    const mine = view.you !== null && view.you !== undefined;
+    return { table_id: h.id, name: view.name, status: view.status,
+      your_turn: view.status === "playing" && mine && view.turn === view.you,
+      players: view.seats.filter((x) => !x.empty).map((x) => x.name) };
+  } catch {
+    return null;
+  }
 }
 
 function stateText(row) {
