@@ -8,7 +8,8 @@ import { cardFigure } from "./cards.js";
 import { buildSettings, loadPresets, presetName, readSettings } from "./forms.js";
 import { page } from "./hooks.js";
 import { busyShowing, dropQueue, hooks, receive } from "./motion.js";
-import { renderContinue } from "./mytables.js";
+import { accountToken, forgetAccount, onAccount, wireAccount } from "./account.js";
+import { claimGuestTables, homeTitle, renderContinue } from "./mytables.js";
 import { setupTurnNotices } from "./push.js";
 import { connect, disconnect, newMoveId, refresh, sendMove, startPolling } from "./sockets.js";
 import { toggleSound } from "./sound.js";
@@ -174,6 +175,12 @@ function startDrag(e, card, el) {
   window.addEventListener("pointercancel", done);
 }
 
+/** The signed-in player's token as the Authorization of a POST that seats (app.token is null then). */
+function playerHeaders() {
+  const token = accountToken();
+  return token ? { Authorization: `Bearer ${token}` } : {};
+}
+
 // ---------------------------------------------------------------- screens
 function show(id) {
   for (const s of ["home", "join", "game"]) $(s).hidden = s !== id;
@@ -208,13 +215,16 @@ function leaveTable() {
 async function enterTable(id) {
   app.tableId = id;
   const saved = loadSeat(id);
-  app.token = saved && saved.token ? saved.token : null;
+  // no seat token kept here: the account's player token, which acts for the seat it holds (docs/api.md v1.3)
+  app.token = saved && saved.token ? saved.token : accountToken();
+  homeTitle(0);
   let view;
   try {
     await loadPresets();
     view = await api("GET", `/tables/${id}`);
   } catch (e) {
     if (e.status === 401 && app.token) { // a stale token: ask again
+      if (app.token === accountToken()) forgetAccount(); // the session ended: a guest now
       app.token = null;
       saveSeat(id, null);
       return enterTable(id);
@@ -293,7 +303,7 @@ function wire() {
       // unnamed, the table is named in the host's language ("Ana's table", "Mesa de Ana"), not the server's
       const tableName = $("create-table-name").value.trim() || t("title.default_name", { name }).slice(0, NAME_MAX);
       body.table_name = tableName;
-      const data = await api("POST", "/tables", body);
+      const data = await api("POST", "/tables", body, playerHeaders()); // signed in: the account is seated
       saveSeat(data.table_id, { token: data.token, seat: data.seat, invite_url: data.invite_url });
       store("escoba.name", name);
       history.pushState({}, "", withLang(`/t/${data.table_id}`));
@@ -313,7 +323,7 @@ function wire() {
     const name = $("join-name").value.trim();
     try {
       app.token = null;
-      const data = await api("POST", `/tables/${app.tableId}/seats`, { name });
+      const data = await api("POST", `/tables/${app.tableId}/seats`, { name }, playerHeaders());
       saveSeat(app.tableId, { token: data.token, seat: data.seat });
       store("escoba.name", name);
       app.token = data.token;
@@ -372,6 +382,11 @@ function wire() {
   startGamepad(actions);
   languageSelect($("home-lang"));
   languageSelect($("menu-lang"));
+  wireAccount();
+  onAccount(async (account) => { // signed in: this browser's guest seats become the account's, then the list
+    if (account) { try { await claimGuestTables(); } catch { /* the list shows them as a guest's all the same */ } }
+    if (!$("home").hidden) renderContinue();
+  });
   window.addEventListener("popstate", route);
   document.addEventListener("click", onNavClick);
   let name = null;
