@@ -282,15 +282,19 @@ function setDeck(deck) {
   $("menu-deck").value = deck;
 }
 
+// the create form's settings left out: the table's deck (the reader picks their own design), and the
+// rated choice for a guest, who cannot play a rated game (docs/api.md v1.3: every seat an account)
+const createSkips = () => (accountToken() ? ["deck"] : ["deck", "rated"]);
+
 function wire() {
   $("open-table").addEventListener("click", async () => {
     try { await loadPresets(); } catch (e) { showError(errorText(e)); return; }
     $("create-form").hidden = false;
     $("open-table").hidden = true;
-    buildSettings($("create-settings"), $("create-preset").value, null, undefined, { skip: ["deck"] });
+    buildSettings($("create-settings"), $("create-preset").value, null, undefined, { skip: createSkips() });
     $("create-name").focus();
   });
-  $("create-preset").addEventListener("change", () => buildSettings($("create-settings"), $("create-preset").value, null, undefined, { skip: ["deck"] }));
+  $("create-preset").addEventListener("change", () => buildSettings($("create-settings"), $("create-preset").value, null, undefined, { skip: createSkips() }));
   $("create-deck").value = app.deck;
   $("create-form").addEventListener("submit", async (e) => {
     e.preventDefault();
