@@ -67,7 +67,9 @@ def test_the_create_form_starts_from_each_presets_own_defaults(server, browser):
             page.select_option("#create-preset", preset)
             # the deck is the reader's own choice in this form (one deck choice); the host sets the table's later
             assert page.locator("#create-settings select[data-setting=deck]").count() == 0
-            for key in (k for k in presets[preset]["offered"] if k != "deck"):
+            # a guest is offered no rated game (every seat of one is an account: docs/api.md v1.3)
+            assert page.locator("#create-settings select[data-setting=rated]").count() == 0
+            for key in (k for k in presets[preset]["offered"] if k not in ("deck", "rated")):
                 shown = json.loads(page.input_value(f"#create-settings select[data-setting={key}]"))
                 assert shown == presets[preset]["defaults"][key], (preset, key)
         no_overflow(page)
