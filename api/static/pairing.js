@@ -251,13 +251,15 @@ function drawLobby() {
     el("button", { type: "button", id: "lobby-cancel", className: "danger" }, t("seek.cancel")));
   box.replaceChildren(
     el("h3", { id: "lobby-title" }, t("lobby.title")),
-    el("h4", { id: "lobby-seeks-title" }, t("lobby.seeks_title")),
-    el("ul", { id: "lobby-seeks", className: "lobby-list", "aria-labelledby": "lobby-seeks-title" }),
-    el("p", { id: "lobby-seeks-none", className: "note", hidden: true }, t("lobby.no_seeks")),
-    mine, form,
-    el("h4", { id: "lobby-live-title" }, t("lobby.live_title")),
-    el("ul", { id: "lobby-live", className: "lobby-list", "aria-labelledby": "lobby-live-title" }),
-    el("p", { id: "lobby-live-none", className: "note", hidden: true }, t("lobby.no_live")));
+    el("div", { className: "lobby-open" },
+      el("h4", { id: "lobby-seeks-title" }, t("lobby.seeks_title")),
+      el("ul", { id: "lobby-seeks", className: "lobby-list", "aria-labelledby": "lobby-seeks-title" }),
+      el("p", { id: "lobby-seeks-none", className: "note", hidden: true }, t("lobby.no_seeks")),
+      mine, form),
+    el("div", { className: "lobby-watch" },
+      el("h4", { id: "lobby-live-title" }, t("lobby.live_title")),
+      el("ul", { id: "lobby-live", className: "lobby-list", "aria-labelledby": "lobby-live-title" }),
+      el("p", { id: "lobby-live-none", className: "note", hidden: true }, t("lobby.no_live"))));
   $("lobby-cancel").addEventListener("click", cancelChallenge);
   showMine();
 }

@@ -25,7 +25,8 @@ SIZES = [(390, 844), (844, 390), (820, 1180), (1180, 820), (1280, 800)]
 # server once the seek is paired, with bytes chromium reads as a frame: the message was received first
 # (a Python client gets the message and the 1000 close), and the page opens its table from it or
 # from GET /seeks/{id}. Only that error on a seek's socket is let pass.
-SEEK_SOCKET_CLOSE = re.compile(r"WebSocket connection to 'ws://[^']+/seeks/[^']+/ws\?token=[^']+' failed: Invalid frame header")
+SEEK_SOCKET_CLOSE = re.compile(
+    r"WebSocket connection to 'ws://[^']+/seeks/[^']+/ws\?token=[^']+' failed: Invalid frame header")
 
 
 def errors(*pages: Page) -> list[str]:
