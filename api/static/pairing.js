@@ -86,7 +86,7 @@ let seek = null; // {id, token, started, socket, poll, timer}
 function drawPlay() {
   const box = $("seek");
   const name = el("input", { id: "seek-name", name: "name", required: true, maxLength: 40, autocomplete: "nickname", value: readName() });
-  const nameLabel = el("label", { className: "seek-name" }, el("span", {}, t("form.your_name")), " ", name);
+  const nameLabel = el("label", { className: "seek-name" }, el("span", {}, t("seek.your_name")), " ", name);
   nameLabel.hidden = !!playerToken();
   const rules = el("div", { className: "row wrap seek-presets", role: "group", "aria-labelledby": "seek-presets-label" });
   for (const p of PRESETS) {
@@ -232,7 +232,7 @@ function options(select, values, word) {
 function drawLobby() {
   const box = $("lobby");
   const name = el("input", { id: "lobby-name", name: "name", required: true, maxLength: 40, autocomplete: "nickname", value: readName() });
-  const nameLabel = el("label", {}, el("span", {}, t("form.your_name")), " ", name);
+  const nameLabel = el("label", {}, el("span", {}, t("lobby.your_name")), " ", name);
   nameLabel.hidden = !!playerToken();
   const preset = el("select", { id: "lobby-preset", name: "preset" });
   options(preset, PRESETS, presetName);
@@ -242,7 +242,7 @@ function drawLobby() {
     el("h4", {}, t("lobby.challenge_title")),
     el("p", { className: "note" }, t("lobby.challenge_intro")),
     nameLabel,
-    el("label", {}, el("span", {}, t("form.rules")), " ", preset),
+    el("label", {}, el("span", {}, t("lobby.rules")), " ", preset),
     el("label", {}, el("span", {}, t("lobby.players_label")), " ", players),
     el("button", { type: "submit", className: "primary" }, t("lobby.post")));
   form.addEventListener("submit", postChallenge);
