@@ -177,3 +177,35 @@ def test_cancel_ends_the_seek_and_the_home_fits_every_screen(server, browser):
             assert errors(p) == []
         finally:
             p.close()
+
+
+def test_a_controller_reaches_play_now_and_the_keyboard_cancels(server, browser):
+    from .test_words_browser import PAD, RIGHT, press
+    from .test_words_browser import A as BUTTON_A
+
+    cat = words("es")
+    p = Page(browser, "desktop", locale="es")
+    page = p.page
+    try:
+        page.add_init_script(PAD)
+        home(p, server, "es", "Iker")
+        page.locator("#seek-name").blur()
+        target = say(cat, "seek.play", "es", count=3)
+        for _ in range(40):  # → steps through the home's controls, in page order
+            if page.evaluate("document.activeElement.textContent") == target:
+                break
+            press(page, RIGHT)
+        assert page.evaluate("document.activeElement.tagName") == "BUTTON"
+        assert page.evaluate("document.activeElement.textContent") == target
+        with page.expect_response(lambda r: r.url.endswith("/seeks") and r.request.method == "POST") as posted:
+            press(page, BUTTON_A)
+        seek = posted.value.json()
+        page.locator("#seek-status").wait_for()
+        assert page.evaluate("document.activeElement.id") == "seek-cancel"
+        page.keyboard.press("Enter")
+        page.get_by_role("button", name=target).wait_for()
+        got = http("GET", f"{server.url}/seeks/{seek['seek_id']}", token=seek["token"])
+        assert got["status"] == "cancelled", got
+        assert errors(p) == []
+    finally:
+        p.close()
