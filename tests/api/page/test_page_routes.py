@@ -27,7 +27,8 @@ def test_presets_are_each_presets_own_defaults(client):
 def test_the_page_and_its_modules_are_served(client):
     page = client.http.get("/t/abc").get_data(as_text=True)
     assert '<script type="module" src="/static/main.js"></script>' in page
+    assert '<script type="module" src="/static/pairing.js"></script>' in page  # PLAY NOW and the lobby (issue 56)
     assert "style=" not in page and "onclick" not in page  # nothing the strict CSP would refuse
     for name in ("main.js", "state.js", "table.js", "cards.js", "motion.js", "sockets.js", "chat.js",
-                 "forms.js", "sound.js", "hooks.js", "style.css", "favicon.svg"):
+                 "forms.js", "sound.js", "hooks.js", "pairing.js", "style.css", "favicon.svg"):
         assert client.http.get(f"/static/{name}").status_code == 200, name
