@@ -478,8 +478,14 @@ const buttonRow = () => ["#overlay button, #overlay a.button", "#fifteen button"
 const handShown = () => !$("game").hidden && !$("me").hidden && handCards().length > 0;
 // the dialog's controls, or (with no hand to browse) every control on the screen, in page order
 function controls(root) {
-  return [...root.querySelectorAll("button, a[href], select, input:not([type=hidden]):not([readonly])")]
-    .filter((el) => visible(el) && !el.closest("[hidden]") && !el.closest("#hand"));
+  return [...root.querySelectorAll("button, a[href], select, input:not([type=hidden]):not([readonly]), summary")]
+    .filter((el) => visible(el) && !el.closest("[hidden]") && !el.closest("#hand") && !folded(el));
+}
+// inside a closed <details> (the account's panel) but its summary: laid out, yet it takes no focus, and a
+// controller stepping onto it stood still
+function folded(el) {
+  const closed = el.parentElement && el.parentElement.closest("details:not([open])");
+  return !!closed && !(el.tagName === "SUMMARY" && el.parentElement === closed);
 }
 function moveFocus(list, step) {
   if (!list.length) return;

@@ -191,7 +191,7 @@ def test_a_controller_reaches_play_now_and_the_keyboard_cancels(server, browser)
         home(p, server, "es", "Iker")
         page.locator("#seek-name").blur()
         target = say(cat, "seek.play", "es", count=3)
-        for _ in range(40):  # → steps through the home's controls, in page order
+        for _ in range(120):  # → steps through the home's controls, in page order
             if page.evaluate("document.activeElement.textContent") == target:
                 break
             press(page, RIGHT)
