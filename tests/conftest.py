@@ -166,6 +166,17 @@ def backends(topology):
 
 
 @pytest.fixture
+def stores(topology):
+    """``Backends`` on ``topology``, emptied before and after the test (tests that share one server's
+    keyspace: workers, pairing)."""
+    topology.flush()
+    b = topology.backends()
+    yield b
+    b.close()
+    topology.flush()
+
+
+@pytest.fixture
 def tables(backends):
     """The tables' client on ``topology``: a plain Redis, or a RedisCluster."""
     return backends.tables

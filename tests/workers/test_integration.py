@@ -35,15 +35,6 @@ FAST = {"ESCOBA_BOT_DELAY": "0.05", "ESCOBA_AWAY_AFTER": "1", "ESCOBA_EXPIRE_AFT
 
 
 @pytest.fixture
-def stores(topology):
-    topology.flush()
-    b = topology.backends()
-    yield b
-    b.close()
-    topology.flush()
-
-
-@pytest.fixture
 def rdb(stores):
     """The tables' client (a RedisCluster on the cluster topology)."""
     return stores.tables

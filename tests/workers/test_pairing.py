@@ -93,15 +93,6 @@ def test_a_wave_of_ten_thousand_chooses_everyone_once():
 
 
 @pytest.fixture
-def stores(topology):
-    topology.flush()
-    b = topology.backends()
-    yield b
-    b.close()
-    topology.flush()
-
-
-@pytest.fixture
 def tables(stores):
     return stores.tables
 

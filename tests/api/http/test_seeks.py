@@ -50,15 +50,6 @@ class Seeking:
 
 
 @pytest.fixture
-def stores(topology):
-    topology.flush()
-    b = topology.backends()
-    yield b
-    b.close()
-    topology.flush()
-
-
-@pytest.fixture
 def seeking(stores, topology, monkeypatch):
     clock = Clock()
     config = dataclasses.replace(topology.config(), bot_delay=0.0, rate_limits="off")
