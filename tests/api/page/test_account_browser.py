@@ -237,12 +237,13 @@ def test_a_guests_tables_listed_then_claimed_on_sign_in(server, browser):
         page.get_by_role("button", name=cat["account.sign_in"]).click()
         signed_in(page, account["name"])
         # claimed: the account's own list holds it, under the account's name
-        until(page, "document.querySelectorAll('#continue-list li').length === 1", what="the account's list")
+        # (the guest's row stays shown until the claim is answered and the account's list drawn)
+        until(page, f"document.getElementById('continue-list').innerText.includes({account['name']!r})",
+              what="the list redrawn")
+        assert page.locator("#continue-list li").count() == 1
         rows = http("GET", f"{server.url}/me/tables", token=account["token"])["tables"]
         assert [r["table_id"] for r in rows] == [table_id]
         assert rows[0]["players"] == [account["name"]]
-        until(page, f"document.getElementById('continue-list').innerText.includes({account['name']!r})",
-              what="the list redrawn")
         assert p.errors == [], p.errors
     finally:
         p.close()
