@@ -659,9 +659,7 @@ class EventStore:
             if count <= 0:
                 return out
             entries = self._run(self._read_acked, keys, [start, "" if until is None else until, count])
-            for entry_id, flat in entries:
-                fields = dict(zip(flat[::2], flat[1::2], strict=True))
-                out.append((_entry_version(entry_id), fields.get(b"e", fields.get("e"))))
+            out.extend(_stream_entries(entries, keys[0], after if not out else out[-1][0]))
             if len(entries) < count:
                 return out
             start = f"{out[-1][0] + 1}-0"
