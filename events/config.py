@@ -89,6 +89,13 @@ class Config:
         )
 
 
+def stock_libraries(env=None) -> bool:
+    """``ESCOBA_STOCK=1``: the third-party libraries as they ship, none of the speed patches
+    (events/patches.py); unset, empty or 0: patched."""
+    env = os.environ if env is None else env
+    return _choice(env.get("ESCOBA_STOCK", "").strip() or "0", "ESCOBA_STOCK", ("0", "1")) == "1"
+
+
 def _choice(value: str, name: str, allowed: tuple[str, ...]) -> str:
     if value not in allowed:
         raise ValueError(f"{name} must be one of {', '.join(allowed)} (not {value!r})")

@@ -40,6 +40,7 @@ from redis.cluster import ClusterNode, RedisCluster
 from redis.crc import key_slot
 from redis.retry import Retry
 
+from . import patches
 from .config import Config
 from .locks import unpatched
 
@@ -98,8 +99,9 @@ class Connection(redis_lib.Connection):
 
 
 def _connection_class(url: str) -> dict:
-    """``connection_class`` for a plain TCP URL (TLS and unix sockets keep redis-py's own)."""
-    return {"connection_class": Connection} if url.startswith("redis://") else {}
+    """``connection_class`` for a plain TCP URL (TLS and unix sockets keep redis-py's own, as do the
+    stock libraries: events/patches.py ``REDIS_CONNECTION``; Direct and the lean pub/sub reads need it)."""
+    return {"connection_class": Connection} if url.startswith("redis://") and patches.REDIS_CONNECTION.on else {}
 
 
 class PausingCluster(RedisCluster):

@@ -28,8 +28,8 @@ reading at once fails with ``EAGAIN`` first; and the check for a fork is done on
 child (``os.register_at_fork``), not with a ``getpid`` a command.
 
 Only a plain Redis whose pool makes ``events.connection.Connection`` (``plain_client``,
-TCP) takes this way; a cluster, a fake or a TLS client is sent the command the
-ordinary way (``Direct.for_client`` answers None).
+TCP) takes this way; a cluster, a fake or a TLS client, and every client with the stock libraries
+(``ESCOBA_STOCK=1``, events/patches.py), is sent the command the ordinary way (``Direct.for_client`` answers None).
 """
 
 from __future__ import annotations
@@ -42,6 +42,7 @@ import redis as redis_lib
 from greenlet import getcurrent
 from redis.utils import HIREDIS_AVAILABLE
 
+from . import patches
 from .connection import Connection
 
 if HIREDIS_AVAILABLE:  # as redis-py packs with hiredis then (HiredisRespSerializer), less its Python loop
@@ -74,6 +75,8 @@ class Direct:
     def for_client(cls, client) -> Direct | None:
         """The ``Direct`` of ``client`` when it is a plain TCP Redis of ours, else None: one a client,
         kept on it, so a store made for one read (the timers' tail, the compactor) reuses its connections."""
+        if not patches.REDIS_DIRECT.on:  # the stock libraries: redis-py's own way (events/patches.py)
+            return None
         pool = getattr(client, "connection_pool", None)
         if type(client) is not redis_lib.Redis or pool is None or pool.connection_class is not Connection:
             return None

@@ -192,3 +192,26 @@ def _signals_as_they_were():
     for sig, handler in kept.items():
         if signal.getsignal(sig) is not handler and handler is not None:
             signal.signal(sig, handler)
+
+
+def _libraries(stock: bool):
+    from events import patches
+
+    was = patches.stock()
+    patches.set_stock(stock)
+    try:
+        yield
+    finally:
+        patches.set_stock(was)
+
+
+@pytest.fixture
+def patched():
+    """The speed patches on (events/patches.py) whatever ``ESCOBA_STOCK`` says: a test of a patch's own code."""
+    yield from _libraries(False)
+
+
+@pytest.fixture
+def stock():
+    """The libraries as they ship (``ESCOBA_STOCK=1``) for this test, whatever the run says."""
+    yield from _libraries(True)

@@ -54,7 +54,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.redis_url:
         config = dataclasses.replace(config, redis_url=args.redis_url)
     if args.command == "worker":
+        from events import patches
+
         from .runner import run_worker
+
+        patches.apply_all()
 
         if args.processes < 1:
             parser.error("--processes must be at least 1")

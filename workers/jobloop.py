@@ -38,6 +38,7 @@ from rq.job import JobStatus
 from rq.timeouts import JobTimeoutException, TimerDeathPenalty
 from rq.utils import now, utcformat
 
+from events import patches
 from events.connection import store_down
 
 from . import liveness, queues
@@ -137,7 +138,8 @@ class _Survives:
 
 
 class _Lean:
-    """RQ's worker bookkeeping cut to what a job without a result needs (the module's docstring)."""
+    """RQ's worker bookkeeping cut to what a job without a result needs (the module's docstring); RQ's
+    own with the stock libraries (events/patches.py ``RQ_LEAN``)."""
 
     _registered_at = -1e18
     _suspension_at = -1e18
@@ -146,6 +148,8 @@ class _Lean:
     def heartbeat(self, timeout=None, pipeline=None):
         """The registration's TTL and the jobs done, at most every ``REGISTRY_EVERY`` s (it lives
         ``worker_ttl`` + 60 s; our own liveness key says within seconds that a worker is gone)."""
+        if not patches.RQ_LEAN.on:
+            return super().heartbeat(timeout, pipeline)
         moment = time.monotonic()
         if moment - self._registered_at < REGISTRY_EVERY:
             return
@@ -157,9 +161,13 @@ class _Lean:
         super().heartbeat(None, pipeline)
 
     def set_state(self, state, pipeline=None):
+        if not patches.RQ_LEAN.on:
+            return super().set_state(state, pipeline)
         self._state = state  # idle/busy twice a job: not written (no dashboard of ours reads it)
 
     def check_for_suspension(self, burst):
+        if not patches.RQ_LEAN.on:
+            return super().check_for_suspension(burst)
         moment = time.monotonic()
         if moment - self._suspension_at >= SUSPENSION_EVERY:
             self._suspension_at = moment
@@ -168,7 +176,7 @@ class _Lean:
     def execute_job(self, job, queue):
         # RQ's own path for a job that keeps a result or repeats; a job others depend on must keep
         # a result (the lean end does not look for dependents: a command per job for none of ours)
-        if job.result_ttl != 0 or job.repeats_left:
+        if job.result_ttl != 0 or job.repeats_left or not patches.RQ_LEAN.on:
             return super().execute_job(job, queue)
         execution = Execution(id=uuid.uuid4().hex, job_id=job.id, connection=self.connection)
         job.worker_name, job.started_at, job._status = self.name, now(), JobStatus.STARTED

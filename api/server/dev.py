@@ -88,8 +88,10 @@ def run_dev(host: str, port: int, redis_url: str | None = None, *,
 
     from api.app import create_app
     from api.server.observability import setup_logging
+    from events import patches
     from events.connection import connect, from_clients
 
+    patches.apply_all()
     setup_logging()
     config = Config.from_env()
     if "ESCOBA_BOT_DELAY" not in os.environ:

@@ -14,9 +14,9 @@ from datetime import UTC
 import orjson
 from flask import Response, g, request
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
-from prometheus_client import values as prometheus_values
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 
+from events import patches
 from events.locks import short_lock, unpatched
 from events.seconds import PerSecond
 from events.store import EventStore
@@ -229,7 +229,9 @@ class Metrics:
     registry: CollectorRegistry = field(default_factory=CollectorRegistry)
 
     def __post_init__(self):
-        _values_with_short_locks()
+        # prometheus_client guards each value's += with a threading.Lock, gevent's under the gevent worker:
+        # the C lock instead, unless the libraries run stock
+        patches.PROMETHEUS_LOCKS.apply()
         r = self.registry
         self.moves = Counter("escoba_moves_total", "Commands by type, outcome and transport",
                              ["command", "outcome", "transport"], registry=r)
@@ -260,7 +262,8 @@ class Metrics:
         r.register(_Durability())
         # labels() and the scrape's collect take each parent's own lock: labels() now runs in the log's
         # writer thread too (BatchedLines.settle), and gevent's lock is not for two OS threads. Its
-        # sections are dict operations that never wait: the C lock (events/locks.py)
+        # sections are dict operations that never wait: the C lock (events/locks.py; events/patches.py)
+        patches.PROMETHEUS_PARENT_LOCKS.apply()
         for metric in (self.moves, self.command_latency, self.requests, self.request_latency):
             metric._lock = short_lock()
 
@@ -294,14 +297,6 @@ class Metrics:
                                                        self.request_latency.labels(route, method))
         children[0].inc()
         children[1].observe(seconds)
-
-
-def _values_with_short_locks() -> None:
-    """prometheus_client guards each value's ``+=`` with a ``threading.Lock``, gevent's under the gevent
-    worker: a histogram's observe takes two, some 8 acquires a move. Nothing waits inside, so the values
-    made from now on take the C lock (events/locks.py). Its single-process values only (no multiprocess
-    mode here)."""
-    prometheus_values.Lock = short_lock
 
 
 METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})

@@ -53,7 +53,9 @@ class Gunicorn(BaseApplication):
 
     def load(self):
         from api.server import wire
+        from events import patches
 
+        patches.apply_all()  # in the worker, after gevent's patching: prometheus's locks are made here
         wire.install()
         return self.app_factory()
 
@@ -140,6 +142,9 @@ def gunicorn_options(host: str, port: int, threads: int, workers: int, *,
 
 def serve(host: str, port: int, threads: int = 64, workers: int = 1, *,
           worker_class: str = "gevent", connections: int = DEFAULT_CONNECTIONS) -> int:
+    from events import patches
+
+    patches.check_all()  # before any worker forks: a library not the version its patch was written for stops here
     raise_fd_limit()
     Gunicorn(gunicorn_options(host, port, threads, workers, worker_class=worker_class,
                               connections=connections)).run()

@@ -31,6 +31,7 @@ from gunicorn.http.body import ChunkedReader, LengthReader
 
 from api.http.headers import HEADERS
 from api.http.schemas import BODY_MAX
+from events import patches
 from events.seconds import PerSecond
 
 # gunicorn's statuses for what it refuses, as the contract's codes and words
@@ -78,8 +79,8 @@ def send_whole(sock, data) -> None:
         raise OSError(errno.ENOTCONN, "the client has gone") from e
 
 
-class OneWriteResponse(wsgi.Response):
-    head = b""
+class ClosingResponse(wsgi.Response):
+    """gunicorn's response, closing its connection after a 413 or a body it would have to drain."""
 
     def start_response(self, status, headers, exc_info=None):
         write = super().start_response(status, headers, exc_info)
@@ -88,6 +89,10 @@ class OneWriteResponse(wsgi.Response):
             # a huge one held the worker for seconds after its 413. Closing instead reads nothing more
             self.force_close()
         return write
+
+
+class OneWriteResponse(ClosingResponse):
+    head = b""
 
     def send_headers(self):
         if self.headers_sent:
@@ -214,16 +219,21 @@ def json_error(sock, status_int: int, reason: str, mesg: str) -> None:
 
 
 def install() -> None:
-    """Make gunicorn's workers build their responses with OneWriteResponse (wsgi.create looks
-    the class up in its module on every request), write their refusals with json_error
-    (the worker calls ``util.write_error`` through the module) and date their answers with
-    http_date (``Response.default_headers`` calls ``util.http_date`` through the module too); its
-    requests' environ starts from base_environ, and ``wsgi.create`` reads SCRIPT_NAME from a copy
-    of the process's taken once; whether a peer may set forwarding headers is asked once per
-    address (``peer_is_trusted_proxy``)."""
+    """gunicorn's workers made to write their refusals with json_error (the worker calls
+    ``util.write_error`` through the module) and to close after a 413 (``ClosingResponse``: wsgi.create
+    looks the class up in its module on every request): events/patches.py's ``GUNICORN_REFUSALS``.
+    Unless the libraries run stock, ``GUNICORN_WIRE`` too: answers in one write (OneWriteResponse),
+    dated by http_date (``Response.default_headers`` calls ``util.http_date`` through the module), their
+    environ started from base_environ, ``wsgi.create`` reading SCRIPT_NAME from a copy of the process's
+    taken once, and whether a peer may set forwarding headers asked once per address."""
+    patches.GUNICORN_REFUSALS.apply()
+    util.write_error = json_error
+    if not patches.GUNICORN_WIRE.on:
+        wsgi.Response = ClosingResponse
+        return
+    patches.GUNICORN_WIRE.apply()
     wsgi.Response = OneWriteResponse
     message.HeaderPolicy._peer_is_trusted_proxy = peer_is_trusted_proxy
     wsgi.base_environ = base_environ
     wsgi.os = _os_with_script_name()
     util.http_date = http_date
-    util.write_error = json_error

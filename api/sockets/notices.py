@@ -34,6 +34,7 @@ import orjson
 import redis as redis_lib
 from redis._parsers.hiredis import NOT_ENOUGH_DATA, _HiredisParser
 
+from events import patches
 from events.connection import Connection, is_cluster
 from events.store import changes_channel
 
@@ -309,7 +310,7 @@ class NodeListener:
 def _lean(connection) -> bool:
     """Whether the listener may read ``connection``'s notices itself (``_read_notices``): one of ours
     (events/connection.py) parsed by hiredis, with no health checks (which redis-py's reads send)."""
-    return (isinstance(connection, Connection) and not connection.health_check_interval
+    return (patches.PUBSUB_READS.on and isinstance(connection, Connection) and not connection.health_check_interval
             and isinstance(connection._parser, _HiredisParser) and connection._parser._reader is not None)
 
 

@@ -32,6 +32,7 @@ from wsproto.events import Ping
 from wsproto.utilities import LocalProtocolError
 
 from api.sockets.moves import POLICY_VIOLATION
+from events import patches
 
 
 class HandlerReads:
@@ -144,7 +145,10 @@ class HandlerReads:
 
 def thread_class():
     """The reader class for simple-websocket in this process: HandlerReads where gevent has patched
-    the standard library's sockets (gunicorn's gevent worker), else None (its reader thread)."""
+    the standard library's sockets (gunicorn's gevent worker), else None (its reader thread); None too
+    with the stock libraries (events/patches.py ``WEBSOCKET_READS``)."""
+    if not patches.WEBSOCKET_READS.on:
+        return None
     try:
         from gevent import monkey
     except ImportError:

@@ -108,6 +108,7 @@ def test_a_chunked_answer_keeps_gunicorns_framing():
     assert b"Transfer-Encoding: chunked" in ours[0] and b"".join(ours).endswith(b"0\r\n\r\n")
 
 
+@pytest.mark.usefixtures("patched")
 def test_install_makes_gunicorn_build_these_responses(monkeypatch):
     from gunicorn import util
     from gunicorn.http import message
@@ -124,6 +125,28 @@ def test_install_makes_gunicorn_build_these_responses(monkeypatch):
     [data] = answer(wire.OneWriteResponse)
     dates = [line for line in data.split(b"\r\n") if line.startswith(b"Date: ")]
     assert dates == [b"Date: " + wire.http_date().encode()]
+
+
+@pytest.mark.usefixtures("stock")
+def test_install_with_the_stock_libraries_keeps_only_the_contracts_refusals(monkeypatch):
+    from gunicorn import util
+    from gunicorn.http import message
+
+    for module, name in ((wsgi, "Response"), (wsgi, "base_environ"), (wsgi, "os"), (util, "http_date"),
+                         (util, "write_error"), (message.HeaderPolicy, "_peer_is_trusted_proxy")):
+        monkeypatch.setattr(module, name, getattr(module, name))
+    own = {name: getattr(module, name) for module, name in ((wsgi, "base_environ"), (wsgi, "os"),
+                                                            (util, "http_date"))}
+    trusted = message.HeaderPolicy._peer_is_trusted_proxy
+    wire.install()
+    req, cfg = request()
+    response, _ = wsgi.create(req, Sock(), ("127.0.0.1", 5000), ("127.0.0.1", 8000), cfg)
+    assert type(response) is wire.ClosingResponse  # closes after a 413, writes as gunicorn does
+    assert util.write_error is wire.json_error  # every refusal in the contract's JSON
+    assert message.HeaderPolicy._peer_is_trusted_proxy is trusted
+    assert {"base_environ": wsgi.base_environ, "os": wsgi.os, "http_date": util.http_date} == own
+    [head, body] = answer(wire.ClosingResponse)  # gunicorn's two writes
+    assert head.endswith(b"\r\n\r\n") and body == b"hello"
 
 
 @pytest.mark.parametrize("now", [0.0, 1.999999, 1_764_620_000.5, 1_764_620_001.0, 4_102_444_799.9])
@@ -239,6 +262,7 @@ def _without_errors(environ: dict) -> dict:
             if k not in ("wsgi.errors", "wsgi.input", "gunicorn.socket", "wsgi.early_hints")}
 
 
+@pytest.mark.usefixtures("patched")
 @pytest.mark.parametrize("script_name", [None, "/app"])
 def test_installed_a_requests_environ_is_gunicorns_own_from_one_made_per_configuration(monkeypatch, script_name):
     for name in ("Response", "base_environ", "os"):
