@@ -66,6 +66,7 @@ def _escoba_app():
     from api.server.observability import setup_logging
 
     setup_logging()
+    _say_patches()
     app = create_app()
     # What is built by now (modules, schemas, routes) lives as long as the worker: keep it out
     # of the collector's full passes, which otherwise scan all of it again and hold every request
@@ -74,6 +75,15 @@ def _escoba_app():
     gc.set_threshold(YOUNG_COLLECTION)  # the older generations' thresholds stay CPython's
     gc.callbacks.append(_log_slow_collections)
     return app
+
+
+def _say_patches() -> None:
+    from events import patches
+
+    applied = [p.name for p in patches.PATCHES if p.applied]
+    logging.getLogger("escoba.patches").info(
+        "third-party libraries %s", "stock (ESCOBA_STOCK=1): no speed patch" if patches.stock() else "patched",
+        extra={"fields": {"applied": applied}})
 
 
 _gc_started: list[float] = []

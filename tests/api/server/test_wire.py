@@ -322,3 +322,30 @@ def test_whether_a_peer_may_forward_is_gunicorns_answer_kept_per_address(allow):
     seen = {peer: wire.peer_is_trusted_proxy(type("Req", (), {"cfg": cfg, "peer_addr": (peer, 1)})())
             for peer in ("127.0.0.1", "10.1.2.3")}
     assert seen == {"127.0.0.1": allow in (None, "*"), "10.1.2.3": allow in ("*", "10.0.0.0/8,192.168.1.7")}
+
+
+@pytest.mark.parametrize("stock", ["0", "1"])
+def test_escoba_serve_says_at_start_which_patches_it_applied(redis_server, stock):
+    """ESCOBA_STOCK reaches the served worker: CI's second run of these tests is a run of the stock libraries."""
+    import time
+
+    from events import patches
+
+    from ..sockets.test_sockets_served import Served
+
+    server = Served(redis_server.url, ESCOBA_STOCK=stock)
+    try:
+        deadline, said = time.monotonic() + 5, []
+        while not said and time.monotonic() < deadline:
+            time.sleep(0.1)
+            server.log.seek(0)
+            said = [json.loads(line) for line in server.log.read().splitlines()
+                    if b'"escoba.patches"' in line]
+    finally:
+        server.stop()
+    [line] = said
+    fixes = {p.name for p in patches.PATCHES if p.kind == patches.FIX}
+    if stock == "1":
+        assert "stock" in line["message"] and set(line["applied"]) == fixes
+    else:
+        assert set(line["applied"]) == {p.name for p in patches.PATCHES} > fixes

@@ -448,12 +448,16 @@ def test_a_change_this_process_made_is_posted_at_once_and_its_notice_then_does_n
         hub.stop()
 
 
-def test_on_one_redis_a_notice_is_taken_straight_from_the_reply(redis_server):
+@pytest.mark.parametrize("stock", [False, True], ids=["patched", "stock"])
+def test_on_one_redis_a_notice_is_taken_straight_from_the_reply(redis_server, monkeypatch, stock):
     """ChannelListener's lean read (one Redis; the sharded listener reads through redis-py): a
     published notice reaches the hub without redis-py's message handling (which subscription
-    replies still go through)."""
+    replies still go through). With the stock libraries (events/patches.py) every reply goes through it."""
+    from events import patches
     from events.config import Config
     from events.connection import connect
+
+    monkeypatch.setattr(patches, "_stock", [stock])
 
     backends = connect(Config(redis_url=redis_server.url), wait=5)
     service = TableService(backends.tables, rng=random.Random(5))
@@ -470,7 +474,10 @@ def test_on_one_redis_a_notice_is_taken_straight_from_the_reply(redis_server):
             assert next_state(q, done).version == done
         finally:
             redis_lib.client.PubSub.handle_message = real
-        assert handled == []
+        if stock:
+            assert [a[0][0] for a in handled] == [b"message"]
+        else:
+            assert handled == []
         hub.unwatch(tid, q)
     finally:
         hub.stop()

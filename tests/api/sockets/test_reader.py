@@ -179,10 +179,17 @@ def test_the_handler_ending_with_the_socket_open_closes_it_and_stops_the_watcher
     c.reads.join(0.5)
 
 
-def test_the_sockets_use_it_where_gevent_patched_the_standard_librarys_sockets(monkeypatch):
+def test_the_sockets_use_it_where_gevent_patched_the_standard_librarys_sockets(monkeypatch, patched):
     from gevent import monkey
 
     monkeypatch.setattr(monkey, "is_module_patched", lambda name: name == "socket")
     assert route.server_options(Config())["thread_class"] is reader.HandlerReads
     monkeypatch.setattr(monkey, "is_module_patched", lambda name: False)  # gthread: simple-websocket's own
+    assert "thread_class" not in route.server_options(Config())
+
+
+def test_with_the_stock_libraries_simple_websocket_keeps_its_reader_thread(monkeypatch, stock):
+    from gevent import monkey
+
+    monkeypatch.setattr(monkey, "is_module_patched", lambda name: name == "socket")
     assert "thread_class" not in route.server_options(Config())
