@@ -1,7 +1,7 @@
 """Closed-loop two-player games, a socket per player, timed from the send: what a player waits for.
 
     python bench/games.py [--transport socket|post] [--games 100] [--duration 30] [--think 0.5] [--workers 1]
-                          [--rounds 4] [--fsync always|everysec] [--floor]
+                          [--rounds 4] [--fsync always|everysec] [--floor] [--patches on|stock|both]
 
 Starts a durable redis-server of its own (AOF, appendfsync always, as in production;
 ``--fsync everysec`` is a diagnostic only: the same run without each write's fdatasync,
@@ -66,6 +66,11 @@ its token's window (api/http/limits.py, in the append's own step). The tables ar
 one client address each, behind a trusted proxy (``ESCOBA_TRUSTED_PROXIES=1``, ``X-Forwarded-For``),
 so that opening 100 tables from one machine stays under the per-address limits. ``--limits off``
 measures without them, as the benches here did before 2026-12-04.
+
+``--patches both`` runs escoba twice a round, with its third-party speed patches and with the stock
+libraries (``ESCOBA_STOCK=1``, events/patches.py), in turn, and says what the patches save a move:
+what their upkeep (a check and a new pin at each upgrade of the library) buys. ``--patches stock``
+measures the stock libraries alone.
 
 The peer: boardgame.io (Node, in-memory store), the same closed loop of two-player
 games with a socket per player, run here in the same run, in turn with escoba (bench/peer.py;
@@ -263,6 +268,9 @@ def main(argv=None) -> int:
     parser.add_argument("--floor", action="store_true",
                         help="socket moves: also run, each round, the stack's floor (bench/socket_floor_app.py: the "
                              "same games' bytes moved by the same stack, no rules, views, logs or metrics)")
+    parser.add_argument("--patches", default="on", choices=("on", "stock", "both"),
+                        help="escoba with its third-party speed patches (events/patches.py), with the stock "
+                             "libraries (ESCOBA_STOCK=1), or both in each round, in turn: what the patches are worth")
     parser.add_argument("--rounds", type=int, default=1,
                         help="escoba and the peer, this many times, in turn first (escoba first in odd rounds, "
                              "the peer in even ones); the ratio pools every round's CPU and moves")
@@ -285,13 +293,13 @@ def main(argv=None) -> int:
     scripts = pool_starmap(game_script, [(f"g:{i}", min(moves_needed, 10_000)) for i in range(args.games)], 2)
     patches = args.frames == "patch"  # the floor's frames are the size of what escoba's sockets are sent
     views = [seat_views(f"floor{i}", s, FLOOR_VIEW_AFTER, patches) for i, s in enumerate(scripts)] if args.floor else []
-    runs, peers, floors = [], [], []
+    runs, peers, floors, stock_runs = [], [], [], []
     for k in range(args.rounds):
         # ABBA: the machine's speed drifts over minutes (here every side ran faster round after
         # round), so whichever side always ran second would always gain; alternating cancels a drift
         # (the floor, when run, goes between them)
         if k % 2 == 0:
-            runs.append(run_escoba(args, scripts))
+            _run_escoba(args, scripts, k, runs, stock_runs)
             if args.floor:
                 floors.append(run_floor(args, scripts, views))
             peers.append(_peer(args))
@@ -299,7 +307,7 @@ def main(argv=None) -> int:
             peers.append(_peer(args))
             if args.floor:
                 floors.append(run_floor(args, scripts, views))
-            runs.append(run_escoba(args, scripts))
+            _run_escoba(args, scripts, k, runs, stock_runs)
     moves = sum(r["moves"] for r in runs)
     cpu_ms = sum(r["cpu_ms"] * r["moves"] for r in runs) / max(1, moves)
     with_redis = sum((r["cpu_ms"] + r["redis_ms"]) * r["moves"] for r in runs) / max(1, moves)
@@ -337,6 +345,8 @@ def main(argv=None) -> int:
               f"seconds; fsyncs under {STALL_MS} ms stay in)")
     if floors:
         print(_floor_said(runs, floors, peers, views, args.frames))
+    if stock_runs:
+        print(_patches_said(runs, stock_runs))
     floor = sum(r["floor_ms"] * r["moves"] for r in runs) / max(1, moves)
     print(f"  with Redis at its floor (a move's size written and fsynced alone, as this load's moves come: "
           f"{floor:.3f} ms) API + Redis would be {(cpu_ms + floor) / peer['cpu_ms']:.2f}x; for 1.2x the API's CPU "
@@ -345,11 +355,39 @@ def main(argv=None) -> int:
     return 0
 
 
-def run_escoba(args, scripts) -> dict:
-    """One measured run of escoba: its own Redis and server, the tables opened anew."""
+def _run_escoba(args, scripts, k: int, runs: list, stock_runs: list) -> None:
+    """Escoba's run(s) of round ``k``: patched (into ``runs``), stock, or both, in turn (ABBA, as the sides)."""
+    if args.patches != "both":
+        runs.append(run_escoba(args, scripts, stock=args.patches == "stock"))
+        return
+    for stock in ((False, True) if k % 2 == 0 else (True, False)):
+        (stock_runs if stock else runs).append(run_escoba(args, scripts, stock=stock))
+
+
+def _patches_said(runs: list[dict], stock_runs: list[dict]) -> str:
+    """What the speed patches are worth: escoba patched against escoba stock, pooled over the rounds."""
+
+    def pooled(side: list[dict], figure) -> float:
+        return sum(figure(r) * r["moves"] for r in side) / max(1, sum(r["moves"] for r in side))
+
+    ours, stock = pooled(runs, lambda r: r["cpu_ms"]), pooled(stock_runs, lambda r: r["cpu_ms"])
+    both, stock_both = (pooled(side, lambda r: r["cpu_ms"] + r["redis_ms"]) for side in (runs, stock_runs))
+    p99 = percentile([t for r in runs for t in r["to_opponent"]], 99) * 1000
+    stock_p99 = percentile([t for r in stock_runs for t in r["to_opponent"]], 99) * 1000
+    per_round = ", ".join(f"{s['cpu_ms'] / r['cpu_ms']:.2f}" for r, s in zip(runs, stock_runs, strict=True))
+    return (f"patches (events/patches.py): API CPU a move patched {ours:.3f} ms, stock (ESCOBA_STOCK=1) "
+            f"{stock:.3f} ms = {stock / ours:.2f}x (per round {per_round}): the speed patches save "
+            f"{stock - ours:.3f} ms a move ({(stock - ours) / stock * 100:.0f}% of the stock CPU); API + Redis "
+            f"{both:.3f} vs {stock_both:.3f} ms; the opponent's p99 {p99:.1f} vs {stock_p99:.1f} ms")
+
+
+def run_escoba(args, scripts, stock: bool = False) -> dict:
+    """One measured run of escoba: its own Redis and server, the tables opened anew; ``stock``: the
+    third-party libraries as they ship (ESCOBA_STOCK=1, events/patches.py)."""
 
     def start(redis):
         limits = {"ESCOBA_RATE_LIMITS": "on", "ESCOBA_TRUSTED_PROXIES": "1"} if args.limits == "on" else {}
+        limits["ESCOBA_STOCK"] = "1" if stock else "0"
         server = escoba_server(free_port(), 4 * args.games + 64, args.workers,
                                env=server_env(REDIS_URL=redis.url, **limits),
                                extra=("--worker-class", args.worker_class))
@@ -361,7 +399,7 @@ def run_escoba(args, scripts) -> dict:
         http.close()
         return server, games
 
-    return _measured(args, start, "escoba")
+    return _measured(args, start, "escoba stock" if stock else "escoba")
 
 
 def run_floor(args, scripts, views) -> dict:

@@ -86,3 +86,18 @@ def test_with_patches_the_floor_sends_each_seat_its_patch_of_the_move_as_escoba_
         assert sent["set"]["hand"] == states[-1].hands[seat]  # its own hand, not the other's
         whole = ViewFrames().view_json("floor7", states[-1], seat, seat == 0, None)
         assert len(patches[seat]) < len(whole) / 2
+
+
+@pytest.mark.skipif(shutil.which("redis-server") is None, reason="the bench starts redis-servers")
+def test_a_run_of_both_ways_plays_the_games_patched_and_stock_and_says_what_the_patches_save():
+    done = subprocess.run([sys.executable, "bench/games.py", "--patches", "both", "--games", "3", "--duration", "1.5",
+                           "--warmup", "0.5", "--think", "0.02", "--peer", "off"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=240)
+    assert done.returncode == 0, done.stderr[-3000:]
+    measured = dict(re.findall(r"^(escoba stock )?measured: (\d+) moves in [\d.]+s \(\d+ moves/s\); errors 0$",
+                               done.stdout, re.M))
+    assert int(measured[""]) > 10 and int(measured["escoba stock "]) > 10, done.stdout
+    assert done.stdout.count("never heard by the opponent: 0") == 2
+    said = re.search(r"^patches \(events/patches.py\): API CPU a move patched ([\d.]+) ms, stock \(ESCOBA_STOCK=1\) "
+                     r"([\d.]+) ms = [\d.]+x", done.stdout, re.M)
+    assert said and float(said.group(1)) > 0 and float(said.group(2)) > 0, done.stdout

@@ -308,3 +308,29 @@ def test_no_compression_is_negotiated_even_when_offered(served):
         assert b"sec-websocket-extensions" not in head.lower()
     finally:
         sock.close()
+
+
+def test_moves_posted_are_answered_and_heard_on_both_players_sockets(served):
+    """The HTTP path under gunicorn (an answer in one write; as gunicorn writes it with the stock libraries,
+    events/patches.py: CI runs this file both ways), the append, and each socket hearing every move."""
+    server = served()
+    created = server.post("/tables", {"name": "Ana", "preset": "selminha"})
+    table_id = created["table_id"]
+    tokens = {0: created["token"], 1: server.post(f"/tables/{table_id}/seats", {"name": "Bea"})["token"]}
+    sockets = {seat: websocket.create_connection(f"ws://127.0.0.1:{server.port}/tables/{table_id}/ws?token={token}",
+                                                 timeout=10) for seat, token in tokens.items()}
+    try:
+        views = {seat: first(ws)["table"] for seat, ws in sockets.items()}
+        rng = random.Random(58)
+        for k in range(7):
+            turn = views[0]["turn"] if k else 0
+            move = random_move(views[turn], rng) if k else {"type": "start"}  # the host starts the game
+            answer = server.post(f"/tables/{table_id}/moves", move, token=tokens[turn])
+            assert answer["version"] > views[turn]["version"] and answer["table"]["version"] == answer["version"]
+            for seat, ws in sockets.items():
+                while views[seat]["version"] < answer["version"]:
+                    views[seat] = first(ws)["table"]
+                assert views[seat]["version"] == answer["version"]
+    finally:
+        for ws in sockets.values():
+            ws.close()
