@@ -9,6 +9,8 @@ the notices, Web Push, analysis) imports this and nothing imports a job module b
 
 from __future__ import annotations
 
+from typing import Any
+
 from events.config import Config
 from events.replication import replica_acks
 from events.service import TableService
@@ -84,7 +86,7 @@ def service(redis=None, config: Config | None = None) -> TableService:
     """A TableService for a job: the tables' store, the scheduler hook, the configured clock."""
     redis = redis if redis is not None else tables()
     config = config or get_config()
-    kwargs = {"on_change": scheduling.on_change_hook(redis, config, shard_count()), "cache_size": 0,
+    kwargs: dict[str, Any] = {"on_change": scheduling.on_change_hook(redis, config, shard_count()), "cache_size": 0,
               "replica_acks": replica_acks(getattr(config, "replica_acks", None), redis),
               "unreplicated": getattr(config, "unreplicated", "accept")}
     if _settings["clock"] is not None:

@@ -22,6 +22,8 @@ import time
 
 import engine
 from engine.bots import choose as _bots_choose  # imported here, once: a forking worker's job processes inherit it
+from engine.bots.common import Move
+from engine.view import View
 from events.config import Config
 
 from . import context, outbound, scheduling
@@ -77,7 +79,7 @@ def _stale(svc, table_id: str, state) -> str:
 
 # --- bots -------------------------------------------------------------------
 
-def _choose(bot: str, view: dict, rng: random.Random) -> dict:
+def _choose(bot: str, view: View, rng: random.Random) -> Move:
     # the engine reads no clock: Luna's CPU budget and her wall-time bound are read on these
     return _bots_choose(bot, view, rng, budget_ms=BOT_BUDGET_MS, clock=time.process_time,
                         wall_clock=time.monotonic)

@@ -65,10 +65,11 @@ def _resolve(host: str, port: int) -> list[str]:
         infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
     except (socket.gaierror, UnicodeError) as exc:
         raise RefusedURL(f"the host {host!r} does not resolve ({exc})") from None
-    addresses = []
+    addresses: list[str] = []
     for *_, sockaddr in infos:
-        if sockaddr[0] not in addresses:
-            addresses.append(sockaddr[0])
+        address = str(sockaddr[0])  # getaddrinfo's INET and INET6 addresses are strings
+        if address not in addresses:
+            addresses.append(address)
     if not addresses:
         raise RefusedURL(f"the host {host!r} does not resolve")
     return addresses

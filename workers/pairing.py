@@ -27,6 +27,7 @@ from __future__ import annotations
 import logging
 import secrets
 import time
+from typing import Any
 
 import engine
 from events import seeks as store
@@ -123,7 +124,7 @@ def run_wave(tables, shards, pool_name: str, now: float, *, make=None) -> dict:
     chosen is made (default: a ``make_table`` job on the pool's queue shard)."""
     seeks = store.Seeks(tables)
     holder = secrets.token_hex(8)
-    summary = {"claimed": False, "tables": [], "expired": 0, "waiting": 0}
+    summary: dict[str, Any] = {"claimed": False, "tables": [], "expired": 0, "waiting": 0}
     if not seeks.claim_wave(pool_name, holder, CLAIM_MS):
         return summary
     summary["claimed"] = True

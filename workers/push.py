@@ -272,6 +272,8 @@ def turn_push(table_id: str, seat: int, version: int, reason: str = "turn") -> s
         return "no subscription"
     payload = message(table_id, state, reason, config)
     ttl = int(min(config.away_after, MAX_TTL))
+    if job is None:
+        raise RuntimeError("a turn's push runs as an RQ job: its meta keeps the browsers reached")
     done = set(job.meta.get("sent", ()))
     results, failed = [], []
     for field, sub in sorted(subs.items()):

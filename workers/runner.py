@@ -32,6 +32,8 @@ import os
 import signal
 import threading
 import time
+from multiprocessing.process import BaseProcess
+from typing import Any
 
 from events.text import as_text
 
@@ -129,7 +131,7 @@ def reconcile(tables, queue, config, table_ids=None, clock=time.time, *,
         ids = list(dict.fromkeys(_repairs(tables, 10**9) + _all_live(tables)))
     else:
         ids = list(dict.fromkeys(_repairs(tables, batch) + _next_batch(tables, batch)))
-    summary = {"tables": 0, "scheduled": [], "removed": [], "errors": []}
+    summary: dict[str, Any] = {"tables": 0, "scheduled": [], "removed": [], "errors": []}
     now = clock()
     for table_id in ids:
         try:
@@ -280,7 +282,7 @@ class Supervisor:
         # job process k (k-th of its shard's slots, shards in order) serves metrics on metrics_port + k
         self.metrics_port = metrics_port
         self.ctx = multiprocessing.get_context("fork")  # the settings and imports carry over
-        self.children: dict[str, multiprocessing.Process] = {}
+        self.children: dict[str, BaseProcess] = {}
         self.generation = 0
         self._stop = threading.Event()
 
@@ -330,7 +332,7 @@ class Supervisor:
             tick.stop()
             for proc in self.children.values():
                 if proc.is_alive():
-                    os.kill(proc.pid, signal.SIGTERM)  # RQ's warm shutdown: the job in hand ends
+                    proc.terminate()  # SIGTERM, RQ's warm shutdown: the job in hand ends
             for proc in self.children.values():
                 proc.join(30)
         return 0

@@ -366,8 +366,8 @@ def _plan(current: dict[str, dict], wanted: dict[str, Timer], extra, replacing: 
                 (entry["id"] in dead and entry["id"] != timer.job_id):
             plan.remove.append(entry["id"])
     for kind, timer in wanted.items():
-        entry = current.get(kind)
-        if entry is None or not _keeps(kind, entry, timer, replacing) or entry["id"] in dead:
+        have = current.get(kind)
+        if have is None or not _keeps(kind, have, timer, replacing) or have["id"] in dead:
             plan.schedule.append(timer)
     for timer in extra or ():
         old = current.get(timer.kind)
@@ -723,7 +723,8 @@ def pending_jobs(tables, table_id: str, queue=None) -> list[str]:
     Redis, those handed whose job is still waiting or running. (To check they stay few.)"""
     stored = read_timers(tables, table_id)
     sent = _sent(stored)
-    ids, handed = [], []
+    ids: list[str] = []
+    handed: list[str] = []
     for kind, entry in _current(stored).items():
         (handed if sent.get(kind) == entry["id"] else ids).append(entry["id"])
     if queue is not None:

@@ -181,8 +181,8 @@ def tick(tables, queue, now: float | None = None, *, limit: int = CLAIM_BATCH,
         except Exception as exc:
             failed.setdefault(shard, exc)
     if failed:  # the ticker's caller logs it (throttled); the other shards had their tick
-        shard, exc = next(iter(failed.items()))
-        raise ShardAway(shard, handed) from exc
+        shard, error = next(iter(failed.items()))
+        raise ShardAway(shard, handed) from error
     if store_away is not None:
         raise StoreAway(handed) from store_away
     return handed

@@ -14,6 +14,7 @@ import copy
 
 from apispec import APISpec
 from apispec.ext.marshmallow import MarshmallowPlugin
+from marshmallow import Schema
 
 from api.http import feed, schemas
 from api.http.tables import AFTER_MAX
@@ -138,15 +139,16 @@ def _setting_values(presets) -> dict:
                 if not any(value == v and type(value) is type(v) for v in keys.setdefault(key, [])):
                     keys[key].append(value)
     properties = {}
-    for key, values in keys.items():
-        kind = {bool: "boolean", int: "integer", str: "string"}[type(values[0])]
-        properties[key] = {"type": kind, "enum": values}
+    for key, found in keys.items():
+        kind = {bool: "boolean", int: "integer", str: "string"}[type(found[0])]
+        properties[key] = {"type": kind, "enum": found}
     return {"type": "object", "additionalProperties": False, "properties": properties}
 
 
 def build_spec() -> dict:
     spec = APISpec(title="Escoba table server", version="1.3.0", openapi_version="3.0.3",
                    plugins=[MarshmallowPlugin()])
+    schema: type[Schema]
     for name, schema in (("CreateTable", schemas.CreateTable), ("TakeSeat", schemas.TakeSeat),
                          ("Chat", schemas.Chat), ("Notify", schemas.Notify),
                          ("PushSubscription", schemas.PushSubscription), ("PushEndpoint", schemas.PushEndpoint),
@@ -347,7 +349,7 @@ def build_spec() -> dict:
 def _players(spec, body, ok, write, read, sizes) -> None:
     """Accounts and a player's games (docs/api.md v1.3; api/http/players.py, passkeys.py, my_tables.py)."""
     signed = {"201": ok("player_id, name, token (a player token)")}
-    player = [{"player": []}]
+    player: list[dict[str, list[str]]] = [{"player": []}]
     as_player = {**write, **_errors(401)}
     webauthn = {"type": "object", "description": "what the browser's credential.toJSON() gives (WebAuthn)"}
     spec.path("/players", operations={"post": {

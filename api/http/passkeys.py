@@ -169,7 +169,7 @@ def _verified(credential: dict, record: dict):
         return None
     owner = store().passkey_owner(credential_id)
     kept = store().passkey(owner, credential_id) if owner else None
-    if kept is None:
+    if kept is None or not owner:
         return None
     response = credential.get("response")
     handle = response.get("userHandle") if isinstance(response, dict) else None

@@ -47,7 +47,7 @@ def profile(name: str):
 @bp.get("/p/<name>")
 def page(name: str):
     """The profile page (api/static/profile.js reads ``GET /players/{name}``)."""
-    return send_from_directory(current_app.static_folder, "profile.html")
+    return send_from_directory(current_app.static_folder or "", "profile.html")
 
 
 def install(app) -> None:

@@ -12,6 +12,7 @@ only (a URL ends up in logs and histories).
 from __future__ import annotations
 
 import hmac
+from typing import cast
 
 from flask import Blueprint, current_app, jsonify, request, send_from_directory
 
@@ -68,20 +69,19 @@ def step(table_id: str, version: str):
         n = _bounded_int(version)
     except ValueError as e:
         raise RuleError("bad_request", "The version is a whole number.", {"version": str(e)}) from None
-    if review.operator and not 1 <= n <= review.last:
-        raise RuleError("not_found", f"No version {n}: the log has 1 to {review.last}.",
-                        {"version": n, "last": review.last})
-    if not 1 <= n <= review.last:
-        if n > review.last and n <= review.final.version:
+    last = cast(int, review.last)  # _review refused a table with none
+    if review.operator and not 1 <= n <= last:
+        raise RuleError("not_found", f"No version {n}: the log has 1 to {last}.", {"version": n, "last": last})
+    if not 1 <= n <= last:
+        if n > last and n <= review.final.version:
             raise RuleError("game_in_progress", f"Version {n} belongs to a game still being played; "
-                            f"the review goes up to {review.last}.", {"version": n, "last": review.last})
-        raise RuleError("not_found", f"No version {n}: the review has 1 to {review.last}.",
-                        {"version": n, "last": review.last})
+                            f"the review goes up to {last}.", {"version": n, "last": last})
+        raise RuleError("not_found", f"No version {n}: the review has 1 to {last}.", {"version": n, "last": last})
     out = review.step(n, deck=deck)
-    return jsonify({"table_id": table_id, "version": n, "last": review.last, "operator": review.operator,
+    return jsonify({"table_id": table_id, "version": n, "last": last, "operator": review.operator,
                     "record": out["record"], "table": {"table_id": table_id, **out["table"]}})
 
 
 @bp.get("/t/<table_id>/review")
 def page(table_id: str):
-    return send_from_directory(current_app.static_folder, "review.html")
+    return send_from_directory(current_app.static_folder or "", "review.html")

@@ -90,8 +90,8 @@ def _seating(table_id: str | None = None) -> tuple:
         return account, account.player_id, auth.bearer(), auth.account_grant(account.player_id, account.player_id)
     player = auth.new_player_id()
     if table_id is not None:
-        token, grant = auth.new_token(player, table_id)
-        return None, player, token, grant
+        token, granted = auth.new_token(player, table_id)
+        return None, player, token, granted
     made: dict = {}
 
     def grant(drawn: str) -> tuple[str, str]:

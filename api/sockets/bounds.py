@@ -12,6 +12,7 @@ from __future__ import annotations
 import threading
 from collections import Counter
 from dataclasses import dataclass
+from typing import TypeVar
 
 
 @dataclass(frozen=True)
@@ -25,6 +26,8 @@ class Refusal:
             "address_table": f"This address already holds {self.limit} sockets on this table; close one first.",
             "table": f"This table already has {self.limit} sockets; try again later.",
         }[self.scope]
+
+K = TypeVar("K")
 
 
 class SocketLimits:
@@ -53,14 +56,18 @@ class SocketLimits:
 
     def release(self, address: str, table_id: str) -> None:
         with self._lock:
-            for counter, key in ((self._address, address), (self._address_table, (address, table_id)),
-                                 (self._table, table_id)):
-                counter[key] -= 1
-                if counter[key] <= 0:
-                    del counter[key]  # keep the counters as small as the sockets open now
+            _release(self._address, address)
+            _release(self._address_table, (address, table_id))
+            _release(self._table, table_id)
 
     def held(self, address: str, table_id: str | None = None) -> int:
         with self._lock:
             if table_id is None:
                 return self._address[address]
             return self._address_table[address, table_id]
+
+
+def _release(counter: Counter[K], key: K) -> None:
+    counter[key] -= 1
+    if counter[key] <= 0:
+        del counter[key]  # keep the counters as small as the sockets open now

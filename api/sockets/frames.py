@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import struct
 from collections import OrderedDict
+from collections.abc import Mapping
+from typing import cast
 
 import orjson
 
@@ -146,8 +148,8 @@ class _Shared:
         self.base = base
         self.previous = previous
         self.version = base.fields["version"]
-        self._encoded = None
-        self._changed = None
+        self._encoded: tuple | None = None
+        self._changed: tuple[bytes, bytes | None] | None = None
 
     def encoded(self, table_id: str) -> tuple:
         if self._encoded is None:  # two readers at once may both encode it: the same bytes
@@ -158,7 +160,7 @@ class _Shared:
         """What changed since ``previous`` (engine.view.changed), encoded: the fields' JSON members, and the
         history's new entries as a JSON list (None: the history is among the fields, whole)."""
         if self._changed is None:  # as encoded: the same bytes either way
-            fields, added = changed(self.previous, self.base)
+            fields, added = changed(cast(engine.TableView, self.previous), self.base)  # a patch's: never None
             self._changed = (orjson.dumps(fields)[1:-1], None if added is None else orjson.dumps(added))
         return self._changed
 
@@ -188,7 +190,7 @@ _FIELD_HEADS = {name: b'"%s":' % name.encode() for name in READER_FIELDS}
 def _build(table_id: str, state, seat, is_host, base, encoded) -> tuple[bytes, bytes]:
     """The reader's view (the bytes orjson gives for ``{"table_id": table_id, **engine.for_reader(base,
     state, seat), "you_are_host": is_host}``: tests/api/sockets/test_frames.py) and its frames."""
-    part = reader_part(base, state, seat)
+    part: Mapping[str, object] = reader_part(base, state, seat)
     pieces = []
     for run in encoded:
         if type(run) is str:
@@ -215,11 +217,12 @@ def _patch(state, seat, is_host: bool, shared: _Shared) -> bytes:
     "labels_add": {card: label}}`` and, on its turn, ``your_turn``. What every reader shares is
     encoded once a version."""
     fields, added = shared.changed()
-    own = reader_changes(shared.previous, shared.base, state, seat)
+    previous = cast(engine.TableView, shared.previous)  # a patch's base: never None
+    own = cast(dict[str, object], reader_changes(previous, shared.base, state, seat))
     labels = own.pop("labels")
     own["you_are_host"] = is_host
     body = b'{"type":"patch","version":%d,"from":%d,"set":{%s%s%s}' % (
-        state.version, shared.previous.fields["version"], fields, b"," if fields else b"",
+        state.version, previous.fields["version"], fields, b"," if fields else b"",
         orjson.dumps(own)[1:-1])
     if added is not None:
         body += b',"history_add":' + added
