@@ -49,10 +49,7 @@ def test_the_floor_counts_one_version_a_move():
 
 @pytest.mark.skipif(shutil.which("redis-server") is None, reason="the bench starts redis-servers")
 def test_a_run_with_the_floor_plays_the_games_on_both_and_says_what_the_stack_leaves():
-    done = subprocess.run([sys.executable, "bench/games.py", "--floor", "--games", "3", "--duration", "1.5",
-                           "--warmup", "0.5", "--think", "0.02", "--peer", "off"],
-                          cwd=ROOT, capture_output=True, text=True, timeout=240)
-    assert done.returncode == 0, done.stderr[-3000:]
+    done = _short_run("--floor")
     measured = dict(re.findall(r"^(floor )?measured: (\d+) moves in [\d.]+s \(\d+ moves/s\); errors 0$",
                                done.stdout, re.M))
     assert int(measured[""]) > 10 and int(measured["floor "]) > 10, done.stdout
@@ -90,10 +87,7 @@ def test_with_patches_the_floor_sends_each_seat_its_patch_of_the_move_as_escoba_
 
 @pytest.mark.skipif(shutil.which("redis-server") is None, reason="the bench starts redis-servers")
 def test_a_run_of_both_ways_plays_the_games_patched_and_stock_and_says_what_the_patches_save():
-    done = subprocess.run([sys.executable, "bench/games.py", "--patches", "both", "--games", "3", "--duration", "1.5",
-                           "--warmup", "0.5", "--think", "0.02", "--peer", "off"],
-                          cwd=ROOT, capture_output=True, text=True, timeout=240)
-    assert done.returncode == 0, done.stderr[-3000:]
+    done = _short_run("--patches", "both")
     measured = dict(re.findall(r"^(escoba stock )?measured: (\d+) moves in [\d.]+s \(\d+ moves/s\); errors 0$",
                                done.stdout, re.M))
     assert int(measured[""]) > 10 and int(measured["escoba stock "]) > 10, done.stdout
@@ -101,3 +95,12 @@ def test_a_run_of_both_ways_plays_the_games_patched_and_stock_and_says_what_the_
     said = re.search(r"^patches \(events/patches.py\): API CPU a move patched ([\d.]+) ms, stock \(ESCOBA_STOCK=1\) "
                      r"([\d.]+) ms = [\d.]+x", done.stdout, re.M)
     assert said and float(said.group(1)) > 0 and float(said.group(2)) > 0, done.stdout
+
+
+def _short_run(*options: str) -> subprocess.CompletedProcess:
+    """bench/games.py over 3 games for a second and a half, no peer; its exit checked."""
+    done = subprocess.run([sys.executable, "bench/games.py", *options, "--games", "3", "--duration", "1.5",
+                           "--warmup", "0.5", "--think", "0.02", "--peer", "off"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=240)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done
