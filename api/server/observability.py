@@ -304,9 +304,11 @@ def _values_with_short_locks() -> None:
     prometheus_values.Lock = short_lock
 
 
-METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
+# "WS": a move frame on a table's socket (api/sockets/moves.py), counted under the socket's route
+METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "WS"})
 VIEW_ROUTE = "/tables/<table_id>"
 MOVE_ROUTE = "/tables/<table_id>/moves"
+SOCKET_ROUTE = "/tables/<table_id>/ws"
 UNMATCHED_ROUTE = "unmatched"  # no route took it (404s): one label, whatever the address
 
 
@@ -490,6 +492,8 @@ def install(app, metrics: Metrics) -> None:
 
     @app.after_request
     def _finish(response):
+        if g.get("counted"):  # a refusal: counted as it was answered (api.http.errors.refused_response)
+            return response
         log = g.get("log")
         code = _error_code(response) if response.status_code >= 400 and log and log.get("command") else None
         rule = request.url_rule
