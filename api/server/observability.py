@@ -245,7 +245,7 @@ class Metrics:
                                 "table in this process (the load or fold of the change included)",
                                 registry=r, buckets=(.0005, .001, .0025, .005, .01, .025, .05, .1, .25, 1))
         r.register(_ScheduleFailures())
-        # the hub counts its posts in this dict (plain ints, under its own lock): read when scraped
+        # the fan-out counts its posts in this dict (plain ints, under its own lock): read when scraped
         self.socket_posts = {"direct": 0, "mailbox": 0}
         r.register(_SocketPosts(self.socket_posts))
         # label sets that exist from the start, so that a rate over them is 0, not "no data"
@@ -326,7 +326,7 @@ class _ScheduleFailures:
 
 
 class _SocketPosts:
-    """How the changes this process made reached the table's other sockets here (``Hub.posts``, these
+    """How the changes this process made reached the table's other sockets here (``Fanout.posts``, these
     counts): ``direct``, written by the mover's greenlet at once; ``mailbox``, handed to the socket's
     handler (a socket behind, past the mover's few, or a worker without gevent)."""
 

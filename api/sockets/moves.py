@@ -7,7 +7,7 @@ POST's ``Idempotency-Key`` by the same seat), the rules, the append, the log lin
 (``transport="socket"``). The answer goes back on that socket: ``{"type": "ack", "id", "version"}``
 or ``{"type": "error", "id", "error": {...}}``; the mover's new view follows in the same write (the
 socket handler sends it, api/sockets/route.py), and every other socket of the table hears the change
-through the hub, as for a POST.
+through the fan-out (api/sockets/fanout.py), as for a POST.
 
 What is not a move changes nothing: a frame that is not JSON, of another type or malformed is
 answered ``bad_request`` (with its ``id`` when it has a readable one); a socket without a seat token
@@ -78,7 +78,7 @@ class SocketMoves:
         self.logger = logger
         self.path = f"/tables/{table_id}/ws"
         self.strikes = 0
-        self.mailbox = mailbox  # this socket's (api/sockets/hub.py): it sends its own move with the ack
+        self.mailbox = mailbox  # this socket's (api/sockets/fanout.py): it sends its own move with the ack
 
     @property
     def struck_out(self) -> bool:
@@ -110,7 +110,7 @@ class SocketMoves:
         version = moved.outcome.version
         state = None if moved.outcome.repeated else moved.outcome.state
         if state is not None:  # the table's other sockets here hear it now, not from its notice
-            self.ctx.hub.post_local(self.table_id, state, skip=self.mailbox)
+            self.ctx.fanout.published(self.table_id, state, skip=self.mailbox)
         ack = b'{"type":"ack","id":%s,"version":%d}' % (orjson.dumps(ask.idempotency_key), version)
         return frames.text_frame(ack), state
 

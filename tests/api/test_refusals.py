@@ -34,7 +34,7 @@ def apps(fake_redis, config, monkeypatch):
     flask_only = create_app(fake_redis, config)
     yield {"hot": with_hot, "flask": flask_only, "socket": with_hot}
     for app in (with_hot, flask_only):
-        app.extensions["escoba"].hub.stop()
+        app.extensions["escoba"].fanout.stop()
 
 
 def _table(client: Client):
