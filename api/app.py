@@ -34,8 +34,8 @@ from api.server import observability
 from api.sockets import route as sockets
 from api.sockets import seeks as seek_sockets
 from api.sockets.bounds import SocketLimits
+from api.sockets.fanout import Fanout
 from api.sockets.frames import ViewFrames
-from api.sockets.hub import Hub
 from events.config import Config
 from events.connection import Backends, connect, from_clients
 from events.players import PlayerStore
@@ -68,7 +68,7 @@ class Context:
     config: Config
     service: TableService
     chat: ChatStore
-    hub: Hub
+    fanout: Fanout  # how a change reaches every socket (api/sockets/fanout.py)
     metrics: observability.Metrics
     socket_limits: SocketLimits
     frames: ViewFrames  # the frames of each change for each reader, built once in this process
@@ -116,9 +116,9 @@ def create_app(redis=None, config: Config | None = None) -> Flask:
     app.config["SOCK_SERVER_OPTIONS"] = sockets.server_options(config)
     socket_limits = SocketLimits(config.sockets_per_address, config.sockets_per_address_table,
                                  config.sockets_per_table)
-    hub = Hub(redis, service, fanout=metrics.fanout, posts=metrics.socket_posts)
+    fanout = Fanout(redis, service, notice_seconds=metrics.fanout, posts=metrics.socket_posts)
     app.extensions["escoba"] = Context(redis, config, service, ChatStore(redis, service.archive),
-                                       hub, metrics, socket_limits, ViewFrames(), backends,
+                                       fanout, metrics, socket_limits, ViewFrames(), backends,
                                        players=PlayerStore(redis))
 
     errors.install(app)

@@ -114,7 +114,7 @@ def _decided(ctx, ask: Ask, log: dict, count) -> tuple[Outcome, str, str | None]
     outcome = ctx.service.execute(
         table_id, engine.parse_command({**move, "player": player}), actor=f"player:{player}",
         expected_version=expected, idempotency_key=key,
-        local=ctx.hub.listener_id,  # every caller posts the move to this process's sockets (post_local)
+        local=ctx.fanout.listener_id,  # every caller posts the move to this process's sockets (published)
         count=count,
     )
     return outcome, player, deck

@@ -132,7 +132,7 @@ def _run(args) -> int:
         play(warmup + args.moves, needed)
         profile.disable()
         pstats.Stats(profile).sort_stats(args.sort).print_stats(30)
-    ctx.hub.stop()
+    ctx.fanout.stop()
     return 0
 
 

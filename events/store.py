@@ -26,7 +26,7 @@ the index and status buckets and publishes the change notice, all in one step.
 The notice is left out when the appender says it is the table's only listener
 (``local``): it posts the change to its own sockets itself, and no other process
 listens. A listener adds itself before it reads the log on each subscription (the
-resync, api/sockets/hub.py), so whatever it was not sent it reads there.
+resync, api/sockets/fanout.py), so whatever it was not sent it reads there.
 Either the whole batch is in the log, with everything that goes with it, or none
 of it: a table's first event, its host's token and its index entry are written
 together. Every write comes after every check (but a request's rate count, which
@@ -304,7 +304,7 @@ return redis.call('XRANGE', KEYS[1], ARGV[1], stop, 'COUNT', ARGV[3])
 def change_notice(table_id: str, after: int, version: int, encoded: list[str]) -> str:
     """The change notice of a batch appended after version ``after``: the new version, and the
     batch's records (their stored JSON) when they are small, so a process whose copy of the
-    table is at ``after`` folds them in and needs no read of the log (api/sockets/hub.py). The notice
+    table is at ``after`` folds them in and needs no read of the log (api/sockets/fanout.py). The notice
     stays inside the server (Redis pub/sub to the API's listeners), like the log it copies."""
     notice = {"table_id": table_id, "version": version}
     if sum(len(e) for e in encoded) <= NOTICE_RECORDS_MAX:

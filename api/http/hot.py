@@ -29,6 +29,7 @@ from api import auth
 from api.http import errors, tables
 from api.http.schemas import BODY_MAX
 from api.moves import Ask
+from api.refusals import refuse
 from api.server.observability import MOVE_ROUTE, VIEW_ROUTE, request_done
 
 _VIEW = re.compile(r"/tables/([^/]+)\Z")
@@ -67,15 +68,18 @@ def install(app) -> None:
             Request(environ).args.get("deck") if query else None,  # werkzeug's own parsing, when there is one
             environ.get("HTTP_IF_NONE_MATCH"), body, environ.get("HTTP_IDEMPOTENCY_KEY"),
         )
-        code = None
+        path = environ.get("PATH_INFO", "")
         try:
             done = answer(ctx, ask, log)
-            status, payload, headers = done.status, done.body, done.headers
         except Exception as exc:
-            refused = errors.refusal(exc, logger)
-            status, payload, headers, code = refused.status, orjson.dumps(refused.body()), refused.headers, refused.code
-        start_response(f"{status} {HTTP_STATUS_CODES[status]}", [*_head(status, payload), *headers])
-        request_done(ctx.metrics, log, method, environ.get("PATH_INFO", ""), status, code, started, route)
+            refused = refuse(ctx.metrics, logger, exc, log, method, path, started, route)
+            payload = orjson.dumps(refused.body())
+            start_response(f"{refused.status} {HTTP_STATUS_CODES[refused.status]}",
+                           [*_head(refused.status, payload), *refused.headers])
+            return [payload]
+        status, payload = done.status, done.body
+        start_response(f"{status} {HTTP_STATUS_CODES[status]}", [*_head(status, payload), *done.headers])
+        request_done(ctx.metrics, log, method, path, status, None, started, route)
         return [payload]
 
     app.wsgi_app = wsgi_app

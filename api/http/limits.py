@@ -36,7 +36,7 @@ from limits import parse_many
 from werkzeug.middleware.proxy_fix import ProxyFix
 
 from api.auth import bearer_of, token_hash
-from api.http.errors import RateLimited, rate_limited, respond
+from api.http.errors import RateLimited, refused_response
 from events.config import Config
 from events.store import Count, limit_key
 
@@ -204,6 +204,6 @@ def install(app, redis, config: Config) -> Limiter | None:
     def limit_reached(e: RateLimitExceeded):
         current = limiter.current_limit
         wait = max(1, int(current.reset_at - time.time())) if current is not None else 1
-        return respond(rate_limited(str(e.description), wait))
+        return refused_response(RateLimited(str(e.description), wait))
 
     return limiter

@@ -96,5 +96,5 @@ def claim():
             continue
         if outcome.records:
             claimed += 1
-            ctx.hub.post_local(table_id, outcome.state)  # the table's sockets here see the new name
+            ctx.fanout.published(table_id, outcome.state)  # the table's sockets here see the new name
     return jsonify({"claimed": claimed})

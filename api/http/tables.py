@@ -211,7 +211,7 @@ def move_answer(ctx, ask: Ask, log: dict) -> Answer:
     moved = decide_move(ctx, ask, log)
     state = moved.outcome.state
     if not moved.outcome.repeated:  # the table's sockets here hear it now, not from its notice
-        ctx.hub.post_local(ask.table_id, state)
+        ctx.fanout.published(ask.table_id, state)
     view = ctx.frames.view_json(ask.table_id, state, moved.seat, moved.player == state.host, moved.deck)
     return Answer(b'{"version":%d,"table":%s}' % (moved.outcome.version, view))
 

@@ -247,7 +247,7 @@ class Metrics:
                                 "table in this process (the load or fold of the change included)",
                                 registry=r, buckets=(.0005, .001, .0025, .005, .01, .025, .05, .1, .25, 1))
         r.register(_ScheduleFailures())
-        # the hub counts its posts in this dict (plain ints, under its own lock): read when scraped
+        # the fan-out counts its posts in this dict (plain ints, under its own lock): read when scraped
         self.socket_posts = {"direct": 0, "mailbox": 0}
         r.register(_SocketPosts(self.socket_posts))
         # label sets that exist from the start, so that a rate over them is 0, not "no data"
@@ -299,9 +299,11 @@ class Metrics:
         children[1].observe(seconds)
 
 
-METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
+# "WS": a move frame on a table's socket (api/sockets/moves.py), counted under the socket's route
+METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "WS"})
 VIEW_ROUTE = "/tables/<table_id>"
 MOVE_ROUTE = "/tables/<table_id>/moves"
+SOCKET_ROUTE = "/tables/<table_id>/ws"
 UNMATCHED_ROUTE = "unmatched"  # no route took it (404s): one label, whatever the address
 
 
@@ -319,7 +321,7 @@ class _ScheduleFailures:
 
 
 class _SocketPosts:
-    """How the changes this process made reached the table's other sockets here (``Hub.posts``, these
+    """How the changes this process made reached the table's other sockets here (``Fanout.posts``, these
     counts): ``direct``, written by the mover's greenlet at once; ``mailbox``, handed to the socket's
     handler (a socket behind, past the mover's few, or a worker without gevent)."""
 
@@ -485,6 +487,8 @@ def install(app, metrics: Metrics) -> None:
 
     @app.after_request
     def _finish(response):
+        if g.get("counted"):  # a refusal: counted as it was answered (api.http.errors.refused_response)
+            return response
         log = g.get("log")
         code = _error_code(response) if response.status_code >= 400 and log and log.get("command") else None
         rule = request.url_rule

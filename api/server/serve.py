@@ -8,7 +8,7 @@ simple-websocket, all documented to run monkey-patched) a socket is two
 greenlets and a few KiB, one process holds 10,000 of them, and a request never
 waits for a thread. The rest of the code is ordinary blocking code (redis-py,
 threading, queue): the worker's ``monkey.patch_all()`` makes it cooperative, so
-the hub's listener and the log writer become greenlets too (the writer's one
+the fan-out's listener and the log writer become greenlets too (the writer's one
 write a tenth of a second goes to stderr, which docker or a terminal drains).
 
 Monkey-patching order: the gevent worker patches in its own ``init_process``,

@@ -7,11 +7,14 @@ POST's ``Idempotency-Key`` by the same seat), the rules, the append, the log lin
 (``transport="socket"``). The answer goes back on that socket: ``{"type": "ack", "id", "version"}``
 or ``{"type": "error", "id", "error": {...}}``; the mover's new view follows in the same write (the
 socket handler sends it, api/sockets/route.py), and every other socket of the table hears the change
-through the hub, as for a POST.
+through the fan-out (api/sockets/fanout.py), as for a POST.
 
 What is not a move changes nothing: a frame that is not JSON, of another type or malformed is
 answered ``bad_request`` (with its ``id`` when it has a readable one); a socket without a seat token
-is answered ``forbidden``. A socket whose frames keep being refused as malformed or over the rate
+is answered ``forbidden``. Every refusal is a POST's (api/refusals.py ``refuse``): the same error,
+and a log line and metrics of its own (method ``WS``, the socket's route).
+
+A socket whose frames keep being refused as malformed or over the rate
 limit (``STRIKES_MAX``), or which sends faster than its frames are answered (``INBOX_MAX`` waiting),
 is closed with 1008. Frames over 4 KB never get here: simple-websocket closes the socket (1009).
 """
@@ -25,9 +28,11 @@ import orjson
 from marshmallow import ValidationError
 
 from api import moves
-from api.http import errors, schemas
-from api.server.observability import request_done
+from api.http import schemas
+from api.refusals import refuse
+from api.server.observability import SOCKET_ROUTE, request_done
 from api.sockets import frames
+from engine import RuleError
 
 INBOX_MAX = 32  # client frames waiting to be answered; a client that waits for its acks has one
 STRIKES_MAX = 10  # malformed or rate-limited frames a socket may send before it is closed
@@ -73,7 +78,7 @@ class SocketMoves:
         self.logger = logger
         self.path = f"/tables/{table_id}/ws"
         self.strikes = 0
-        self.mailbox = mailbox  # this socket's (api/sockets/hub.py): it sends its own move with the ack
+        self.mailbox = mailbox  # this socket's (api/sockets/fanout.py): it sends its own move with the ack
 
     @property
     def struck_out(self) -> bool:
@@ -81,49 +86,45 @@ class SocketMoves:
 
     def answer(self, raw):
         """(the answer frame, the state the move made or None). A refusal raises nothing."""
-        try:
-            frame = orjson.loads(raw)
-        except orjson.JSONDecodeError:
-            return self._bad(None, "The frame is not JSON.", {"frame": "not JSON"}), None
-        move_id = frame.get("id") if isinstance(frame, dict) else None
-        move_id = move_id if isinstance(move_id, str) and 0 < len(move_id) <= 100 else None
-        try:
-            frame = _checked(frame)
-        except ValidationError as exc:
-            refused = errors.refusal(exc, self.logger)
-            return self._bad(move_id, refused.message, refused.details), None
-        return self._move(frame)
-
-    def _move(self, frame: dict):
-        body = frame["move"]
-        if "expected_version" in frame:
-            if "expected_version" in body:
-                return self._bad(frame["id"], "expected_version goes beside the move, not in it.",
-                                 {"move": {"expected_version": ["beside the move"]}}), None
-            body = {**body, "expected_version": frame["expected_version"]}
-        ask = moves.Ask(self.table_id, self.token, self.address, self.deck, None, body, frame["id"],
-                        moves.SOCKET)
         started = time.perf_counter()
         log: dict = {}
+        move_id, deciding = None, False
         try:
+            try:
+                frame = orjson.loads(raw)
+            except orjson.JSONDecodeError:
+                raise RuleError("bad_request", "The frame is not JSON.", {"frame": "not JSON"}) from None
+            move_id = frame.get("id") if isinstance(frame, dict) else None
+            move_id = move_id if isinstance(move_id, str) and 0 < len(move_id) <= 100 else None
+            ask = _ask(self, _checked(frame))
+            deciding = True
             moved = moves.decide_move(self.ctx, ask, log)
         except Exception as exc:
-            refused = errors.refusal(exc, self.logger)
-            request_done(self.ctx.metrics, log, "WS", self.path, refused.status, refused.code, started)
-            if refused.code == "rate_limited":
+            # the envelope of every refusal (a POST's too): the error, its log line and metrics
+            refused = refuse(self.ctx.metrics, self.logger, exc, log, "WS", self.path, started, SOCKET_ROUTE)
+            if refused.code == "rate_limited" or not deciding:  # over the limit, or malformed
                 self.strikes += 1
-            return _error(frame["id"], refused.body()), None
-        request_done(self.ctx.metrics, log, "WS", self.path, 200, None, started)
+            return frames.message({"type": "error", "id": move_id, **refused.body()}), None
+        request_done(self.ctx.metrics, log, "WS", self.path, 200, None, started, SOCKET_ROUTE)
         self.strikes = 0
         version = moved.outcome.version
         state = None if moved.outcome.repeated else moved.outcome.state
         if state is not None:  # the table's other sockets here hear it now, not from its notice
-            self.ctx.hub.post_local(self.table_id, state, skip=self.mailbox)
-        return frames.text_frame(b'{"type":"ack","id":%s,"version":%d}' % (orjson.dumps(frame["id"]), version)), state
+            self.ctx.fanout.published(self.table_id, state, skip=self.mailbox)
+        ack = b'{"type":"ack","id":%s,"version":%d}' % (orjson.dumps(ask.idempotency_key), version)
+        return frames.text_frame(ack), state
 
-    def _bad(self, move_id, message: str, details) -> bytes:
-        self.strikes += 1
-        return _error(move_id, {"error": {"code": "bad_request", "message": message, "details": details}})
+
+def _ask(moves_of: SocketMoves, frame: dict) -> moves.Ask:
+    """A move frame (``_checked``) as the ``Ask`` a POST of it would make, its ``id`` the key."""
+    body = frame["move"]
+    if "expected_version" in frame:
+        if "expected_version" in body:
+            raise RuleError("bad_request", "expected_version goes beside the move, not in it.",
+                            {"move": {"expected_version": ["beside the move"]}})
+        body = {**body, "expected_version": frame["expected_version"]}
+    return moves.Ask(moves_of.table_id, moves_of.token, moves_of.address, moves_of.deck, None, body, frame["id"],
+                     moves.SOCKET)
 
 
 _FRAME_KEYS = frozenset(("type", "id", "move", "expected_version"))
@@ -141,10 +142,6 @@ def _checked(frame) -> dict:
             and type(version) is int and 0 <= version <= _VERSION_MAX):
         return frame
     return schemas.socket_move.load(frame)
-
-
-def _error(move_id, body: dict) -> bytes:
-    return frames.message({"type": "error", "id": move_id, **body})
 
 
 __all__ = ["INBOX_MAX", "STRIKES_MAX", "Inbox", "SocketMoves"]

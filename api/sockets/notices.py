@@ -1,4 +1,4 @@
-"""The subscription side of the hub: how this process hears change notices.
+"""The subscription side of the fan-out (api/sockets/fanout.py): how this process hears change notices.
 
 Either way this process subscribes to the channel of each table a local socket
 watches, when the first socket starts watching it, and unsubscribes when the last
@@ -11,10 +11,10 @@ parse every table's every notice, a cost that grew with every process: docs/benc
   that owns the table's slot. So this process SSUBSCRIBEs on that node; one listener
   thread per cluster node reads that node's subscriptions.
 
-Either way a notice reaches the hub as ``on_notice(raw_json)``. Whenever a
+Either way a notice reaches the fan-out as ``on_notice(raw_json)``. Whenever a
 subscription is confirmed (the first time, and again after a dropped connection is
-re-established) the listener also hands the hub a *resync* notice,
-``{"table_id": ..., "resync": true}``, for every table it covers: the hub then loads
+re-established) the listener also hands the fan-out a *resync* notice,
+``{"table_id": ..., "resync": true}``, for every table it covers: the fan-out then loads
 the table and pushes its state, so a socket catches up from the log on whatever was
 published while nobody listened (a reconnect, a shard failing over, or the moment
 between a socket loading its table and the subscription taking effect). A node

@@ -37,7 +37,7 @@ from api.http.tables import redacted_events, version_arg
 from api.server import collector, wire
 from api.sockets import frames, reader
 from api.sockets.client_frames import QuickFrames
-from api.sockets.hub import Mailbox
+from api.sockets.fanout import Mailbox
 from api.sockets.moves import POLICY_VIOLATION, Inbox, SocketMoves
 
 MAX_CLIENT_MESSAGE = 4096  # bytes; docs/api.md: "a client frame over 4 KB closes the socket (status 1009)"
@@ -138,7 +138,7 @@ def _serve(ws, ctx, table_id: str) -> None:
     kind = request.args.get("frames", "view")
     mailbox = Mailbox(ws.event)  # simple-websocket sets this event when the peer goes, too
     # watch before loading: a change landing in between is then in the mailbox, not lost
-    ctx.hub.watch(table_id, mailbox)
+    ctx.fanout.subscribe(table_id, mailbox)
     try:
         try:
             token = request.args.get("token")
@@ -169,7 +169,7 @@ def _serve(ws, ctx, table_id: str) -> None:
             inbox: Inbox = ws.input_buffer
             moves = SocketMoves(ctx, table_id, token, request.remote_addr, deck, current_app.logger, mailbox)
             while True:
-                ws.event.wait()  # a change, a client frame, the reader ending, or the hub's periodic check
+                ws.event.wait()  # a change, a client frame, the reader ending, or the fan-out's periodic check
                 ws.event.clear()
                 if reads is not None:
                     _pump(ws, reads, direct)  # what the client sent, into the inbox (and a ping when one is due)
@@ -221,11 +221,11 @@ def _serve(ws, ctx, table_id: str) -> None:
             ctx.metrics.open_sockets.dec()
             collector.socket_closed()
     finally:
-        ctx.hub.unwatch(table_id, mailbox)
+        ctx.fanout.unsubscribe(table_id, mailbox)
 
 
 class _Direct:
-    """A move this process made, sent to this socket by the mover's greenlet (``Hub.post_local``), its
+    """A move this process made, sent to this socket by the mover's greenlet (``Fanout.published``), its
     handler left asleep: under gevent only, where the handler reads its own frames (``raw``: the
     connection's non-blocking socket), and only when the socket is free to write at once. The handler
     writes under ``lock`` too, so the socket's frames go out whole and in order, and ``sent`` (the version

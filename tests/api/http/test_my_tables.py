@@ -26,7 +26,7 @@ def http(backends):
     app = create_app(backends, dataclasses.replace(Config(), admin_token=ADMIN, bot_delay=0.0, rate_limits="off"))
     app.testing = True
     yield app.test_client()
-    app.extensions["escoba"].hub.stop()
+    app.extensions["escoba"].fanout.stop()
 
 
 def create(http, token=None, **body):

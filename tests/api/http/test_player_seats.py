@@ -26,7 +26,7 @@ def served(backends):
     threading.Thread(target=server.serve_forever, daemon=True).start()
     yield app.test_client(), f"127.0.0.1:{server.server_port}"
     server.shutdown()
-    app.extensions["escoba"].hub.stop()
+    app.extensions["escoba"].fanout.stop()
 
 
 def _move(http, table_id, token, **move):

@@ -8,8 +8,8 @@ import orjson
 import pytest
 
 import engine
+from api.sockets.fanout import CHAT_BACKLOG, Mailbox
 from api.sockets.frames import ViewFrames, message, text_frame
-from api.sockets.hub import CHAT_BACKLOG, Mailbox
 from tests.events.conftest import engine_game
 
 

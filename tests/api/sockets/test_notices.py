@@ -11,7 +11,7 @@ import orjson
 import pytest
 import redis as redis_lib
 
-from api.sockets.hub import Hub
+from api.sockets.fanout import Fanout
 from api.sockets.notices import NodeListener, ShardedListener
 from events import autoplay
 from events.service import TableService
@@ -39,7 +39,7 @@ def sit(svc: TableService, tid: str, i: int) -> int:
 @pytest.fixture
 def hub_and_writer(backends):
     reader = TableService(backends.tables, cache_size=0)
-    hub = Hub(backends.tables, reader)
+    hub = Fanout(backends.tables, reader)
     writer = TableService(backends.tables, rng=random.Random(5))  # "another process"
     yield hub, writer
     hub.stop()
@@ -48,10 +48,10 @@ def hub_and_writer(backends):
 def test_a_watcher_hears_a_change_made_elsewhere(hub_and_writer, topology):
     hub, writer = hub_and_writer
     tid = autoplay.new_table(writer, players=1)
-    q = hub.watch(tid)
+    q = hub.subscribe(tid)
     next_state(q, 1)  # the subscription's confirmation resyncs the table once
     assert next_state(q, sit(writer, tid, 1)).seats[1].player == "x1"
-    hub.unwatch(tid, q)
+    hub.unsubscribe(tid, q)
 
 
 def test_a_process_hears_only_the_tables_its_sockets_watch(hub_and_writer, topology):
@@ -62,21 +62,21 @@ def test_a_process_hears_only_the_tables_its_sockets_watch(hub_and_writer, topol
     deliver = hub.listener.on_notice
     hub.listener.on_notice = lambda raw: heard.append(orjson.loads(raw)["table_id"]) or deliver(raw)
     mine, other = autoplay.new_table(writer, players=1), autoplay.new_table(writer, players=1)
-    q = hub.watch(mine)
+    q = hub.subscribe(mine)
     next_state(q, 1)
     sit(writer, other, 1)
     last = sit(writer, mine, 1)
     next_state(q, last)
     assert mine in heard and other not in heard  # only ``mine`` is watched here
-    hub.unwatch(mine, q)
-    watcher = hub.watch(other)  # a later subscription: once it is confirmed, nothing of ``mine`` is sent here
+    hub.unsubscribe(mine, q)
+    watcher = hub.subscribe(other)  # a later subscription: once it is confirmed, nothing of ``mine`` is sent here
     next_state(watcher, 1)
     since = len(heard)
     sit(writer, mine, 2)
     done = sit(writer, other, 2)
     next_state(watcher, done)
     assert heard[since:] == [other]  # the move at ``mine`` went unheard
-    hub.unwatch(other, watcher)
+    hub.unsubscribe(other, watcher)
 
 
 def _kill_pubsub_clients(topology) -> int:
@@ -93,11 +93,11 @@ def test_a_process_at_the_version_before_a_change_folds_the_notice_in_without_re
     """The notice carries its batch's records: a process whose copy is at the batch's start
     posts the new state without a read, the same state a load from the log gives."""
     reader = TableService(backends.tables)  # caches, like the API's service
-    hub = Hub(backends.tables, reader)
+    hub = Fanout(backends.tables, reader)
     writer = TableService(backends.tables, rng=random.Random(5))  # "another process"
     try:
         tid = autoplay.new_table(writer, players=1)
-        q = hub.watch(tid)
+        q = hub.subscribe(tid)
         next_state(q, 1)
         before = reader.load(tid).version  # this process's copy, up to date
         reads = []
@@ -113,7 +113,7 @@ def test_a_process_at_the_version_before_a_change_folds_the_notice_in_without_re
         later = writer.execute(tid, {"type": "start", "by": 0}, actor="seat:0").version
         assert next_state(q, later) == TableService(backends.tables, cache_size=0).load(tid)
         assert reads  # the load read the log
-        hub.unwatch(tid, q)
+        hub.unsubscribe(tid, q)
     finally:
         hub.stop()
 
@@ -121,14 +121,14 @@ def test_a_process_at_the_version_before_a_change_folds_the_notice_in_without_re
 def test_a_dropped_listener_resubscribes_and_the_socket_catches_up(hub_and_writer, topology):
     hub, writer = hub_and_writer
     tid = autoplay.new_table(writer, players=1)
-    q = hub.watch(tid)
+    q = hub.subscribe(tid)
     next_state(q, 1)
     assert _kill_pubsub_clients(topology) >= 1
     during = sit(writer, tid, 1)  # published while the listener may be reconnecting
     assert next_state(q, during).version == during  # caught up: from the notice or the resync
     after = sit(writer, tid, 2)
     assert next_state(q, after).version == after  # and it hears the next change live
-    hub.unwatch(tid, q)
+    hub.unsubscribe(tid, q)
 
 
 def test_stop_ends_a_listener_waiting_in_its_read(hub_and_writer, topology, caplog):
@@ -136,7 +136,7 @@ def test_stop_ends_a_listener_waiting_in_its_read(hub_and_writer, topology, capl
     at once, with no notice to wake it, and log no failure."""
     hub, writer = hub_and_writer
     tid = autoplay.new_table(writer, players=1)
-    q = hub.watch(tid)
+    q = hub.subscribe(tid)
     next_state(q, 1)
     threads = ([hub.listener._thread] if not topology.is_cluster
                else [n._thread for n in hub.listener._nodes.values()])
@@ -163,7 +163,7 @@ def cluster_backends(redis_cluster, queue_server):
 def test_sharded_subscriptions_follow_the_first_and_last_socket(cluster_backends):
     backends = cluster_backends
     svc = TableService(backends.tables)
-    hub = Hub(backends.tables, svc)
+    hub = Fanout(backends.tables, svc)
     try:
         assert isinstance(hub.listener, ShardedListener)
         tid = autoplay.new_table(svc, players=1)
@@ -174,12 +174,12 @@ def test_sharded_subscriptions_follow_the_first_and_last_socket(cluster_backends
             reply = direct.execute_command("PUBSUB", "SHARDNUMSUB", changes_channel(tid))
             return int(reply[1])
 
-        a, b = hub.watch(tid), hub.watch(tid)
+        a, b = hub.subscribe(tid), hub.subscribe(tid)
         wait_for(lambda: subscribers() == 1)
-        hub.unwatch(tid, a)
+        hub.unsubscribe(tid, a)
         time.sleep(0.2)
         assert subscribers() == 1  # one socket still watches
-        hub.unwatch(tid, b)
+        hub.unsubscribe(tid, b)
         wait_for(lambda: subscribers() == 0)
     finally:
         hub.stop()
@@ -187,11 +187,11 @@ def test_sharded_subscriptions_follow_the_first_and_last_socket(cluster_backends
 
 def test_a_node_whose_connection_is_lost_for_good_hands_its_tables_to_the_new_owner(
         cluster_backends, monkeypatch):
-    hub = Hub(cluster_backends.tables, TableService(cluster_backends.tables, cache_size=0))
+    hub = Fanout(cluster_backends.tables, TableService(cluster_backends.tables, cache_size=0))
     writer = TableService(cluster_backends.tables)
     request_stop = hub.stop
     tid = autoplay.new_table(writer, players=1)
-    q = hub.watch(tid)
+    q = hub.subscribe(tid)
     next_state(q, 1)
     listener: ShardedListener = hub.listener
     (old,) = [n for n in listener._nodes.values() if n.holds(tid)]
@@ -205,7 +205,7 @@ def test_a_node_whose_connection_is_lost_for_good_hands_its_tables_to_the_new_ow
     assert isinstance(new, NodeListener) and new is not old
     after = sit(writer, tid, 1)
     assert next_state(q, after).version == after
-    hub.unwatch(tid, q)
+    hub.unsubscribe(tid, q)
     request_stop()
 
 
@@ -213,10 +213,10 @@ def test_every_resubscription_resyncs_the_watched_tables_from_the_log(fake_redis
     """A change published while nobody listened (notice lost) reaches the socket once the
     listener's subscription is confirmed again."""
     svc = TableService(fake_redis, cache_size=0)
-    hub = Hub(fake_redis, svc)
+    hub = Fanout(fake_redis, svc)
     try:
         tid = autoplay.new_table(svc, players=1)
-        q = hub.watch(tid)
+        q = hub.subscribe(tid)
         next_state(q, 1)
         deliver, hub.listener.on_notice = hub.listener.on_notice, lambda raw: None  # a listener gone deaf
         unheard = svc.execute(tid, {"type": "sit", "player": "x", "name": "X"}, actor="guest").version
@@ -225,7 +225,7 @@ def test_every_resubscription_resyncs_the_watched_tables_from_the_log(fake_redis
         hub.listener.on_notice = deliver
         hub.listener._handle({"type": "subscribe", "channel": changes_channel(tid).encode(), "data": 1})
         assert next_state(q, unheard, timeout=1).version == unheard
-        hub.unwatch(tid, q)
+        hub.unsubscribe(tid, q)
     finally:
         hub.stop()
 
@@ -248,11 +248,11 @@ def test_a_master_that_goes_down_and_comes_back_is_listened_to_again(tmp_path):
         pytest.skip("redis-server and redis-cli are needed for a private cluster")
     cluster = start_cluster(tmp_path, 3, durable=True)
     client = cluster.client()
-    hub = Hub(client, TableService(client, cache_size=0))
+    hub = Fanout(client, TableService(client, cache_size=0))
     try:
         writer = TableService(client)
         tid = autoplay.new_table(writer, players=1)
-        q = hub.watch(tid)
+        q = hub.subscribe(tid)
         next_state(q, 1)
         port = client.get_node_from_key(changes_channel(tid)).port
         (node,) = [n for n in cluster.nodes if n.port == port]
@@ -270,7 +270,7 @@ def test_a_master_that_goes_down_and_comes_back_is_listened_to_again(tmp_path):
                     raise
                 time.sleep(0.2)
         assert next_state(q, after, timeout=20).version == after
-        hub.unwatch(tid, q)
+        hub.unsubscribe(tid, q)
     finally:
         hub.stop()
         client.close()
@@ -280,16 +280,16 @@ def test_a_master_that_goes_down_and_comes_back_is_listened_to_again(tmp_path):
 def test_the_hub_wakes_every_handler_now_and_then_with_nothing_to_send(fake_redis):
     """A handler waits with no timeout of its own: the hub's one timer wakes it to check on its reader."""
     svc = TableService(fake_redis, cache_size=0)
-    hub = Hub(fake_redis, svc, check_every=0.05)
+    hub = Fanout(fake_redis, svc, check_every=0.05)
     try:
         tid = autoplay.new_table(svc, players=1)
-        q = hub.watch(tid)
+        q = hub.subscribe(tid)
         next_state(q, 1)  # the subscription's resync
         for _ in range(3):
             q.wake.clear()
             assert q.wake.wait(2.0)
             assert q.take() == (None, [])  # woken with nothing
-        hub.unwatch(tid, q)
+        hub.unsubscribe(tid, q)
     finally:
         hub.stop()
     hub._checker.join(1)
@@ -298,15 +298,15 @@ def test_the_hub_wakes_every_handler_now_and_then_with_nothing_to_send(fake_redi
 
 @pytest.fixture
 def local_hub(backends, monkeypatch):
-    """(service, hub, table id) for post_local's tests, the hub's PREBUILT_MAX set by the caller."""
-    from api.sockets import hub as hub_module
+    """(service, hub, table id) for published's tests, the hub's PREBUILT_MAX set by the caller."""
+    from api.sockets import fanout as fanout_module
 
     made = []
 
     def make(prebuilt_max: int):
-        monkeypatch.setattr(hub_module, "PREBUILT_MAX", prebuilt_max)
+        monkeypatch.setattr(fanout_module, "PREBUILT_MAX", prebuilt_max)
         service = TableService(backends.tables, rng=random.Random(5))
-        made.append(Hub(backends.tables, service))
+        made.append(Fanout(backends.tables, service))
         return service, made[-1], autoplay.new_table(service, players=1)
 
     yield make
@@ -315,10 +315,10 @@ def local_hub(backends, monkeypatch):
 
 
 def test_a_change_this_process_made_has_its_other_sockets_frames_built_at_once(local_hub):
-    """post_local builds each of the table's other sockets' frames in the mover's greenlet (their
+    """published builds each of the table's other sockets' frames in the mover's greenlet (their
     handlers then find them in the views' cache): never the mover's own (its handler builds it next),
     at most PREBUILT_MAX, and a build that fails leaves the rest built and the move posted."""
-    from api.sockets.hub import Mailbox
+    from api.sockets.fanout import Mailbox
 
     service, hub, tid = local_hub(3)
     built: list[tuple[str, int]] = []
@@ -330,33 +330,33 @@ def test_a_change_this_process_made_has_its_other_sockets_frames_built_at_once(l
                 raise RuntimeError("a view that will not build")
         return frames_for
 
-    mover = hub.watch(tid, Mailbox(frames_for=builder("mover")))
+    mover = hub.subscribe(tid, Mailbox(frames_for=builder("mover")))
     next_state(mover, 1)  # subscribed, and the hub among the table's listeners (its confirmation's resync)
-    broken = hub.watch(tid, Mailbox(frames_for=builder("broken", fails=True)))
-    others = [hub.watch(tid, Mailbox(frames_for=builder(f"other{i}"))) for i in range(3)]
-    plain = hub.watch(tid)  # a mailbox without a builder (a test's, a notice's) is posted to only
+    broken = hub.subscribe(tid, Mailbox(frames_for=builder("broken", fails=True)))
+    others = [hub.subscribe(tid, Mailbox(frames_for=builder(f"other{i}"))) for i in range(3)]
+    plain = hub.subscribe(tid)  # a mailbox without a builder (a test's, a notice's) is posted to only
     built.clear()
     # as the API appends (local: the hub is the table's only listener, so no notice comes back to post
-    # the version before post_local does)
+    # the version before published does)
     outcome = service.execute(tid, {"type": "sit", "player": "x1", "name": "X1"}, actor="guest",
                               local=hub.listener_id)
-    hub.post_local(tid, outcome.state, skip=mover)
+    hub.published(tid, outcome.state, skip=mover)
     names = [name for name, version in built if version == outcome.version]
     assert "mover" not in names and len(names) == 3 and len(set(names)) == 3
     for q in (broken, *others, plain):  # every other socket was posted the move, the failed build's too
         assert q.state is outcome.state
     built.clear()
-    hub.post_local(tid, outcome.state, skip=mover)  # a version posted already builds nothing again
+    hub.published(tid, outcome.state, skip=mover)  # a version posted already builds nothing again
     assert built == []
     for q in (mover, broken, *others, plain):
-        hub.unwatch(tid, q)
+        hub.unsubscribe(tid, q)
 
 
 def test_a_change_this_process_made_is_sent_at_once_where_a_socket_takes_it_and_posted_elsewhere(local_hub):
-    """post_local hands each other socket the move (``send_now``, api/sockets/route.py ``_Direct``): one that
+    """published hands each other socket the move (``send_now``, api/sockets/route.py ``_Direct``): one that
     took it is neither posted nor woken nor built for; one that declined, or whose send failed, is posted
     and built for as before; at most PREBUILT_MAX take it at once, the rest are posted."""
-    from api.sockets.hub import Mailbox
+    from api.sockets.fanout import Mailbox
 
     service, hub, tid = local_hub(2)
     calls: list[tuple[str, str]] = []
@@ -371,7 +371,7 @@ def test_a_change_this_process_made_is_sent_at_once_where_a_socket_takes_it_and_
             return answer
 
         q.send_now = send_now
-        return hub.watch(tid, q)
+        return hub.subscribe(tid, q)
 
     mover = box("mover", True)
     next_state(mover, 1)  # subscribed, and the hub among the table's listeners
@@ -382,7 +382,7 @@ def test_a_change_this_process_made_is_sent_at_once_where_a_socket_takes_it_and_
         q.wake.clear()
     outcome = service.execute(tid, {"type": "sit", "player": "x1", "name": "X1"}, actor="guest",
                               local=hub.listener_id)
-    hub.post_local(tid, outcome.state, skip=mover)
+    hub.published(tid, outcome.state, skip=mover)
     built = {name for kind, name in calls if kind == "built"}
     taken = {name for kind, name in calls if kind == "asked"} & {"a", "b", "c"}
     assert ("asked", "mover") not in calls and "mover" not in built
@@ -395,21 +395,21 @@ def test_a_change_this_process_made_is_sent_at_once_where_a_socket_takes_it_and_
     assert len(built) == 2 and not built & taken  # the posted ones' frames built ahead, PREBUILT_MAX of them
     assert hub.posts == {"direct": 2, "mailbox": 3}  # escoba_socket_posts_total: how each got it
     for q in (mover, *boxes.values()):
-        hub.unwatch(tid, q)
+        hub.unsubscribe(tid, q)
 
 
 def test_a_change_this_process_made_is_posted_at_once_and_its_notice_then_does_nothing(backends, topology):
-    """post_local: the table's other mailboxes here get the move's state straight from the append
+    """published: the table's other mailboxes here get the move's state straight from the append
     (the mover's own is skipped: its socket sends the move with its ack); the notice that follows
     through Redis finds that version posted and neither loads nor posts. A change made elsewhere
     still comes by its notice."""
     service = TableService(backends.tables, rng=random.Random(5))
-    hub = Hub(backends.tables, service)
+    hub = Fanout(backends.tables, service)
     try:
         tid = autoplay.new_table(service, players=1)
-        mover = hub.watch(tid)
+        mover = hub.subscribe(tid)
         next_state(mover, 1)  # subscribed (its confirmation resynced the table)
-        other = hub.watch(tid)
+        other = hub.subscribe(tid)
         time.sleep(0.1)
         mover.take(), other.take()
         heard, loads = [], []
@@ -425,7 +425,7 @@ def test_a_change_this_process_made_is_posted_at_once_and_its_notice_then_does_n
         real = service.load_noticed
         service.load_noticed = lambda *a, **k: loads.append(a) or real(*a, **k)
         outcome = service.execute(tid, {"type": "sit", "player": "x1", "name": "X1"}, actor="guest")
-        hub.post_local(tid, outcome.state, skip=mover)
+        hub.published(tid, outcome.state, skip=mover)
         posted.set()
         assert other.take()[0] is outcome.state  # posted at once, before any notice
         assert mover.take() == (None, [])
@@ -436,13 +436,13 @@ def test_a_change_this_process_made_is_posted_at_once_and_its_notice_then_does_n
         assert outcome.version in heard and loads == []
         assert other.take() == (None, []) and mover.take() == (None, [])
         # an older or the same version posted again is not posted
-        hub.post_local(tid, outcome.state)
+        hub.published(tid, outcome.state)
         assert other.take() == (None, [])
         # a change made by another process comes by its notice, as before
         elsewhere = TableService(backends.tables, rng=random.Random(6))
         done = elsewhere.execute(tid, {"type": "start", "by": 0}, actor="seat:0").version
         assert next_state(other, done).version == done and next_state(mover, done).version == done
-        hub.unwatch(tid, mover), hub.unwatch(tid, other)
+        hub.unsubscribe(tid, mover), hub.unsubscribe(tid, other)
         assert tid not in hub._posted  # forgotten with the table's last socket
     finally:
         hub.stop()
@@ -461,10 +461,10 @@ def test_on_one_redis_a_notice_is_taken_straight_from_the_reply(redis_server, mo
 
     backends = connect(Config(redis_url=redis_server.url), wait=5)
     service = TableService(backends.tables, rng=random.Random(5))
-    hub = Hub(backends.tables, TableService(backends.tables, cache_size=0))
+    hub = Fanout(backends.tables, TableService(backends.tables, cache_size=0))
     try:
         tid = autoplay.new_table(service, players=1)
-        q = hub.watch(tid)
+        q = hub.subscribe(tid)
         next_state(q, 1)
         handled = []
         real = redis_lib.client.PubSub.handle_message
@@ -478,7 +478,7 @@ def test_on_one_redis_a_notice_is_taken_straight_from_the_reply(redis_server, mo
             assert [a[0][0] for a in handled] == [b"message"]
         else:
             assert handled == []
-        hub.unwatch(tid, q)
+        hub.unsubscribe(tid, q)
     finally:
         hub.stop()
         backends.close()
@@ -496,10 +496,10 @@ def test_a_move_made_here_is_published_only_while_another_process_listens(backen
     own sockets) publishes its notice only while ``there`` listens too, and ``there``'s socket
     hears every such move."""
     service = TableService(backends.tables, rng=random.Random(5))
-    here, there = Hub(backends.tables, service), Hub(backends.tables, TableService(backends.tables, cache_size=0))
+    here, there = Fanout(backends.tables, service), Fanout(backends.tables, TableService(backends.tables, cache_size=0))
     try:
         tid = autoplay.new_table(service, players=1)
-        mine = here.watch(tid)
+        mine = here.subscribe(tid)
         next_state(mine, 1)  # confirmed: it joined before the resync read the log
         assert _listeners(backends, tid) == {here.listener_id}
         heard = []
@@ -508,21 +508,21 @@ def test_a_move_made_here_is_published_only_while_another_process_listens(backen
 
         def move(command, actor):
             outcome = service.execute(tid, command, actor=actor, local=here.listener_id)
-            here.post_local(tid, outcome.state)
+            here.published(tid, outcome.state)
             return outcome.version
 
         alone = move({"type": "sit", "player": "x1", "name": "X1"}, "guest")
         assert next_state(mine, alone).version == alone
-        theirs = there.watch(tid)
+        theirs = there.subscribe(tid)
         next_state(theirs, alone)
         assert _listeners(backends, tid) == {here.listener_id, there.listener_id}
         shared = move({"type": "start", "by": 0}, "seat:0")
         assert next_state(theirs, shared).version == shared  # only the notice brings it there
-        there.unwatch(tid, theirs)
+        there.unsubscribe(tid, theirs)
         assert _listeners(backends, tid) == {here.listener_id}
         time.sleep(0.3)  # every notice sent so far has come back
         assert shared in heard and alone not in heard
-        here.unwatch(tid, mine)
+        here.unsubscribe(tid, mine)
         assert _listeners(backends, tid) == set()
     finally:
         here.stop()
@@ -533,12 +533,12 @@ def test_a_hub_that_cannot_join_the_listeners_retries_and_then_reads_the_log(bac
     """The join fails (the store away for it): the table's sockets are not told of the subscription
     until a retry joins, and then the log is read, so a move made meanwhile by a process that
     thought itself alone reaches them."""
-    import api.sockets.hub as hub_module
+    import api.sockets.fanout as fanout_module
 
-    monkeypatch.setattr(hub_module, "RETRY_LISTEN", 0.05)
+    monkeypatch.setattr(fanout_module, "RETRY_LISTEN", 0.05)
     writer = TableService(backends.tables, rng=random.Random(5))
     reader = TableService(backends.tables, cache_size=0)
-    hub = Hub(backends.tables, reader)
+    hub = Fanout(backends.tables, reader)
     real, tries = reader.store.listen, []
 
     def flaky(table_id, listener):
@@ -551,12 +551,12 @@ def test_a_hub_that_cannot_join_the_listeners_retries_and_then_reads_the_log(bac
     try:
         tid = autoplay.new_table(writer, players=1)
         writer.store.listen(tid, "elsewhere")  # the writer's own process, alone in the set
-        q = hub.watch(tid)
+        q = hub.subscribe(tid)
         moved = writer.execute(tid, {"type": "sit", "player": "x1", "name": "X1"}, actor="guest",
                                local="elsewhere").version  # no notice: no one else has joined
         assert next_state(q, moved).version == moved  # the retry joined, then read the log
         assert len(tries) == 3 and _listeners(backends, tid) == {"elsewhere", hub.listener_id}
-        hub.unwatch(tid, q)
+        hub.unsubscribe(tid, q)
     finally:
         hub.stop()
 
@@ -568,18 +568,18 @@ def test_the_fanout_histogram_times_notices_not_local_posts(backends, topology):
 
     fanout = Histogram("fanout_seconds", "test", registry=CollectorRegistry())
     service = TableService(backends.tables, rng=random.Random(5))
-    hub = Hub(backends.tables, service, fanout=fanout)
+    hub = Fanout(backends.tables, service, notice_seconds=fanout)
 
     def count() -> float:
         return next(s.value for s in fanout.collect()[0].samples if s.name == "fanout_seconds_count")
 
     try:
         tid = autoplay.new_table(service, players=1)
-        q = hub.watch(tid)
+        q = hub.subscribe(tid)
         next_state(q, 1)
         outcome = service.execute(tid, {"type": "sit", "player": "x1", "name": "X1"}, actor="guest",
                                   local=hub.listener_id)  # as a move: no notice, no one else listens
-        hub.post_local(tid, outcome.state)
+        hub.published(tid, outcome.state)
         assert next_state(q, outcome.version).version == outcome.version
         time.sleep(0.2)
         assert count() == 0
@@ -587,6 +587,6 @@ def test_the_fanout_histogram_times_notices_not_local_posts(backends, topology):
         done = elsewhere.execute(tid, {"type": "start", "by": 0}, actor="seat:0").version
         assert next_state(q, done).version == done
         assert count() == 1
-        hub.unwatch(tid, q)
+        hub.unsubscribe(tid, q)
     finally:
         hub.stop()

@@ -43,7 +43,7 @@ def on_topology(backends, config):
     server = _serve(app)
     yield Client(app.test_client()), f"127.0.0.1:{server.server_port}"
     server.shutdown()
-    app.extensions["escoba"].hub.stop()
+    app.extensions["escoba"].fanout.stop()
 
 
 def _seated(client, preset="del15", **extra):

@@ -112,15 +112,15 @@ def test_a_socket_that_asks_for_patches_is_sent_the_view_then_each_change_as_a_p
 
 def test_closed_sockets_are_let_go(client, live, app):
     table_id = client.create()["table_id"]
-    hub = app.extensions["escoba"].hub
+    fanout = app.extensions["escoba"].fanout
     sockets = [websocket.create_connection(f"ws://{live}/tables/{table_id}/ws", timeout=5) for _ in range(5)]
     for ws in sockets:
         recv(ws, "table")
-    assert hub.open_sockets() == 5
+    assert fanout.open_sockets() == 5
     for ws in sockets:
         ws.close()
     client.sit(table_id)  # a change wakes the handlers, which find their clients gone
     deadline = time.monotonic() + 10
-    while hub.open_sockets() and time.monotonic() < deadline:
+    while fanout.open_sockets() and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert hub.open_sockets() == 0
+    assert fanout.open_sockets() == 0

@@ -1,22 +1,20 @@
-"""Fan-out of change notices to this process's sockets, through Redis pub/sub.
+"""How a change reaches every socket of its table, in this process and in others: ``Fanout``.
 
-The listener (api/sockets/notices.py: a subscription per table watched here, SUBSCRIBE
-on one Redis, SSUBSCRIBE and a listener per node on a cluster; threads, greenlets
-under gevent) hears every change of the tables watched here, and only those, so
-a socket here hears a move made through any other process. Each notice brings the
-table up to date once, however many sockets here watch it (from the records the
-notice carries when this process holds the version before them, else from the
-log), and only drops it in each socket's mailbox: posting never waits for a
-socket, so a stuck one holds up no other. The socket's own handler builds (or
-finds in api/sockets/frames.py) its reader's frames and sends them.
+A change reaches a socket one of three ways, and each socket is sent each version at most once:
 
-A move this process makes is posted to its own sockets at once (``post_local``), so its
-notice is needed only by other processes: the hub has an id (``listener_id``) and is in
-the table's set of listeners (``EventStore.listen``) while it watches the table, and a
-move made here publishes no notice while this hub is the table's only listener. It adds
-itself on every confirmation of the table's subscription, before that confirmation's
-resync reads the log: a move made meanwhile that no one was told of is read there. A
-failed add is retried every ``RETRY_LISTEN`` s, each try followed by its own resync.
+- **direct**: a change appended here (a POST, a socket's move frame, a rename) is written to each
+  other socket of the table here by the appender's own greenlet, when that socket is free to write
+  (``Fanout.published``; the socket's side is api/sockets/route.py ``_Direct``);
+- **mailbox**: otherwise it is posted to the socket's ``Mailbox`` and its handler sends it;
+- **notice**: a change appended by another process is heard through Redis pub/sub (the listener of
+  api/sockets/notices.py: SUBSCRIBE on one Redis, SSUBSCRIBE and a listener a node on a cluster)
+  and posted to every mailbox of the table here (``Fanout.noticed``).
+
+Two more mechanisms keep them from doubling or missing a change: the versions posted here
+(``_posted``: a notice of a change already posted does nothing), and the table's listeners set
+(``EventStore.listen``: the append's step publishes no notice while this process is the table's only
+listener, since it posts its own changes itself). The states of a table here, and what each keeps
+true: docs/fanout.md.
 """
 
 from __future__ import annotations
@@ -26,12 +24,16 @@ import threading
 import time
 import uuid
 from collections import defaultdict, deque
+from typing import TYPE_CHECKING
 
 import orjson
 
 from api.sockets import frames
 from api.sockets.notices import listener_for
 from events.locks import short_lock
+
+if TYPE_CHECKING:
+    from engine import State
 
 log = logging.getLogger("escoba.hub")
 
@@ -60,7 +62,7 @@ class Mailbox:
         self.wake = wake if wake is not None else threading.Event()
         self.state = None
         self.chats: deque[bytes] = deque(maxlen=CHAT_BACKLOG)
-        # state -> this socket's frames of it (its handler's own, kept in the views' cache): ``post_local``
+        # state -> this socket's frames of it (its handler's own, kept in the views' cache): ``published``
         # builds them right after the mover's, while that work is still in the processor's caches
         self.frames_for = frames_for
         # state -> whether this socket was sent its frames of it (or of a newer one) at once, by the poster,
@@ -95,30 +97,63 @@ def _sent_now(q: Mailbox, state) -> bool:
         return False
 
 
-class Hub:
-    def __init__(self, redis, service, check_every: float = CHECK_EVERY, fanout=None, posts: dict | None = None):
+class Fanout:
+    """How a change reaches every socket of its table, in this process and in others (one per
+    process). Its interface: ``subscribe`` / ``unsubscribe`` a socket's mailbox to a table,
+    ``published`` (a change this process appended), ``noticed`` (a notice from pub/sub: another
+    process's change, a chat line, a resync), and ``listener_id``, the ``local`` every append made
+    here passes to the store (api/moves.py).
+
+    What it keeps true (docs/fanout.md draws it):
+
+    1. A socket is never sent an older version after a newer one: a mailbox keeps only the newest
+       state posted, and a direct write goes out only past the version its socket was sent last.
+    2. ``_posted[table]`` is the newest version posted to the table's mailboxes here, and a notice
+       at or below it does nothing: a change made here, posted by ``published``, costs its own
+       notice no load and no post when that notice comes back.
+    3. A change appended here reaches every other socket of its table here before the appender
+       answers (``published``: directly or through their mailboxes); its notice is for the other
+       processes only, so the append's step publishes none while ``listener_id`` is the table's
+       only listener.
+    4. While a socket here watches a table, this process is subscribed to its notices and, from
+       the subscription's confirmation on, in its listeners set; it joins the set before that
+       confirmation's resync reads the log, so a change is either published to it or in what the
+       resync reads. Each (re)subscription's confirmation resyncs the table from the log; a failed
+       join is retried every ``RETRY_LISTEN`` s, each success followed by a resync of its own.
+    5. Posting never waits for a socket: a direct write is tried only on a socket free to write
+       (at most ``PREBUILT_MAX`` a change), anything else goes to the mailbox, and a mailbox post
+       is a few instructions under a lock no one holds across a wait.
+    6. A notice of an append this process still has in flight (it can beat the append's answer)
+       is folded from the records the service noted for it (``TableService.load_noticed``), never
+       read from the log; a notice whose records follow the version held here is folded in too.
+    """
+
+    def __init__(self, redis, service, check_every: float = CHECK_EVERY, notice_seconds=None,
+                 posts: dict[str, int] | None = None):
         self.redis = redis
         self.service = service
-        self.fanout = fanout  # a Histogram: each state notice's dispatch, in seconds (escoba_fanout_seconds)
+        self.notice_seconds = notice_seconds  # a Histogram: each state notice's posting (escoba_fanout_seconds)
         self.check_every = check_every
         self._stopped = threading.Event()
         self._checker: threading.Thread | None = None
         self._lock = short_lock()  # the watchers' dicts only; subscribing waits, under its own lock
         self._watchers: dict[str, set[Mailbox]] = defaultdict(set)
         # table -> the newest version posted to its mailboxes here: a change this process made is
-        # posted at once (``post_local``), and its own notice, when it comes back, costs no load or post
+        # posted at once (``published``), and its own notice, when it comes back, costs no load or post
         self._posted: dict[str, int] = {}
         # subscription changes in order (a table's last socket leaving while its next one
         # arrives must end subscribed); dispatch never waits for this one
         self._subscribing = threading.Lock()
         self.listener_id = uuid.uuid4().hex
         self._retrying: set[str] = set()  # tables whose listen failed, retried by a thread of their own
-        self.listener = listener_for(redis, self._dispatch)
+        self.listener = listener_for(redis, self.noticed)
         # changes made here posted to another socket of the table: written by the mover, or mailed to
         # the socket's handler (escoba_socket_posts_total: ``Metrics.socket_posts``, read when scraped)
         self.posts = posts if posts is not None else {"direct": 0, "mailbox": 0}
 
-    def watch(self, table_id: str, mailbox: Mailbox | None = None) -> Mailbox:
+    def subscribe(self, table_id: str, mailbox: Mailbox | None = None) -> Mailbox:
+        """``mailbox`` (a new one when None) hears every change of the table from now on. A socket
+        subscribes before it loads its table: a change landing in between is then in its mailbox."""
         q = mailbox if mailbox is not None else Mailbox()
         with self._subscribing:
             with self._lock:
@@ -131,7 +166,9 @@ class Hub:
                 self._checker.start()
         return q
 
-    def unwatch(self, table_id: str, q: Mailbox) -> None:
+    def unsubscribe(self, table_id: str, q: Mailbox) -> None:
+        """``q`` hears no more; the table's last socket here ends the subscription, the process's
+        place in the table's listeners set and what was posted (``_posted``)."""
         with self._subscribing:
             with self._lock:
                 self._watchers[table_id].discard(q)
@@ -165,7 +202,7 @@ class Hub:
         while not self._stopped.wait(self.check_every):
             self.wake_all()
 
-    def post_local(self, table_id: str, state, skip: Mailbox | None = None) -> None:
+    def published(self, table_id: str, state: State, skip: Mailbox | None = None) -> None:
         """A change this process appended (a move by POST or socket), posted to the table's mailboxes
         here at once, as its notice would be (``skip``: the mover's own socket, which sends it with
         its ack). Its notice, when it comes back through Redis, then finds that version posted and
@@ -210,7 +247,9 @@ class Hub:
                     log.exception("could not build table %s's frames ahead of its socket", table_id)
 
     # --- what a notice does (nothing here waits for a socket) ---------------------------
-    def _dispatch(self, raw) -> None:
+    def noticed(self, raw: bytes | str) -> None:
+        """A notice from the listener (events/store.py ``change_notice``, a chat line, or the listener's
+        resync on a subscription's confirmation), posted to the table's mailboxes here."""
         notice = orjson.loads(raw)
         table_id = notice.get("table_id")
         targets = self._targets(table_id)
@@ -223,12 +262,12 @@ class Hub:
                 self._post_state(targets, table_id, float("inf"))
         else:
             if self._posted.get(table_id, 0) >= notice.get("version", 0):
-                return  # this process made that change and posted it already (post_local)
+                return  # this process made that change and posted it already (published)
             started = time.perf_counter()
             self._post_state(targets, table_id, notice.get("version", 0), notice.get("after"),
                              notice.get("records"))
-            if self.fanout is not None:
-                self.fanout.observe(time.perf_counter() - started)
+            if self.notice_seconds is not None:
+                self.notice_seconds.observe(time.perf_counter() - started)
 
     def _listen(self, table_id: str) -> bool:
         """Join the table's listeners (before the resync reads the log); False: it failed, and a
