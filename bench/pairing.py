@@ -53,18 +53,22 @@ def _calls(client) -> dict[str, int]:
 def _fill(client, pool: store.Pool, n: int, now: float, rng: random.Random) -> None:
     """``n`` live seeks in ``pool``, as POST /seeks writes them (pipelined: the filling is not measured)."""
     seeks = store.Seeks(client)
-    for i in range(n):
-        seek_id = store.new_seek_id(pool.name)
-        rating = rng.gauss(1500, 300) if pool.rated else None
-        identity = f"acct{i}" if pool.rated else seek_id
-        created = now - rng.uniform(0, 20)
-        info = {"identity": identity, "rating": rating, "created": created, "bot_after": 30,
-                "player": f"p_{i}", "name": f"n{i}", "grant": "0" * 64}
-        fields = {"status": store.WAITING, "token": "0" * 64, "grant": "0" * 64, "player": f"p_{i}",
-                  "name": f"n{i}", "identity": identity, "rating": rating, "created": created, "bot_after": 30,
-                  "correspondence": False, "players": pool.players}
-        seeks.add(pool, seek_id, fields, created, live=True, info=info)
-        seeks.heard(seek_id, now)
+    with client.pipeline(transaction=False) as pipe:
+        for i in range(n):
+            seek_id = store.new_seek_id(pool.name)
+            rating = rng.gauss(1500, 300) if pool.rated else None
+            identity = f"acct{i}" if pool.rated else seek_id
+            created = now - rng.uniform(0, 20)
+            info = {"identity": identity, "rating": rating, "created": created, "bot_after": 30,
+                    "player": f"p_{i}", "name": f"n{i}", "grant": "0" * 64, "account": pool.rated}
+            fields = {"status": store.WAITING, "token": "0" * 64, "grant": "0" * 64, "player": f"p_{i}",
+                      "name": f"n{i}", "identity": identity, "rating": rating, "created": created, "bot_after": 30,
+                      "correspondence": False, "players": pool.players, "account": pool.rated}
+            seeks.add_into(pipe, pool, seek_id, fields, created, live=True, info=info)
+            pipe.zadd(store.key(pool.name, "seen"), {seek_id: now}, xx=True, gt=True)  # Seeks.heard's
+            if i % 500 == 499:
+                pipe.execute()
+        pipe.execute()
 
 
 def reference_ms() -> float:

@@ -14,6 +14,7 @@ waiting and bots in the empty seats (``fallback``).
 
 from __future__ import annotations
 
+from operator import itemgetter
 from typing import NamedTuple
 
 BASE_GAP = 100.0  # rating points a seeker accepts at once
@@ -30,6 +31,9 @@ class Seeker(NamedTuple):
     waited: float = 0.0  # seconds
     bot_due: bool = False  # waited past its bot_after
     last: frozenset[str] = frozenset()  # whom it played last
+
+
+_WAITED = itemgetter(3)  # Seeker.waited, read as a tuple's item (a sort's key over thousands)
 
 
 def accepted_gap(waited: float) -> float:
@@ -80,19 +84,48 @@ def teams(group: list[Seeker]) -> list[Seeker]:
 
 def unrated_groups(seekers: list[Seeker], players: int, limit: int | None = None) -> list[list[Seeker]]:
     """The longest waiting first, each with the next who fit (someone not played last if there is one)."""
-    order = sorted(seekers, key=lambda s: -s.waited)
-    used = [False] * len(order)
+    order = sorted(seekers, key=_WAITED, reverse=True)  # stable: equal waits keep their order
+    return _unrated_fast(order, players, limit)
+
+
+def _unrated_fast(order: list[Seeker], players: int, limit: int | None) -> list[list[Seeker]]:
+    """``unrated_groups``'s choice with the seekers' parts in lists (a wave makes thousands): each
+    seeker left, longest waiting first, with the next ones left who fit (no one twice, nobody with
+    whom a member played last), else with the next ones left who are not a member again."""
+    n = len(order)
+    used = bytearray(n)
+    identity = [s.identity for s in order]
+    last = [s.last for s in order]
+    any_last = any(last)
+    need = players - 1
+
+    def pick(i: int, strict: bool) -> list[int] | None:
+        group, members = [i], [identity[i]]
+        for j in range(i + 1, n):
+            if used[j]:
+                continue
+            b = identity[j]
+            if b in members:
+                continue
+            if strict and any_last and (any(m in last[j] for m in members) or any(b in last[k] for k in group)):
+                continue
+            group.append(j)
+            members.append(b)
+            if len(group) > need:
+                return group
+        return None
+
     out: list[list[Seeker]] = []
-    for i in range(len(order)):
+    for i in range(n):
         if used[i]:
             continue
         if limit is not None and len(out) >= limit:
             break
-        picked = _fill(i, order, used, players, True) or _fill(i, order, used, players, False)
+        picked = pick(i, True) or (pick(i, False) if any_last else None)
         if picked is None:
             continue
         for j in picked:
-            used[j] = True
+            used[j] = 1
         out.append([order[j] for j in picked])
     return out
 
@@ -100,14 +133,16 @@ def unrated_groups(seekers: list[Seeker], players: int, limit: int | None = None
 def rated_groups(seekers: list[Seeker], players: int, limit: int | None = None,
                  window: int = 8) -> list[list[Seeker]]:
     """Closest ratings first, each group within the gap every one of its seekers accepts now."""
-    order = sorted(seekers, key=_rating)
+    by_input = [DEFAULT_RATING if s.rating is None else s.rating for s in seekers]
+    ranks = sorted(range(len(seekers)), key=by_input.__getitem__)  # stable: equal ratings keep their order
+    order = [seekers[i] for i in ranks]
+    ratings = [by_input[i] for i in ranks]
+    gaps = [BASE_GAP + GAP_PER_SECOND * s.waited if s.waited > 0 else BASE_GAP for s in order]
+    if players == 2:
+        return _rated_pairs(order, ratings, gaps, window, limit)
     none_used = [False] * len(order)
     candidates: list[tuple[float, list[int]]] = []
-    ratings = [_rating(s) for s in order]
-    gaps = [accepted_gap(s.waited) for s in order]
-    if players == 2:
-        candidates = _rated_pairs(order, ratings, gaps, window)
-    for i in range(len(order) if players != 2 else 0):
+    for i in range(len(order)):
         # someone not played last if there is one near; else whoever is (a worse candidate)
         for strict, penalty in ((True, 0.0), (False, 1e6)):
             picked = _fill(i, order, none_used, players, strict, window)
@@ -131,33 +166,59 @@ def rated_groups(seekers: list[Seeker], players: int, limit: int | None = None,
     return out
 
 
-def _rated_pairs(order: list[Seeker], ratings: list[float], gaps: list[float],
-                 window: int) -> list[tuple[float, list[int]]]:
-    """``rated_groups``'s candidates for two players, the same as its general loop finds, without
-    its lists (a wave reads thousands): each seeker with the next one in rating order it may meet
-    (someone it did not play last if one is within ``window``, else whoever is)."""
-    out: list[tuple[float, list[int]]] = []
+def _rated_pairs(order: list[Seeker], ratings: list[float], gaps: list[float], window: int,
+                 limit: int | None) -> list[list[Seeker]]:
+    """``rated_groups`` for two players: the same choice as its general loop, as one sweep over the
+    rating order (a wave reads thousands). Each seeker's candidate is the next one in rating order
+    it may meet (someone it did not play last if one is within ``window``, else whoever is, at a
+    penalty): for nearly all it is simply the next one, so only the seekers next to their own
+    account or to whom they played last are looked at one by one. The candidates within both
+    seekers' gaps are taken closest first (equal spreads in rating order), each if neither seeker
+    is taken yet."""
     n = len(order)
-    for i in range(n):
-        a = order[i]
+    if n < 2:
+        return []
+    identity = [s.identity for s in order]
+    last = [s.last for s in order]
+    score = [b - a for a, b in zip(ratings, ratings[1:], strict=False)]  # seeker i with i + 1
+    fits = [d <= g and d <= h for d, g, h in zip(score, gaps, gaps[1:], strict=False)]
+    partner = list(range(1, n))
+    if any(last):
+        special = [i for i, (a, b, la, lb) in enumerate(zip(identity, identity[1:], last, last[1:], strict=False))
+                   if a == b or b in la or a in lb]
+    else:
+        special = [i for i, (a, b) in enumerate(zip(identity, identity[1:], strict=False)) if a == b]
+    for i in special:
+        a, seen, rating, gap = identity[i], last[i], ratings[i], gaps[i]
         fallback = None
+        fits[i] = False
         for j in range(i + 1, min(n, i + 1 + window)):
-            b = order[j]
-            if b.identity == a.identity:
+            b = identity[j]
+            if b == a:
                 continue
-            if b.identity in a.last or a.identity in b.last:
+            if b in seen or a in last[j]:
                 if fallback is None:
                     fallback = j
                 continue
-            spread = ratings[j] - ratings[i]
-            if spread <= gaps[i] and spread <= gaps[j]:
-                out.append((spread, [i, j]))
+            spread = ratings[j] - rating
+            partner[i], score[i], fits[i] = j, spread, spread <= gap and spread <= gaps[j]
             fallback = None
             break
         if fallback is not None:
-            spread = ratings[fallback] - ratings[i]
-            if spread <= gaps[i] and spread <= gaps[fallback]:
-                out.append((spread + 1e6, [i, fallback]))
+            spread = ratings[fallback] - rating
+            partner[i], score[i], fits[i] = fallback, spread + 1e6, spread <= gap and spread <= gaps[fallback]
+    candidates = [i for i, ok in enumerate(fits) if ok]
+    candidates.sort(key=score.__getitem__)  # float keys, stable: equal spreads in rating order
+    used = bytearray(n)
+    out: list[list[Seeker]] = []
+    for i in candidates:
+        j = partner[i]
+        if used[i] or used[j]:
+            continue
+        if limit is not None and len(out) >= limit:
+            break
+        used[i] = used[j] = 1
+        out.append([order[i], order[j]])
     return out
 
 
@@ -165,7 +226,10 @@ def groups(seekers: list[Seeker], players: int, rated: bool, limit: int | None =
     """The full tables a wave makes, each a list of seekers in seat order."""
     if rated:
         return rated_groups(seekers, players, limit)
-    return [teams(g) if any(s.rating is not None for s in g) else g for g in unrated_groups(seekers, players, limit)]
+    found = unrated_groups(seekers, players, limit)
+    if players != 4 or all(s.rating is None for s in seekers):
+        return found  # teams() leaves these as they are
+    return [teams(g) if any(s.rating is not None for s in g) else g for g in found]
 
 
 def fallback(left: list[Seeker], players: int) -> list[list[Seeker]]:

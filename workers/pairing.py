@@ -25,13 +25,14 @@ A wave (``run_wave``):
 from __future__ import annotations
 
 import logging
+import operator
 import secrets
 import time
 
 import engine
 from events import seeks as store
 from events.connection import queue_shard
-from events.service import TableService, new_table_id
+from events.service import TableService, new_table_ids
 from events.store import tokens_key
 
 from . import context, index, matching, queues, scheduling
@@ -51,6 +52,9 @@ WAVE_FUNC = "workers.pairing.wave"
 MAKE_FUNC = "workers.pairing.make_table"
 JOB_TIMEOUT = 120
 JOB_FAILURE_TTL = 24 * 3600
+
+
+_WAITED = operator.itemgetter(3)  # matching.Seeker's waited, as a sort's key (a C call, not a lambda's)
 
 
 def _job_id(*parts) -> str:
@@ -135,37 +139,50 @@ def run_wave(tables, shards, pool_name: str, now: float, *, make=None) -> dict:
         for table_id, spec in seeks.making(pool_name).items():  # chosen by a wave that died
             if now - float(spec.get("at", 0)) >= MAKE_AGAIN_AFTER:
                 make(pool_name, table_id)
-        pooled = seeks.waiting(pool_name, now - store.GONE_AFTER)
-        heard, gone = pooled.heard, pooled.gone
+        live = seeks.live(pool_name, now - store.GONE_AFTER)
+        gone = live.gone
         # whom each account played last was read into its seek when it was made (POST /seeks)
         none: frozenset[str] = frozenset()
-        seekers = [matching.Seeker(w.seek_id, w.identity, w.rating, now - w.created,
-                                   w.bot_after is not None and now - w.created >= w.bot_after,
-                                   frozenset(w.info["last"]) if w.info.get("last") else none) for w in heard]
+        new, seeker = tuple.__new__, matching.Seeker
+        seekers = []
+        for seek_id, (created, bot_after, rating, identity, last) in zip(live.ids, live.rows, strict=True):
+            if seek_id in gone:
+                continue
+            waited = now - created
+            seekers.append(new(seeker, (seek_id, identity or seek_id, rating, waited,
+                                        bot_after is not None and waited >= bot_after,
+                                        frozenset(last) if last else none)))
+        seekers.sort(key=_WAITED, reverse=True)  # oldest first, as the choice's ties fall
         full = matching.groups(seekers, pool.players, pool.rated, limit=MAX_GROUPS)
-        chosen = {s.seek_id for g in full for s in g}
-        left = [s for s in seekers if s.seek_id not in chosen]
-        with_bots = matching.fallback(left, pool.players) if len(full) < MAX_GROUPS else []
-        infos = {w.seek_id: w for w in heard}
-        raw_info = {w.seek_id: w.info for w in heard}
+        with_bots: list[list[matching.Seeker]] = []
+        if len(full) < MAX_GROUPS:
+            chosen = {s.seek_id for g in full for s in g}
+            with_bots = matching.fallback([s for s in seekers if s.seek_id not in chosen], pool.players)
+        # what ``making`` keeps beside the seats: the seats' own parts are in the seeks' hashes
+        # (events.seeks Seeks.spec), so the wave writes none of them
+        plain, bots = {"at": now}, {"at": now, "bot": BOT}
         groups = []
-        for group, bots in [(g, False) for g in full] + [(g, True) for g in with_bots]:
-            table_id = new_table_id()
-            spec = _spec(pool, table_id, group, raw_info, now, bots=bots)
-            groups.append((table_id, spec, [(s.seek_id, seat) for seat, s in enumerate(group)]))
-        expired, made = seeks.commit(pool_name, now, gone, groups)
+        for (group, spec), table_id in zip([(g, plain) for g in full] + [(g, bots) for g in with_bots],
+                                           new_table_ids(len(full) + len(with_bots)), strict=True):
+            # accounts only: whom each played last, noted by the step for the tables it takes
+            accounts = [s.identity for s in group] if len(group) > 1 and all(
+                s.identity != s.seek_id for s in group) else ()
+            groups.append((table_id, spec, [(s.seek_id, seat) for seat, s in enumerate(group)], accounts))
+        expired, made = seeks.commit(pool_name, now, sorted(gone), groups)
         summary["expired"] = expired
-        taken = set(made)
-        summary["tables"] = [table_id for table_id, _, _ in groups if table_id in taken]
-        accounts = [[s.identity for s in g] for (tid, _, _), g in zip(groups, full + with_bots, strict=True)
-                    if tid in taken and all(s.identity != s.seek_id for s in g)]
-        seeks.note_opponents(pool_name, [g for g in accounts if len(g) > 1])
-        for table_id in summary["tables"]:
+        summary["tables"] = made
+        for table_id in made:
             make(pool_name, table_id)
-        used = {s for tid, _, members in groups if tid in taken for s, _ in members}
-        rest = [infos[s.seek_id] for s in seekers if s.seek_id not in used]
-        summary["waiting"] = len(rest)
-        next_look = _next_look(pool, rest, pooled.earliest_seen, now, more=len(full) >= MAX_GROUPS)
+        taken = set(made)
+        seated = sum(len(members) for table_id, _, members, _ in groups if table_id in taken)
+        summary["waiting"] = len(seekers) - seated
+        rest: list[tuple[float, float | None]] = []
+        if summary["waiting"] < pool.players:  # when its bots are due: read only when too few wait
+            used = {s for table_id, _, members, _ in groups if table_id in taken for s, _ in members}
+            rest = [(created, bot_after) for seek_id, (created, bot_after, *_) in zip(live.ids, live.rows, strict=True)
+                    if seek_id not in gone and seek_id not in used]
+        next_look = _next_look(pool, summary["waiting"], rest, live.earliest_seen, now,
+                               more=len(full) >= MAX_GROUPS)
         if next_look is not None:
             seeks.mark_due(pool_name, next_look, len(queues.shards(shards)))
     finally:
@@ -173,34 +190,18 @@ def run_wave(tables, shards, pool_name: str, now: float, *, make=None) -> dict:
     return summary
 
 
-def _spec(pool: store.Pool, table_id: str, group: list[matching.Seeker], info: dict, now: float,
-          *, bots: bool) -> dict:
-    seats: list[dict] = []
-    for s in group:
-        i = info.get(s.seek_id, {})
-        seats.append({"seek": s.seek_id, "player": i.get("player"), "name": i.get("name"),
-                      "grant": i.get("grant"), "account": bool(i.get("account"))})
-    while len(seats) < pool.players:
-        seats.append({"bot": BOT})
-    settings = dict(pool.settings)
-    rated = pool.rated and not bots
-    if rated:
-        settings["rated"] = True  # the ratings' setting (docs/api.md v1.3, "Ratings")
-    return {"table_id": table_id, "preset": pool.preset, "settings": settings, "rated": rated, "at": now,
-            "seats": seats}
-
-
-def _next_look(pool: store.Pool, rest: list[store.Waiting], earliest_seen: float | None, now: float, *,
-               more: bool) -> float | None:
+def _next_look(pool: store.Pool, waiting: int, rest: list[tuple[float, float | None]],
+               earliest_seen: float | None, now: float, *, more: bool) -> float | None:
     """When the pool wants its next wave: at once with more to choose, every ``WAVE_EVERY`` while
-    enough wait for a table, else when the first seek's bots are due or its holder's silence ends."""
+    enough wait for a table, else when the first seek's bots are due or its holder's silence ends
+    (``rest``: the seeks left, (created, bot_after) each, read only when fewer than a table wait)."""
     if more:
         return now
-    if not rest:
+    if not waiting:
         return None
-    if len(rest) >= pool.players:
+    if waiting >= pool.players:
         return now + WAVE_EVERY
-    times = [w.created + w.bot_after for w in rest if w.bot_after is not None]
+    times = [created + bot_after for created, bot_after in rest if bot_after is not None]
     if earliest_seen is not None:
         times.append(earliest_seen + store.GONE_AFTER)
     return max(now, min(times)) if times else now + store.GONE_AFTER
