@@ -16,7 +16,7 @@ which wait in the lobby, never in a wave), and all its keys share the hash tag
 - ``seeks:{pool:N}:seen``     sorted set: seek id -> when its holder was last heard (a poll, a socket).
 - ``seeks:{pool:N}:s:<id>``   hash: the seek itself (status, the hash of its token, the hash of the
   seat token it will be given, name, player, identity, rating, table_id, seat).
-- ``seeks:{pool:N}:making``   hash: table id -> ``<seek>:<seat>,... <spec JSON>``: the seeks in seat
+- ``seeks:{pool:N}:making``   hash: table id -> ``<seek id>,... <spec JSON>``: the seeks in seat
   order and what the wave said of the table (when, whether bots fill it), from the step that chose
   its seeks until the table is made and started (a crashed maker's is found and made again).
   ``Seeks.spec`` makes the whole spec of it; one written before 2026-12-06 is the whole spec as JSON.
@@ -211,8 +211,8 @@ return status
 # The wave's step. KEYS: seen, info, making, last (the seeks' own hashes, in the same slot, are named
 # from ARGV[1], their common prefix). ARGV: prefix, stale before (heard earlier: the holder is gone),
 # the seeks to expire if still waiting and still unheard ("id,id,..."), the ttl of ``last``, then
-# the groups, a line each: "<table id> <seek id>:<seat>,... <identity>,... <spec JSON>" (the
-# identities, accounts only, may be empty; JSON has no raw newline).
+# the groups, a line each: "<table id> <seek id>,... <identity>,... <spec JSON>" (the seeks in seat
+# order; the identities, accounts only, may be empty; JSON has no raw newline).
 # A group is taken only if every one of its seeks is still waiting and heard from: then they move
 # to matched (with the table and seat) and leave the pool, the seats and spec are kept in ``making``,
 # and each identity is noted as having played the others last. A seek taken by one group is no
@@ -240,14 +240,14 @@ local taken, noted = {}, false
 for line in string.gmatch(ARGV[5], '[^\\n]+') do
   local tid, list, who, spec = string.match(line, '^(%S+) (%S+) (%S*) (.*)$')
   local members, ok = {}, true
-  for id, seat in string.gmatch(list, '([^,:]+):(%d)') do
-    members[#members + 1] = {id, seat}
+  for id in string.gmatch(list, '[^,]+') do
+    members[#members + 1] = id
     if ok and not (redis.call('HGET', prefix .. id, 'status') == 'waiting' and heard(id)) then ok = false end
   end
   if ok then
-    for _, m in ipairs(members) do
-      redis.call('HSET', prefix .. m[1], 'status', 'matched', 'table_id', tid, 'seat', m[2])
-      drop(m[1])
+    for seat, id in ipairs(members) do
+      redis.call('HSET', prefix .. id, 'status', 'matched', 'table_id', tid, 'seat', seat - 1)
+      drop(id)
     end
     redis.call('HSET', KEYS[3], tid, list .. ' ' .. spec)
     local ids = {}
@@ -354,7 +354,7 @@ def info_rows(info: dict) -> tuple[list[str], list[list]]:
     values = info.values()
     first = next(iter(values))
     if isinstance(first, bytes):
-        ids = [k.decode() for k in info]
+        ids = b"\n".join(info).decode().split("\n")  # one decode (no seek id holds a newline)
         rows = orjson.loads(b"[" + b",".join(values) + b"]")
     else:
         ids = list(info)
@@ -372,7 +372,7 @@ def _making_spec(raw: str) -> tuple[list[str] | None, dict]:
     if raw.startswith("{"):
         return None, orjson.loads(raw)
     members, spec = raw.split(" ", 1)
-    return [m.rsplit(":", 1)[0] for m in members.split(",")], orjson.loads(spec)
+    return members.split(","), orjson.loads(spec)
 
 
 class Seeks:
@@ -473,7 +473,7 @@ class Seeks:
 
     def commit(self, pool_name: str, now: float, expire: list[str], groups: list) -> tuple[int, list[str]]:
         """The wave's one step: expire ``expire`` (if still unheard), take each group ``(table id, spec,
-        [(seek id, seat)], [identities])`` whose seeks all still wait (the identities, optional: the
+        [seek ids in seat order], [identities])`` whose seeks all still wait (the identities, optional: the
         accounts at the table, each then noted as having played the others last). (expired, the table
         ids taken). ``spec`` is what ``making`` keeps beside the seats (JSON). Many groups go in
         several steps of ``COMMIT_GROUPS`` (each atomic), so Redis is never held long; each step is
@@ -496,7 +496,7 @@ class Seeks:
                 if text is None:
                     text = encoded[id(spec)] = dumps(spec).decode()
                 accounts = ",".join(group[3]) if len(group) > 3 and group[3] else ""
-                lines.append(f"{table_id} {','.join([f'{m}:{seat}' for m, seat in members])} {accounts} {text}")
+                lines.append(f"{table_id} {','.join(members)} {accounts} {text}")
             n, flags = self._commit(keys=keys, args=[prefix, stale, ",".join(expire) if start == 0 else "",
                                                      LIVE_TTL, "\n".join(lines)])
             expired += int(n)

@@ -93,9 +93,10 @@ def _unrated_fast(order: list[Seeker], players: int, limit: int | None) -> list[
     seeker left, longest waiting first, with the next ones left who fit (no one twice, nobody with
     whom a member played last), else with the next ones left who are not a member again."""
     n = len(order)
+    if n < players:
+        return []
     used = bytearray(n)
-    identity = [s.identity for s in order]
-    last = [s.last for s in order]
+    _, identity, _, _, _, last = zip(*order, strict=True)  # the columns, made in C
     any_last = any(last)
     need = players - 1
 
@@ -133,13 +134,11 @@ def _unrated_fast(order: list[Seeker], players: int, limit: int | None) -> list[
 def rated_groups(seekers: list[Seeker], players: int, limit: int | None = None,
                  window: int = 8) -> list[list[Seeker]]:
     """Closest ratings first, each group within the gap every one of its seekers accepts now."""
-    by_input = [DEFAULT_RATING if s.rating is None else s.rating for s in seekers]
-    ranks = sorted(range(len(seekers)), key=by_input.__getitem__)  # stable: equal ratings keep their order
-    order = [seekers[i] for i in ranks]
-    ratings = [by_input[i] for i in ranks]
-    gaps = [BASE_GAP + GAP_PER_SECOND * s.waited if s.waited > 0 else BASE_GAP for s in order]
     if players == 2:
-        return _rated_pairs(order, ratings, gaps, window, limit)
+        return _rated_pairs(seekers, window, limit)
+    order = sorted(seekers, key=_rating)
+    ratings = [_rating(s) for s in order]
+    gaps = [accepted_gap(s.waited) for s in order]
     none_used = [False] * len(order)
     candidates: list[tuple[float, list[int]]] = []
     for i in range(len(order)):
@@ -166,8 +165,7 @@ def rated_groups(seekers: list[Seeker], players: int, limit: int | None = None,
     return out
 
 
-def _rated_pairs(order: list[Seeker], ratings: list[float], gaps: list[float], window: int,
-                 limit: int | None) -> list[list[Seeker]]:
+def _rated_pairs(seekers: list[Seeker], window: int, limit: int | None) -> list[list[Seeker]]:
     """``rated_groups`` for two players: the same choice as its general loop, as one sweep over the
     rating order (a wave reads thousands). Each seeker's candidate is the next one in rating order
     it may meet (someone it did not play last if one is within ``window``, else whoever is, at a
@@ -175,11 +173,15 @@ def _rated_pairs(order: list[Seeker], ratings: list[float], gaps: list[float], w
     account or to whom they played last are looked at one by one. The candidates within both
     seekers' gaps are taken closest first (equal spreads in rating order), each if neither seeker
     is taken yet."""
-    n = len(order)
+    n = len(seekers)
     if n < 2:
         return []
-    identity = [s.identity for s in order]
-    last = [s.last for s in order]
+    _, identity, rating, waited, _, last = zip(*seekers, strict=True)  # the columns, made in C
+    by_input = rating if None not in rating else [DEFAULT_RATING if r is None else r for r in rating]
+    ranks = sorted(range(n), key=by_input.__getitem__)  # stable: equal ratings keep their order
+    in_order = itemgetter(*ranks)
+    order, ratings, identity, last = in_order(seekers), in_order(by_input), in_order(identity), in_order(last)
+    gaps = [BASE_GAP + GAP_PER_SECOND * w if w > 0 else BASE_GAP for w in in_order(waited)]
     score = [b - a for a, b in zip(ratings, ratings[1:], strict=False)]  # seeker i with i + 1
     fits = [d <= g and d <= h for d, g, h in zip(score, gaps, gaps[1:], strict=False)]
     partner = list(range(1, n))

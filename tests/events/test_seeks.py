@@ -104,7 +104,7 @@ def test_the_commit_expires_only_the_still_silent(any_redis, pool):
 def test_a_table_done_pairs_its_seeks(any_redis, pool):
     seeks = store.Seeks(any_redis)
     ids = [_add(any_redis, n, 100.0, pool=pool)[0] for n in "abcd"]
-    _, made = seeks.commit(pool.name, 100.0, [], [("T", {"at": 100.0}, [(s, i) for i, s in enumerate(ids)])])
+    _, made = seeks.commit(pool.name, 100.0, [], [("T", {"at": 100.0}, ids)])
     assert made == ["T"] and seeks.making(pool.name) == {"T": {"at": 100.0}}
     seeks.done(pool.name, "T", ids)
     assert [seeks.read(s)["status"] for s in ids] == [store.PAIRED] * 4

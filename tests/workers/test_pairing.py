@@ -230,8 +230,7 @@ def test_the_commit_step_takes_a_seek_at_most_once(tables):
     seeks = store.Seeks(tables)
     assert seeks.end(d) == store.WAITING
     spec = {"at": now, "seats": []}
-    expired, made = seeks.commit(POOL.name, now, [], [("T1", spec, [(a, 0), (b, 1)]), ("T2", spec, [(b, 0), (c, 1)]),
-                                                      ("T3", spec, [(c, 0), (d, 1)])])
+    expired, made = seeks.commit(POOL.name, now, [], [("T1", spec, [a, b]), ("T2", spec, [b, c]), ("T3", spec, [c, d])])
     assert (expired, made) == (0, ["T1"])
     assert [_status(tables, s) for s in (a, b, c, d)] == [store.MATCHED, store.MATCHED, store.WAITING,
                                                            store.CANCELLED]
