@@ -278,6 +278,8 @@ def _hand_makes(shards, pool_name: str, table_ids: list[str]) -> None:
     cost a wave 1.7 s of CPU in RQ); each on the queue shard of its first table, every shard's
     enqueued in one pipeline (RQ's ``enqueue_many``). Their ids are new (the tables are), so no
     job can hold them yet."""
+    if not table_ids:
+        return
     shards = queues.shards(shards)
     by_shard: dict[int, list] = {}
     size = -(-len(table_ids) // MAKE_JOBS)
