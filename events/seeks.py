@@ -9,7 +9,8 @@ which wait in the lobby, never in a wave), and all its keys share the hash tag
 - ``seeks:{pool:N}:meta``     hash: preset, players, rated, settings (JSON): what its tables are.
 - ``seeks:{pool:N}:info``     hash: seek id -> a JSON array ``[created, bot_after, rating, identity,
   last]`` (``info_record``): the live seeks waiting, and all a wave reads to choose them, in one read
-  for the whole pool (identity null for a guest: its seek id; last: whom the account played last).
+  for the whole pool (identity null for a guest: its seek id; last: whom the account played last,
+  null for none).
   Seeks written before 2026-12-06 hold a JSON object here, with these names and more
   (player, name, grant): ``Seeks.live`` reads both. A seat's player, name and grant are read
   from the seek's own hash when its table is made (``Seeks.spec``), not by the wave.
@@ -342,7 +343,7 @@ def info_record(seek_id: str, info: dict) -> bytes:
     id) is left null."""
     identity = info.get("identity")
     return orjson.dumps([info["created"], info.get("bot_after"), info.get("rating"),
-                         None if identity == seek_id else identity, list(info.get("last") or ())])
+                         None if identity == seek_id else identity, list(info.get("last") or ()) or None])
 
 
 def info_rows(info: dict) -> tuple[list[str], list[list]]:
@@ -355,14 +356,17 @@ def info_rows(info: dict) -> tuple[list[str], list[list]]:
     first = next(iter(values))
     if isinstance(first, bytes):
         ids = b"\n".join(info).decode().split("\n")  # one decode (no seek id holds a newline)
-        rows = orjson.loads(b"[" + b",".join(values) + b"]")
+        text = b"[" + b",".join(values) + b"]"
+        old = b"{" in text
     else:
         ids = list(info)
-        rows = orjson.loads("[" + ",".join(values) + "]")
-    for i, row in enumerate(rows):
+        text = "[" + ",".join(values) + "]"
+        old = "{" in text
+    rows = orjson.loads(text)
+    for i, row in enumerate(rows if old else ()):  # only old entries hold a "{" (ids never do)
         if type(row) is dict:  # noqa: E721 (the old form: an object)
             rows[i] = [row["created"], row.get("bot_after"), row.get("rating"), row.get("identity"),
-                       list(row.get("last") or ())]
+                       list(row.get("last") or ()) or None]
     return ids, rows
 
 

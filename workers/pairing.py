@@ -28,6 +28,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import gc
+import itertools
 import logging
 import operator
 import secrets
@@ -235,13 +236,21 @@ def _seekers(live: store.Live, now: float) -> list[matching.Seeker]:
         ids, rows = [k[0] for k in kept], [k[1] for k in kept]
     if not rows:
         return []
+    n = len(rows)
     created, bot_after, rating, identity, last = zip(*rows, strict=True)
-    waited = [now - c for c in created]
-    due = [b is not None and w >= b for w, b in zip(waited, bot_after, strict=True)]
-    identity = [i or seek_id for i, seek_id in zip(identity, ids, strict=True)]  # a guest's: its seek id
+    waited = list(map(operator.sub, itertools.repeat(now, n), created))
+    if None in bot_after:
+        due = [b is not None and w >= b for w, b in zip(waited, bot_after, strict=True)]
+    else:
+        due = list(map(operator.ge, waited, bot_after))
+    guests = identity.count(None)
+    if guests == n:
+        identity = ids  # a guest's identity: its seek id
+    elif guests:
+        identity = [i or seek_id for i, seek_id in zip(identity, ids, strict=True)]
     # whom each account played last was read into its seek when it was made (POST /seeks)
     none: frozenset[str] = frozenset()
-    lasts = [frozenset(x) if x else none for x in last] if any(last) else [none] * len(rows)
+    lasts = [frozenset(x) if x else none for x in last] if any(last) else [none] * n
     seekers = list(map(_SEEKER, zip(ids, identity, rating, waited, due, lasts, strict=True)))
     seekers.sort(key=_WAITED, reverse=True)  # oldest first, as the choice's ties fall
     return seekers

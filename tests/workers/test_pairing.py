@@ -314,7 +314,8 @@ def test_seeks_and_tables_written_before_the_compact_form_still_pair_and_are_mad
     assert [w.seek_id for w in pooled.heard] == [old_a, old_b, new_c]
     live = store.Seeks(tables).live(POOL.name, 0.0)
     rows = dict(zip(live.ids, live.rows, strict=True))
-    assert rows[old_a] == [clock.now - 2, None, None, old_a, []] and rows[new_c] == [clock.now, None, None, None, []]
+    assert rows[old_a] == [clock.now - 2, None, None, old_a, None]
+    assert rows[new_c] == [clock.now, None, None, None, None]
     made = Made()
     summary = pairing.run_wave(tables, (tables,), POOL.name, clock.now, make=made)
     assert len(summary["tables"]) == 1 and summary["waiting"] == 1
