@@ -396,22 +396,16 @@ class Seeks:
     def add(self, pool: Pool, seek_id: str, fields: dict, now: float, *, live: bool,
             info: dict | None = None) -> tuple[int, bool]:
         """Write a seek (and, live, put it in its pool); (live seeks waiting, a wave wanted at once)."""
-        n, at_once = self.add_into(self.redis, pool, seek_id, fields, now, live=live, info=info)
-        return int(n), bool(int(at_once))
-
-    def add_into(self, client, pool: Pool, seek_id: str, fields: dict, now: float, *, live: bool,
-                 info: dict | None = None):
-        """``add``'s step sent on ``client`` (this store's client, or a pipeline of it: the bench
-        fills a pool so); the step's raw reply, or the pipeline."""
         name = pool.name
         ttl = CORRESPONDENCE_TTL + 86400 if pool.correspondence else LIVE_TTL
         meta = [x for pair in pool.meta().items() for x in pair]
         flat = [x for pair in fields.items() for x in (pair[0], _arg(pair[1]))]
-        return self._add(
+        n, at_once = self._add(
             keys=[seek_key(name, seek_id), key(name, "seen"), key(name, "info"), key(name, "meta"),
                   key(name, "trigger")],
             args=[repr(now), ttl, pool.players, "1" if live else "0", len(meta) // 2, seek_id,
-                  info_record(seek_id, info or {"created": now}), TRIGGER_MS, *meta, *flat], client=client)
+                  info_record(seek_id, info or {"created": now}), TRIGGER_MS, *meta, *flat])
+        return int(n), bool(int(at_once))
 
     def read(self, seek_id: str) -> dict | None:
         """The seek's hash (text), or None."""
