@@ -28,7 +28,6 @@ import sys
 import tempfile
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -54,8 +53,8 @@ def _calls(client) -> dict[str, int]:
 
 
 def _fill(client, pool: store.Pool, n: int, now: float, rng: random.Random, *, history: bool = False) -> None:
-    """``n`` live seeks in ``pool``, written by ``Seeks.add`` as POST /seeks writes them, from 32 threads
-    (the filling is not measured). ``history``: accounts of whom about a third played two others of
+    """``n`` live seeks in ``pool`` as POST /seeks writes them (the filling is not measured).
+    ``history``: accounts of whom about a third played two others of
     the pool last and one in twenty seeks twice (the choice's harder case); else every seeker is
     someone else, and an unrated pool's are guests (its easiest)."""
     seeks = store.Seeks(client)
@@ -67,7 +66,7 @@ def _fill(client, pool: store.Pool, n: int, now: float, rng: random.Random, *, h
         last = sorted(rng.sample(people, 2)) if history and rng.random() < 0.33 else None
         plans.append((identity, last, rng.gauss(1500, 300) if pool.rated else None, now - rng.uniform(0, 20)))
 
-    def add(i: int) -> None:
+    def write(i: int, into) -> None:
         identity, last, rating, created = plans[i]
         seek_id = store.new_seek_id(pool.name)
         info = {"identity": identity or seek_id, "rating": rating, "created": created, "bot_after": 30,
@@ -77,11 +76,23 @@ def _fill(client, pool: store.Pool, n: int, now: float, rng: random.Random, *, h
         fields = {"status": store.WAITING, "token": "0" * 64, "grant": "0" * 64, "player": f"p_{i}",
                   "name": f"n{i}", "identity": identity or seek_id, "rating": rating, "created": created,
                   "bot_after": 30, "correspondence": False, "players": pool.players, "account": identity is not None}
-        seeks.add(pool, seek_id, fields, created, live=True, info=info)
-        seeks.heard(seek_id, now)
+        if into is None:  # the first through the store's own step (the pool's meta)
+            seeks.add(pool, seek_id, fields, created, live=True, info=info)
+            seeks.heard(seek_id, now)
+            return
+        # the rest: what that step writes, pipelined (10,000 steps one by one take minutes here)
+        into.hset(store.seek_key(pool.name, seek_id), mapping={k: store._arg(v) for k, v in fields.items()})
+        into.expire(store.seek_key(pool.name, seek_id), store.LIVE_TTL)
+        into.hset(store.key(pool.name, "info"), seek_id, store.info_record(seek_id, info))
+        into.zadd(store.key(pool.name, "seen"), {seek_id: now})
 
-    with ThreadPoolExecutor(32) as pool_of_threads:
-        list(pool_of_threads.map(add, range(n)))
+    write(0, None)
+    with client.pipeline(transaction=False) as pipe:
+        for i in range(1, n):
+            write(i, pipe)
+            if i % 1000 == 0:
+                pipe.execute()
+        pipe.execute()
 
 
 def reference_ms() -> float:
