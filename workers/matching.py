@@ -34,7 +34,8 @@ class Seeker(NamedTuple):
     last: frozenset[str] = frozenset()  # whom it played last
 
 
-_WAITED = itemgetter(3)  # Seeker.waited, read as a tuple's item (a sort's key over thousands)
+# Seeker's parts read as a tuple's items (C calls, where a wave reads thousands)
+_IDENTITY, _RATING, _WAITED, _LAST = itemgetter(1), itemgetter(2), itemgetter(3), itemgetter(5)
 
 
 def accepted_gap(waited: float) -> float:
@@ -97,7 +98,7 @@ def _unrated_fast(order: list[Seeker], players: int, limit: int | None) -> list[
     if n < players:
         return []
     used = bytearray(n)
-    _, identity, _, _, _, last = zip(*order, strict=True)  # the columns, made in C
+    identity, last = list(map(_IDENTITY, order)), list(map(_LAST, order))  # the columns, in C
     any_last = any(last)
     need = players - 1
 
@@ -177,23 +178,34 @@ def _rated_pairs(seekers: list[Seeker], window: int, limit: int | None) -> list[
     n = len(seekers)
     if n < 2:
         return []
-    _, identity, rating, waited, _, last = zip(*seekers, strict=True)  # the columns, made in C
-    by_input = rating if None not in rating else [DEFAULT_RATING if r is None else r for r in rating]
-    ranks = sorted(range(n), key=by_input.__getitem__)  # stable: equal ratings keep their order
-    in_order = itemgetter(*ranks)
-    order, ratings, identity, last = in_order(seekers), in_order(by_input), in_order(identity), in_order(last)
+    # in rating order (stable: equal ratings keep their order), then each part a column, all in C
+    rating = list(map(_RATING, seekers))
+    if None not in rating:
+        order = sorted(seekers, key=_RATING)
+        ratings = list(map(_RATING, order))
+    else:
+        by_input = [DEFAULT_RATING if r is None else r for r in rating]
+        ranks = sorted(range(n), key=by_input.__getitem__)
+        order, ratings = list(map(seekers.__getitem__, ranks)), list(map(by_input.__getitem__, ranks))
+    identity, last = list(map(_IDENTITY, order)), list(map(_LAST, order))
     # the same sums as accepted_gap's, a column at a time in C
-    gaps = list(map(add, map(mul, map(max, in_order(waited), repeat(0.0)), repeat(GAP_PER_SECOND)), repeat(BASE_GAP)))
+    gaps = list(map(add, map(mul, map(max, map(_WAITED, order), repeat(0.0)), repeat(GAP_PER_SECOND)),
+                    repeat(BASE_GAP)))
     score = list(map(sub, islice(ratings, 1, None), ratings))  # seeker i with i + 1
     fits = list(map(and_, map(le, score, gaps), map(le, score, islice(gaps, 1, None))))
     partner = list(range(1, n))
-    if any(last):
-        special = [i for i, (a, b, la, lb) in enumerate(zip(identity, identity[1:], last, last[1:], strict=False))
-                   if a == b or b in la or a in lb]
-    elif len(set(identity)) == n:
-        special = []  # nobody seeks twice
-    else:
-        special = list(compress(range(n - 1), map(eq, identity, islice(identity, 1, None))))
+    # the seekers whose next one is not simply theirs: next to their own account's other seek, or
+    # to whom they played last (looked at only beside those who played someone: compress, in C)
+    special = [] if len(set(identity)) == n else list(
+        compress(range(n - 1), map(eq, identity, islice(identity, 1, None))))
+    played = list(compress(range(n), last))
+    if played:
+        near = set(special)
+        for k in played:
+            for i in (k - 1, k):
+                if 0 <= i < n - 1 and i not in near and (identity[i + 1] in last[i] or identity[i] in last[i + 1]):
+                    near.add(i)
+        special = sorted(near)
     for i in special:
         a, seen, rating, gap = identity[i], last[i], ratings[i], gaps[i]
         fallback = None
