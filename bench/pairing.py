@@ -1,15 +1,19 @@
-"""Quick pairing's costs, on a private redis-server this bench starts (durable, as production's) and stops.
+"""Quick pairing's costs, on redis-servers this bench starts (durable, as production's) and stops.
 
 Prints:
-  1. one wave of a pool holding N seekers (default 10,000): its CPU in this process (ms; the reading,
-     the choosing and the one step that takes them, not the tables' making, which are jobs of their
-     own), its wall time, Redis's CPU, and the Redis commands it cost; for an unrated and a rated pool;
+  1. one wave of a pool holding N seekers (default 10,000), on one Redis and on a 3-master cluster
+     (``--topologies``), with the clients ``escoba worker`` makes: its CPU in this process (ms; the
+     reading, the choosing, the steps that take them, the handing of its tables to make jobs, shown
+     apart; not the tables' making, which are jobs of their own), its wall time, Redis's CPU, and the
+     Redis commands it cost; for an unrated, a rated (and a rated one whose accounts played others
+     last and sometimes seek twice: the choice's harder case) and a four-player pool; the reference
+     loop just before each, as the machine's load moves;
   2. seek to seated for two seekers in one pool, under load (``escoba serve`` and an ``escoba worker``
      on the same Redis; ``--pairs`` pairs of seekers at once, for ``--seconds``): p50 and p99;
   3. a lone seeker to its bot table: the seconds from its seek to its seat, against ``bot_after`` + 2 s.
 
     python bench/pairing.py [--seekers 10000] [--pairs 8] [--seconds 20] [--bot-after 3]
-                            [--parts wave,seated,bot]
+                            [--parts wave,seated,bot] [--topologies plain,cluster]
 
 Not in the tests: figures for docs/benchmarks.md and docs/scale.md, from whatever the machine does.
 """
@@ -175,6 +179,7 @@ def wave_part(seekers: int, topologies: list[str]) -> None:
             for label, pool, history in cases:
                 now = time.time()
                 _fill(backends.tables, pool, seekers, now, rng, history=history)
+                reference = reference_ms()  # the machine's pace just before (its load moves)
                 timed = _Timed()
                 pairing._hand_makes = timed
                 try:
@@ -200,7 +205,9 @@ def wave_part(seekers: int, topologies: list[str]) -> None:
                 scripts = {k: v for k, v in spent.items() if k.startswith("eval")}
                 print(f"wave of {seekers} seekers, {label}: {len(summary['tables'])} tables chosen, "
                       f"{summary['waiting']} left waiting")
-                print(f"  CPU here {cpu * 1000:.0f} ms (target < 100 ms), of which handing the tables to jobs "
+                print(f"  CPU here {cpu * 1000:.0f} ms (target < 100 ms; reference loop just before {reference:.1f}"
+                      " ms),"
+                      f" of which handing the tables to jobs "
                       f"{timed.cpu * 1000:.0f} ms; wall {wall * 1000:.0f} ms; Redis CPU {rcpu * 1000:.0f} ms (tables' "
                       f"nodes)")
                 executed = sum(v for k, v in spent.items() if k not in scripts)
