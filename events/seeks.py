@@ -12,7 +12,8 @@ which wait in the lobby, never in a wave), and all its keys share the hash tag
   for the whole pool (identity null for a guest: its seek id; last: whom the account played last,
   null for none).
   Seeks written before 2026-12-06 hold a JSON object here, with these names and more
-  (player, name, grant): ``Seeks.live`` reads both. A seat's player, name and grant are read
+  (player, name, grant): ``Seeks.live`` reads both (workers are upgraded before the API: an old
+  worker cannot read the new form; docs/operations.md). A seat's player, name and grant are read
   from the seek's own hash when its table is made (``Seeks.spec``), not by the wave.
 - ``seeks:{pool:N}:seen``     sorted set: seek id -> when its holder was last heard (a poll, a socket).
 - ``seeks:{pool:N}:s:<id>``   hash: the seek itself (status, the hash of its token, the hash of the
