@@ -355,14 +355,15 @@ def info_rows(info: dict) -> tuple[list[str], list[list]]:
         return [], []
     values = info.values()
     first = next(iter(values))
+    text: bytes | str
     if isinstance(first, bytes):
         ids = b"\n".join(info).decode().split("\n")  # one decode (no seek id holds a newline)
-        text = b"[" + b",".join(values) + b"]"
-        old = b"{" in text
+        raw = b"[" + b",".join(values) + b"]"
+        text, old = raw, b"{" in raw
     else:
         ids = list(info)
-        text = "[" + ",".join(values) + "]"
-        old = "{" in text
+        joined = "[" + ",".join(values) + "]"
+        text, old = joined, "{" in joined
     rows = orjson.loads(text)
     for i, row in enumerate(rows if old else ()):  # only old entries hold a "{" (ids never do)
         if type(row) is dict:  # noqa: E721 (the old form: an object)

@@ -34,6 +34,7 @@ import operator
 import secrets
 import threading
 import time
+from collections.abc import Sequence
 
 from rq import Queue
 
@@ -244,14 +245,15 @@ def _seekers(live: store.Live, now: float) -> list[matching.Seeker]:
     else:
         due = list(map(operator.ge, waited, bot_after))
     guests = identity.count(None)
+    who: Sequence[str] = identity
     if guests == n:
-        identity = ids  # a guest's identity: its seek id
+        who = ids  # a guest's identity: its seek id
     elif guests:
-        identity = [i or seek_id for i, seek_id in zip(identity, ids, strict=True)]
+        who = [i or seek_id for i, seek_id in zip(identity, ids, strict=True)]
     # whom each account played last was read into its seek when it was made (POST /seeks)
     none: frozenset[str] = frozenset()
     lasts = [frozenset(x) if x else none for x in last] if any(last) else [none] * n
-    seekers = list(map(_SEEKER, zip(ids, identity, rating, waited, due, lasts, strict=True)))
+    seekers = list(map(_SEEKER, zip(ids, who, rating, waited, due, lasts, strict=True)))
     seekers.sort(key=_WAITED, reverse=True)  # oldest first, as the choice's ties fall
     return seekers
 
