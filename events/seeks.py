@@ -7,15 +7,23 @@ which wait in the lobby, never in a wave), and all its keys share the hash tag
 ``{pool:<name>}``: one cluster slot, so a wave reads, chooses and moves its seeks in one slot.
 
 - ``seeks:{pool:N}:meta``     hash: preset, players, rated, settings (JSON): what its tables are.
-- ``seeks:{pool:N}:info``     hash: seek id -> JSON (identity, rating, created, bot_after, player, name,
-  the seat token's hash): the live seeks waiting, and what a wave reads to choose and seat them, in
-  one read for the whole pool.
+- ``seeks:{pool:N}:info``     hash: seek id -> a JSON array ``[created, bot_after, rating, identity,
+  last]`` (``info_record``): the live seeks waiting, and all a wave reads to choose them, in one read
+  for the whole pool (identity null for a guest: its seek id; last: whom the account played last,
+  null for none).
+  Seeks written before 2026-12-06 hold a JSON object here, with these names and more
+  (player, name, grant): ``Seeks.live`` reads both (workers are upgraded before the API: an old
+  worker cannot read the new form; docs/operations.md). A seat's player, name and grant are read
+  from the seek's own hash when its table is made (``Seeks.spec``), not by the wave.
 - ``seeks:{pool:N}:seen``     sorted set: seek id -> when its holder was last heard (a poll, a socket).
 - ``seeks:{pool:N}:s:<id>``   hash: the seek itself (status, the hash of its token, the hash of the
   seat token it will be given, name, player, identity, rating, table_id, seat).
-- ``seeks:{pool:N}:making``   hash: table id -> the table's spec (JSON), from the step that chose its
-  seeks until the table is made and started (a crashed maker's spec is found and made again).
-- ``seeks:{pool:N}:last``     hash: identity -> JSON list of whom it last played (accounts only).
+- ``seeks:{pool:N}:making``   hash: table id -> ``<seek id>,... <spec JSON>``: the seeks in seat
+  order and what the wave said of the table (when, whether bots fill it), from the step that chose
+  its seeks until the table is made and started (a crashed maker's is found and made again).
+  ``Seeks.spec`` makes the whole spec of it; one written before 2026-12-06 is the whole spec as JSON.
+- ``seeks:{pool:N}:last``     hash: identity -> JSON list of whom it last played (accounts only; written by
+  the wave's step for the tables it takes).
 - ``seeks:{pool:N}:wave``     the claim of the wave in progress (``SET NX PX``): one at a time.
 - ``seeks:{pool:N}:trigger``  a short marker: a wave was asked for at once (enough wait).
 
@@ -202,14 +210,16 @@ end
 return status
 """
 
-# The wave's step. KEYS: seen, info, making (the seeks' own hashes, in the same slot, are named
-# from ARGV[1], their common prefix). ARGV: prefix, stale before (heard earlier: the holder is
-# gone), the seeks to expire if still waiting and still unheard ("id,id,..."), then per group:
-# "<table id>|<seek id>:<seat>,<seek id>:<seat>,...", its spec JSON.
+# The wave's step. KEYS: seen, info, making, last (the seeks' own hashes, in the same slot, are named
+# from ARGV[1], their common prefix). ARGV: prefix, stale before (heard earlier: the holder is gone),
+# the seeks to expire if still waiting and still unheard ("id,id,..."), the ttl of ``last``, then
+# the groups, a line each: "<table id> <seek id>,... <identity>,... <spec JSON>" (the seeks in seat
+# order; the identities, accounts only, may be empty; JSON has no raw newline).
 # A group is taken only if every one of its seeks is still waiting and heard from: then they move
-# to matched (with the table and seat) and leave the pool, and the spec is kept in ``making``. A
-# seek taken by one group is no longer waiting, so no second group (of this wave, or of a worker
-# racing it) can take it. Returns {expired, {table ids taken}}.
+# to matched (with the table and seat) and leave the pool, the seats and spec are kept in ``making``,
+# and each identity is noted as having played the others last. A seek taken by one group is no
+# longer waiting, so no second group (of this wave, or of a worker racing it) can take it.
+# Returns {expired, a "1" or "0" a group: taken or not}.
 _COMMIT = """
 local prefix, stale = ARGV[1], tonumber(ARGV[2])
 local function drop(id)
@@ -228,24 +238,37 @@ for id in string.gmatch(ARGV[3], '[^,]+') do
     expired = expired + 1
   end
 end
-local made = {}
-for g = 4, #ARGV, 2 do
-  local tid, list = string.match(ARGV[g], '^([^|]+)|(.*)$')
+local taken, noted = {}, false
+for line in string.gmatch(ARGV[5], '[^\\n]+') do
+  local tid, list, who, spec = string.match(line, '^(%S+) (%S+) (%S*) (.*)$')
   local members, ok = {}, true
-  for id, seat in string.gmatch(list, '([^,:]+):(%d)') do
-    members[#members + 1] = {id, seat}
+  for id in string.gmatch(list, '[^,]+') do
+    members[#members + 1] = id
     if ok and not (redis.call('HGET', prefix .. id, 'status') == 'waiting' and heard(id)) then ok = false end
   end
   if ok then
-    for _, m in ipairs(members) do
-      redis.call('HSET', prefix .. m[1], 'status', 'matched', 'table_id', tid, 'seat', m[2])
-      drop(m[1])
+    for seat, id in ipairs(members) do
+      redis.call('HSET', prefix .. id, 'status', 'matched', 'table_id', tid, 'seat', seat - 1)
+      drop(id)
     end
-    redis.call('HSET', KEYS[3], tid, ARGV[g + 1])
-    made[#made + 1] = tid
+    redis.call('HSET', KEYS[3], tid, list .. ' ' .. spec)
+    local ids = {}
+    for id in string.gmatch(who, '[^,]+') do ids[#ids + 1] = id end
+    for i, id in ipairs(ids) do
+      local others = {}
+      for j, other in ipairs(ids) do
+        if j ~= i then others[#others + 1] = other end
+      end
+      redis.call('HSET', KEYS[4], id, '["' .. table.concat(others, '","') .. '"]')
+      noted = true
+    end
+    taken[#taken + 1] = '1'
+  else
+    taken[#taken + 1] = '0'
   end
 end
-return {expired, made}
+if noted then redis.call('EXPIRE', KEYS[4], ARGV[4]) end
+return {expired, table.concat(taken)}
 """
 
 # KEYS: making, then the table's seek hashes. ARGV: table id, ttl. The table is made and started:
@@ -301,6 +324,63 @@ class Pooled(NamedTuple):
     earliest_seen: float | None
 
 
+class Live(NamedTuple):
+    """What a wave reads of its pool, as it comes: the seeks' ids and their ``info`` rows
+    (``INFO_FIELDS``, in the pool's hash order), those whose holder was not heard since
+    ``stale_before`` (among them), when the earliest of the others was heard."""
+
+    ids: list[str]
+    rows: list[list]
+    gone: set[str]
+    earliest_seen: float | None
+
+
+INFO_FIELDS = ("created", "bot_after", "rating", "identity", "last")
+
+
+def info_record(seek_id: str, info: dict) -> bytes:
+    """A live seek's entry in its pool's ``info`` hash: the JSON array of ``INFO_FIELDS`` (an array
+    parses in half an object's time, and a wave reads thousands); a guest's identity (its own seek
+    id) is left null."""
+    identity = info.get("identity")
+    return orjson.dumps([info["created"], info.get("bot_after"), info.get("rating"),
+                         None if identity == seek_id else identity, list(info.get("last") or ()) or None])
+
+
+def info_rows(info: dict) -> tuple[list[str], list[list]]:
+    """The ids and rows (``INFO_FIELDS``) of an ``info`` hash as HGETALL gives it: every value parsed
+    in one call (a JSON array of them all). A value written before 2026-12-06 is a JSON object
+    (these names and more): its row is made of it, so a pool holding both reads whole."""
+    if not info:
+        return [], []
+    values = info.values()
+    first = next(iter(values))
+    text: bytes | str
+    if isinstance(first, bytes):
+        ids = b"\n".join(info).decode().split("\n")  # one decode (no seek id holds a newline)
+        raw = b"[" + b",".join(values) + b"]"
+        text, old = raw, b"{" in raw
+    else:
+        ids = list(info)
+        joined = "[" + ",".join(values) + "]"
+        text, old = joined, "{" in joined
+    rows = orjson.loads(text)
+    for i, row in enumerate(rows if old else ()):  # only old entries hold a "{" (ids never do)
+        if type(row) is dict:  # noqa: E721 (the old form: an object)
+            rows[i] = [row["created"], row.get("bot_after"), row.get("rating"), row.get("identity"),
+                       list(row.get("last") or ()) or None]
+    return ids, rows
+
+
+def _making_spec(raw: str) -> tuple[list[str] | None, dict]:
+    """A ``making`` entry: (its seeks in seat order, the spec the wave gave); (None, the whole spec)
+    for one written before 2026-12-06."""
+    if raw.startswith("{"):
+        return None, orjson.loads(raw)
+    members, spec = raw.split(" ", 1)
+    return members.split(","), orjson.loads(spec)
+
+
 class Seeks:
     """The steps, on the tables' store (a Redis or a cluster: every step is one pool's slot)."""
 
@@ -326,7 +406,7 @@ class Seeks:
             keys=[seek_key(name, seek_id), key(name, "seen"), key(name, "info"), key(name, "meta"),
                   key(name, "trigger")],
             args=[repr(now), ttl, pool.players, "1" if live else "0", len(meta) // 2, seek_id,
-                  json.dumps(info or {}, separators=(",", ":")), TRIGGER_MS, *meta, *flat])
+                  info_record(seek_id, info or {"created": now}), TRIGGER_MS, *meta, *flat])
         return int(n), bool(int(at_once))
 
     def read(self, seek_id: str) -> dict | None:
@@ -372,57 +452,94 @@ class Seeks:
         meta = self.redis.hgetall(key(pool_name, "meta"))
         return pool_from_meta(meta) if meta else None
 
-    def waiting(self, pool_name: str, stale_before: float) -> Pooled:
-        """The pool's live seeks (``Pooled``): three reads, whatever their number, and only the
-        silent ones' times read one by one."""
+    def live(self, pool_name: str, stale_before: float) -> Live:
+        """The pool's live seeks as a wave reads them (``Live``): three reads, whatever their number."""
         with self.redis.pipeline(transaction=False) as pipe:
             pipe.hgetall(key(pool_name, "info"))
             pipe.zrangebyscore(key(pool_name, "seen"), "-inf", f"({stale_before!r}")
             pipe.zrangebyscore(key(pool_name, "seen"), stale_before, "+inf", start=0, num=1, withscores=True)
             info, stale, earliest = pipe.execute()
-        gone = {as_text(m) for m in stale}
-        heard = []
-        loads = orjson.loads
-        for member, raw in info.items():
-            seek_id = as_text(member)
-            if seek_id in gone:
-                continue
-            d = loads(raw)
-            heard.append(Waiting(seek_id, d.get("identity") or seek_id, d.get("rating"), d["created"],
-                                 d.get("bot_after"), d))
-        heard.sort(key=lambda w: w.created)
-        return Pooled(heard, sorted(gone), float(earliest[0][1]) if earliest else None)
+        ids, rows = info_rows(info)
+        return Live(ids, rows, {as_text(m) for m in stale}, float(earliest[0][1]) if earliest else None)
 
-    def commit(self, pool_name: str, now: float, expire: list[str],
-               groups: list[tuple[str, dict, list[tuple[str, int]]]]) -> tuple[int, list[str]]:
-        """The wave's one step: expire ``expire`` (if still unheard), take each group (table id, spec,
-        [(seek id, seat)]) whose seeks all still wait. (expired, the table ids taken). Many groups go
-        in several steps of ``COMMIT_GROUPS`` (each atomic), so Redis is never held long."""
-        keys = [key(pool_name, "seen"), key(pool_name, "info"), key(pool_name, "making")]
+    def waiting(self, pool_name: str, stale_before: float) -> Pooled:
+        """The pool's live seeks (``Pooled``), oldest first, one ``Waiting`` each."""
+        live = self.live(pool_name, stale_before)
+        heard = [Waiting(seek_id, row[3] or seek_id, row[2], row[0], row[1],
+                         dict(zip(INFO_FIELDS, row, strict=True)))
+                 for seek_id, row in zip(live.ids, live.rows, strict=True) if seek_id not in live.gone]
+        heard.sort(key=lambda w: w.created)
+        return Pooled(heard, sorted(live.gone), live.earliest_seen)
+
+    def commit(self, pool_name: str, now: float, expire: list[str], groups: list) -> tuple[int, list[str]]:
+        """The wave's one step: expire ``expire`` (if still unheard), take each group ``(table id, spec,
+        [seek ids in seat order], [identities])`` whose seeks all still wait (the identities, optional: the
+        accounts at the table, each then noted as having played the others last). (expired, the table
+        ids taken). ``spec`` is what ``making`` keeps beside the seats (JSON). Many groups go in
+        several steps of ``COMMIT_GROUPS`` (each atomic), so Redis is never held long; each step is
+        one argument of text, a line a group (redis-py's encoding of an argument a seek cost a wave of
+        10,000 a fifth of its CPU)."""
+        keys = [key(pool_name, "seen"), key(pool_name, "info"), key(pool_name, "making"), key(pool_name, "last")]
         prefix = seek_key(pool_name, "")
+        stale = repr(now - GONE_AFTER)
         expired, made = 0, []
-        first = True
+        encoded: dict[int, str] = {}  # a wave gives a handful of spec objects to thousands of groups
+        dumps = orjson.dumps
         for start in range(0, max(1, len(groups)), COMMIT_GROUPS):
             chunk = groups[start:start + COMMIT_GROUPS]
-            if not chunk and not (first and expire):
+            if not chunk and not (start == 0 and expire):
                 break
-            args = [prefix, repr(now - GONE_AFTER), ",".join(expire) if first else ""]
-            for table_id, spec, members in chunk:
-                args.append(table_id + "|" + ",".join(f"{seek_id}:{seat}" for seek_id, seat in members))
-                args.append(orjson.dumps(spec))
-            n, taken = self._commit(keys=keys, args=args)
+            lines = []
+            for group in chunk:
+                table_id, spec, members = group[0], group[1], group[2]
+                text = encoded.get(id(spec))
+                if text is None:
+                    text = encoded[id(spec)] = dumps(spec).decode()
+                accounts = ",".join(group[3]) if len(group) > 3 and group[3] else ""
+                lines.append(f"{table_id} {','.join(members)} {accounts} {text}")
+            n, flags = self._commit(keys=keys, args=[prefix, stale, ",".join(expire) if start == 0 else "",
+                                                     LIVE_TTL, "\n".join(lines)])
             expired += int(n)
-            made += [as_text(t) for t in taken]
-            first = False
+            flags = as_text(flags)
+            made += [group[0] for group, flag in zip(chunk, flags, strict=True) if flag == "1"]
         return expired, made
 
     def making(self, pool_name: str) -> dict[str, dict]:
-        """The tables chosen and not yet made (table id -> spec)."""
-        return {as_text(k): orjson.loads(v) for k, v in self.redis.hgetall(key(pool_name, "making")).items()}
+        """The tables chosen and not yet made: table id -> the spec the wave gave (``at``: when)."""
+        found = self.redis.hgetall(key(pool_name, "making"))
+        return {as_text(k): _making_spec(as_text(v))[1] for k, v in found.items()}
 
     def spec(self, pool_name: str, table_id: str) -> dict | None:
+        """The whole spec of a table chosen and not yet made (``workers.pairing.open_table`` makes it):
+        its preset and settings, rated or not, and its seats in order, each a seek's (its player,
+        name, the hash of its seat token, account or not: read from the seek's hash) or a bot's."""
         raw = self.redis.hget(key(pool_name, "making"), table_id)
-        return None if raw is None else orjson.loads(raw)
+        if raw is None:
+            return None
+        members, spec = _making_spec(as_text(raw))
+        if members is None:
+            return spec  # written whole, before 2026-12-06
+        fields = ("player", "name", "grant", "account")
+        with self.redis.pipeline(transaction=False) as pipe:
+            pipe.hgetall(key(pool_name, "meta"))
+            for seek_id in members:
+                pipe.hmget(seek_key(pool_name, seek_id), fields)
+            meta, *found = pipe.execute()
+        pool = pool_from_meta(meta)
+        seats: list[dict] = []
+        for seek_id, values in zip(members, found, strict=True):
+            player, name, grant, account = (as_text(v) for v in values)
+            seats.append({"seek": seek_id, "player": player, "name": name, "grant": grant,
+                          "account": account == "1"})
+        bot = spec.get("bot")
+        while bot and len(seats) < pool.players:
+            seats.append({"bot": bot})
+        settings = dict(pool.settings)
+        rated = pool.rated and not bot
+        if rated:
+            settings["rated"] = True  # the ratings' setting (docs/api.md v1.3, "Ratings")
+        return {**spec, "table_id": table_id, "preset": pool.preset, "settings": settings, "rated": rated,
+                "seats": seats}
 
     def done(self, pool_name: str, table_id: str, seek_ids: list[str]) -> None:
         self._done(keys=[key(pool_name, "making"), *(seek_key(pool_name, s) for s in seek_ids)],
@@ -433,18 +550,6 @@ class Seeks:
             return {}
         raw = self.redis.hmget(key(pool_name, "last"), identities)
         return {i: frozenset(orjson.loads(r)) for i, r in zip(identities, raw, strict=True) if r}
-
-    def note_opponents(self, pool_name: str, groups: list[list[str]]) -> None:
-        """Whom each identity (an account) played last: a wave avoids the same pairing twice in a row."""
-        mapping = {}
-        for group in groups:
-            for who in group:
-                mapping[who] = orjson.dumps([x for x in group if x != who])
-        if mapping:
-            with self.redis.pipeline(transaction=False) as pipe:
-                pipe.hset(key(pool_name, "last"), mapping=mapping)
-                pipe.expire(key(pool_name, "last"), LIVE_TTL)
-                pipe.execute()
 
     # --- correspondence ------------------------------------------------------------------
     def take_seat(self, seek_id: str, seats: int) -> int:
@@ -521,9 +626,10 @@ def _arg(value) -> str:
 
 
 __all__ = [
-    "BOT_AFTER", "CANCELLED", "CORRESPONDENCE_TTL", "EXPIRED", "GONE_AFTER", "MATCHED", "PAIRED", "WAITING",
-    "Pool", "Seeks", "Waiting", "claims_key", "due_key", "key", "lobby_bucket", "new_seek_id", "new_seek_token",
-    "pool_bucket", "pool_of", "seat_token", "seek_key", "settings_hash", "tag", "token_digest",
+    "BOT_AFTER", "CANCELLED", "CORRESPONDENCE_TTL", "EXPIRED", "GONE_AFTER", "INFO_FIELDS", "Live", "MATCHED",
+    "PAIRED", "Pool", "Seeks", "WAITING", "Waiting", "claims_key", "due_key", "info_record", "info_rows", "key",
+    "lobby_bucket", "new_seek_id", "new_seek_token", "pool_bucket", "pool_of", "seat_token", "seek_key",
+    "settings_hash", "tag", "token_digest",
 ]
 
 

@@ -14,7 +14,9 @@ appends nothing and answers with the version the first one made.
 
 from __future__ import annotations
 
+import base64
 import math
+import os
 import random
 import secrets
 import time
@@ -133,6 +135,13 @@ def new_table_id() -> str:
         table_id = secrets.token_urlsafe(6)
         if not table_id.startswith("-"):
             return table_id
+
+
+def new_table_ids(n: int) -> list[str]:
+    """``n`` ids as ``new_table_id`` makes them, from one read of the system's randomness (a wave
+    names up to 2,000 tables at once)."""
+    text = base64.urlsafe_b64encode(os.urandom(6 * n)).decode()  # 6 bytes: 8 characters, no padding
+    return [text[i:i + 8] if text[i] != "-" else new_table_id() for i in range(0, 8 * n, 8)]
 
 
 class TableService:

@@ -30,7 +30,7 @@ bp = Blueprint("seeks", __name__)
 LOBBY_SEEKS = 100  # open correspondence seeks listed
 LOBBY_LIVE = 20  # tables playing listed
 LIVE_KEPT = 2.0  # seconds a process keeps the lobby's live tables before reading them again
-SLOTS_KEPT = 60.0  # ... and the list of slots that hold tables
+SLOTS_KEPT = 60.0  # ... and the list of slots that hold tables (read again at once when it grows: _live_rows)
 
 
 def _ctx():
@@ -277,10 +277,11 @@ class _Kept:
         self.at = -1e18
         self.lock = threading.Lock()
 
-    def get(self, read):
+    def get(self, read, *, again: bool = False):
+        """The value kept, or ``read()``'s when it is older than ``ttl`` (or ``again``)."""
         now = time.monotonic()
         with self.lock:
-            if now - self.at < self.ttl:
+            if now - self.at < self.ttl and not again:
                 return self.value
         value = read()
         with self.lock:
@@ -301,9 +302,14 @@ def _kept(name: str, ttl: float) -> _Kept:
 
 def _live_rows() -> list[dict]:
     ctx = _ctx()
-    from events.buckets import SlotDirectory
+    from events.buckets import SLOTS_KEY, SlotDirectory
 
-    slots = _kept("slots", SLOTS_KEPT).get(lambda: SlotDirectory(ctx.redis).slots())
+    kept = _kept("slots", SLOTS_KEPT)
+    slots = kept.get(lambda: SlotDirectory(ctx.redis).slots())
+    # slots are only ever added: one more listed (a table in a slot that held none) is read at once,
+    # so a new table is in the lobby within LIVE_KEPT, not SLOTS_KEPT (one SCARD a LIVE_KEPT)
+    if ctx.redis.scard(SLOTS_KEY) != len(slots):
+        slots = kept.get(lambda: SlotDirectory(ctx.redis).slots(), again=True)
     start = int(time.time() // LIVE_KEPT) % max(1, len(slots))  # a different part of the index each time
     rows = []
     for table_id in store.live_tables(ctx.redis, slots, LOBBY_LIVE, start):

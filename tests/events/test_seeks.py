@@ -83,7 +83,9 @@ def test_a_wave_reads_the_live_seeks_oldest_first_and_the_silent_apart(any_redis
     third = _add(any_redis, "c", 102.0, pool=pool)[0]
     seeks.heard(first, 105.0)
     pooled = seeks.waiting(pool.name, 101.5)  # heard before 101.5: silent
-    assert [(w.seek_id, w.created, w.info["name"]) for w in pooled.heard] == [(first, 100.0, "a"), (third, 102.0, "c")]
+    # what a wave chooses by (a seat's name and player are read from the seek's hash when its table is made)
+    assert [(w.seek_id, w.identity, w.created, w.bot_after) for w in pooled.heard] == [(first, first, 100.0, 30),
+                                                                                       (third, third, 102.0, 30)]
     assert pooled.gone == [second] and pooled.earliest_seen == 102.0
     seeks.heard(first, 103.0)  # an older hearing never moves it back
     assert seeks.waiting(pool.name, 104.0).earliest_seen == 105.0
@@ -102,7 +104,7 @@ def test_the_commit_expires_only_the_still_silent(any_redis, pool):
 def test_a_table_done_pairs_its_seeks(any_redis, pool):
     seeks = store.Seeks(any_redis)
     ids = [_add(any_redis, n, 100.0, pool=pool)[0] for n in "abcd"]
-    _, made = seeks.commit(pool.name, 100.0, [], [("T", {"at": 100.0}, [(s, i) for i, s in enumerate(ids)])])
+    _, made = seeks.commit(pool.name, 100.0, [], [("T", {"at": 100.0}, ids)])
     assert made == ["T"] and seeks.making(pool.name) == {"T": {"at": 100.0}}
     seeks.done(pool.name, "T", ids)
     assert [seeks.read(s)["status"] for s in ids] == [store.PAIRED] * 4

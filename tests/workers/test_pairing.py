@@ -230,8 +230,7 @@ def test_the_commit_step_takes_a_seek_at_most_once(tables):
     seeks = store.Seeks(tables)
     assert seeks.end(d) == store.WAITING
     spec = {"at": now, "seats": []}
-    expired, made = seeks.commit(POOL.name, now, [], [("T1", spec, [(a, 0), (b, 1)]), ("T2", spec, [(b, 0), (c, 1)]),
-                                                      ("T3", spec, [(c, 0), (d, 1)])])
+    expired, made = seeks.commit(POOL.name, now, [], [("T1", spec, [a, b]), ("T2", spec, [b, c]), ("T3", spec, [c, d])])
     assert (expired, made) == (0, ["T1"])
     assert [_status(tables, s) for s in (a, b, c, d)] == [store.MATCHED, store.MATCHED, store.WAITING,
                                                            store.CANCELLED]
@@ -284,3 +283,155 @@ def test_a_table_chosen_by_a_wave_that_died_is_made_by_the_next(tables):
                                                                     "grant": "y"}]}
     pairing.open_table(svc, spec_again)
     assert svc.load(table_id).version == version
+
+
+# --- the wave made fast (2026-12-06): what it must keep ---------------------------------------
+
+
+def _add_old(tables, pool: store.Pool, name: str, now: float, *, identity=None, last=()) -> str:
+    """A live seek as POST /seeks wrote it before 2026-12-06: its pool entry a JSON object with the
+    seat's parts in it (a pool holds such seeks at the deploy)."""
+    import json
+
+    seek_id = _add(tables, pool, name, now, identity=identity)
+    token_hash = store.Seeks(tables).read(seek_id)["grant"]
+    old = {"identity": identity or seek_id, "rating": None, "created": now, "bot_after": None,
+           "player": "p_" + name, "name": name, "grant": token_hash, "account": identity is not None}
+    if last:
+        old["last"] = sorted(last)
+    tables.hset(store.key(pool.name, "info"), seek_id, json.dumps(old, separators=(",", ":")))
+    return seek_id
+
+
+@pytest.mark.integration
+def test_seeks_and_tables_written_before_the_compact_form_still_pair_and_are_made(tables):
+    """Seeks live up to a day in a pool's hashes and tables chosen wait in ``making``: what the old
+    form wrote is read beside the new, paired and made with the right seats."""
+    clock = Clock()
+    old_a, old_b = _add_old(tables, POOL, "oa", clock.now - 2), _add_old(tables, POOL, "ob", clock.now - 1)
+    new_c = _add(tables, POOL, "nc", clock.now)
+    pooled = store.Seeks(tables).waiting(POOL.name, 0.0)
+    assert [w.seek_id for w in pooled.heard] == [old_a, old_b, new_c]
+    live = store.Seeks(tables).live(POOL.name, 0.0)
+    rows = dict(zip(live.ids, live.rows, strict=True))
+    assert rows[old_a] == [clock.now - 2, None, None, old_a, None]
+    assert rows[new_c] == [clock.now, None, None, None, None]
+    made = Made()
+    summary = pairing.run_wave(tables, (tables,), POOL.name, clock.now, make=made)
+    assert len(summary["tables"]) == 1 and summary["waiting"] == 1
+    spec = store.Seeks(tables).spec(POOL.name, summary["tables"][0])
+    assert [(s["seek"], s["name"], s["player"]) for s in spec["seats"]] == [(old_a, "oa", "p_oa"),
+                                                                            (old_b, "ob", "p_ob")]
+    assert spec["seats"][0]["grant"] == store.Seeks(tables).read(old_a)["grant"] and spec["rated"] is False
+    # a table chosen by the old wave (its whole spec in ``making``) and never made: made by the next
+    d, e = _add(tables, POOL, "d", clock.now), _add(tables, POOL, "e", clock.now)
+    seeks = store.Seeks(tables)
+    seeks.commit(POOL.name, clock.now, [], [("OLDTBL01", {"at": clock.now}, [d, e])])
+    whole = {"table_id": "OLDTBL01", "preset": "del15", "settings": {}, "rated": False, "at": clock.now,
+             "seats": [{"seek": s, "player": "p_" + n, "name": n, "grant": seeks.read(s)["grant"], "account": False}
+                       for s, n in ((d, "d"), (e, "e"))]}
+    import orjson
+
+    tables.hset(store.key(POOL.name, "making"), "OLDTBL01", orjson.dumps(whole))
+    assert seeks.spec(POOL.name, "OLDTBL01") == whole and seeks.making(POOL.name)["OLDTBL01"] == whole
+    clock.advance(pairing.MAKE_AGAIN_AFTER)
+    for s in (new_c,):
+        seeks.heard(s, clock.now)
+    svc = TableService(tables)
+    pairing.run_wave(tables, (tables,), POOL.name, clock.now,
+                     make=lambda pool, tid: pairing.make_chosen(tables, svc, pool, tid))
+    assert _status(tables, d) == _status(tables, e) == store.PAIRED
+    state = svc.load("OLDTBL01")
+    assert state.status == "playing" and sorted(state.seats[s].name for s in state.players) == ["d", "e"]
+
+
+@pytest.mark.integration
+def test_whom_an_account_played_last_reads_in_both_forms(tables):
+    """An old seek's ``last`` (in its JSON object) keeps it from the same opponent as a new one's does."""
+    now = Clock().now
+    ana = _add_old(tables, POOL, "ana", now - 3, identity="pana", last={"pbea"})
+    bea = _add(tables, POOL, "bea", now - 2, identity="pbea")
+    cris = _add(tables, POOL, "cris", now - 1, identity="pcris")
+    made = Made()
+    pairing.run_wave(tables, (tables,), POOL.name, now, make=made)
+    assert sorted(_seated(tables, POOL, made)) == sorted([ana, cris]) and _status(tables, bea) == store.WAITING
+    # the step noted whom each played last, in the form POST /seeks reads
+    assert store.Seeks(tables).last_opponents(POOL.name, ["pana", "pcris"]) == {"pana": {"pcris"},
+                                                                                 "pcris": {"pana"}}
+
+
+@pytest.mark.integration
+def test_a_big_wave_hands_its_tables_to_few_jobs_and_one_failing_table_stops_no_other(stores, monkeypatch):
+    from events.config import Config
+    from workers import context, runner
+
+    tables, queue = stores.tables, stores.queues
+    clock = Clock()
+    monkeypatch.setattr(pairing, "MAKE_JOBS", 2)
+    context.configure(Config(bot_delay=0.0), clock, tables=tables, queues=queue)
+    try:
+        ids = [_add(tables, POOL, f"n{i}", clock.now - i) for i in range(6)]
+        summary = pairing.run_wave(tables, queue, POOL.name, clock.now)
+        assert len(summary["tables"]) == 3
+        shards = pairing.queues.shards(queue)
+        jobs = [j for q in shards for j in pairing.queues.queue_for(q).get_job_ids()]
+        assert len(jobs) == 2 and all(j.startswith("pairs_") for j in jobs)  # 2 + 1 tables, not 3 jobs
+        bad = summary["tables"][0]  # first of the first job: the others must still be made
+        real = pairing.make_chosen
+
+        def failing(tables_, svc, pool_name, table_id):
+            if table_id == bad:
+                raise RuntimeError("this table fails")
+            return real(tables_, svc, pool_name, table_id)
+
+        monkeypatch.setattr(pairing, "make_chosen", failing)
+        runner.run_burst(tables, queue, clock.now)
+        seeks = store.Seeks(tables)
+        statuses = {s: _status(tables, s) for s in ids}
+        unmade = {s for s in ids if seeks.read(s)["table_id"] == bad}
+        assert len(unmade) == 2 and {statuses[s] for s in unmade} == {store.MATCHED}
+        assert {statuses[s] for s in ids if s not in unmade} == {store.PAIRED}
+        assert list(seeks.making(POOL.name)) == [bad]  # made again by a later wave
+    finally:
+        context.configure(None, None)
+
+
+@pytest.mark.integration
+def test_a_wave_leaves_the_collector_as_it_found_it_and_no_cycles_of_its_own(tables):
+    """A wave holds Python's cycle collector off while it runs (workers/pairing.py
+    ``_collector_paused``): that is safe only if what it makes of its seekers is freed by counts
+    alone. The clients' own objects may leave a few small cycles (redis-py's cluster pipeline
+    does), as many whatever the pool's size; nothing of the wave's seekers is among them."""
+    import gc
+
+    now = Clock().now
+
+    def cycles_left(n: int, enabled: bool) -> list:
+        for i in range(n):
+            _add(tables, RATED, f"r{i}", now, rating=1400 + 10 * i, identity=f"acct{n}-{i}")
+        gc.collect()
+        (gc.enable if enabled else gc.disable)()
+        try:
+            gc.set_debug(gc.DEBUG_SAVEALL)
+            summary = pairing.run_wave(tables, (tables,), RATED.name, now, make=Made())
+            assert gc.isenabled() is enabled and len(summary["tables"]) == n // 2
+            gc.collect()
+            return list(gc.garbage)
+        finally:
+            gc.set_debug(0)
+            gc.garbage.clear()
+            gc.enable()
+
+    cycles_left(40, True)  # the scripts loaded, the clients' first uses
+    small, large = cycles_left(40, True), cycles_left(400, False)
+    assert len(large) == len(small)
+    assert not [o for o in large if isinstance(o, matching.Seeker) or (isinstance(o, list) and o
+                                                                       and isinstance(o[0], matching.Seeker))]
+
+
+def test_table_ids_made_in_one_go_look_like_the_others():
+    from events.service import new_table_ids
+
+    ids = new_table_ids(5000)
+    assert len(set(ids)) == 5000
+    assert all(len(t) == 8 and not t.startswith("-") and t.replace("-", "").replace("_", "").isalnum() for t in ids)

@@ -230,6 +230,24 @@ def test_the_lobby_lists_tables_playing_now(seeking):
     assert bea  # both seated
 
 
+def test_the_lobby_lists_a_new_table_in_a_slot_it_did_not_list_before_within_seconds(seeking, monkeypatch):
+    """The slots that hold tables are kept a minute by each process; a table in a slot not yet listed
+    is shown as soon as the live tables are read again (LIVE_KEPT), not a minute later."""
+    from api.http import seeks as seeks_http
+    from events.buckets import slot_of
+
+    monkeypatch.setattr(seeks_http, "LIVE_KEPT", 0.001)  # the live rows read again at every call
+    first = [seeking.seek("Ana"), seeking.seek("Bea")]
+    seeking.pair()
+    one = seeking.poll(first[0])["table_id"]
+    assert [t["table_id"] for t in seeking.http.get("/lobby").get_json()["live"]] == [one]  # slots now kept
+    second = [seeking.seek("Cris"), seeking.seek("Dan")]
+    seeking.pair()
+    two = seeking.poll(second[0])["table_id"]
+    assert slot_of(two) != slot_of(one)  # (one chance in 16,384 that they share one)
+    assert sorted(t["table_id"] for t in seeking.http.get("/lobby").get_json()["live"]) == sorted([one, two])
+
+
 @pytest.mark.parametrize("body, field", [
     ({"name": "Ana", "preset": "tute", "players": 2}, "preset"),
     ({"name": "Ana", "preset": "del15", "players": 5}, "players"),

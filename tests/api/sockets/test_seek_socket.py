@@ -40,6 +40,29 @@ def _paired(ws) -> dict:
     return message
 
 
+def _after_the_close(ws) -> bytes:
+    """The server's close frame read off the wire and answered, as a browser does; then every byte
+    the server still sends until it closes the connection."""
+    ws.sock.settimeout(5)
+
+    def take(n: int) -> bytes:
+        got = b""
+        while len(got) < n:
+            chunk = ws.sock.recv(n - len(got))
+            assert chunk, "the connection ended inside a frame"
+            got += chunk
+        return got
+
+    head = take(2)
+    assert head[0] == 0x88 and head[1] < 126, head  # a whole close frame, unmasked, short
+    take(head[1])
+    ws.send_close()
+    rest = b""
+    while chunk := ws.sock.recv(4096):
+        rest += chunk
+    return rest
+
+
 def _playing(base: str, message: dict) -> dict:
     request = urllib.request.Request(f"{base}/tables/{message['table_id']}",
                                      headers={"Authorization": f"Bearer {message['token']}"})
@@ -125,11 +148,21 @@ def test_escoba_dev_pairs_two_seekers_on_their_sockets(tmp_path):
         sockets = [_socket(base, s) for s in seeks]
         try:
             a, b = (_paired(ws) for ws in sockets)  # the dev server's own worker pairs them
+            # the server's close frame is the last thing it sends: werkzeug wrote an HTTP answer after
+            # it, which Chromium reported as "Invalid frame header"
+            assert [_after_the_close(ws) for ws in sockets] == [b"", b""]
         finally:
             for ws in sockets:
                 ws.close()
         assert a["table_id"] == b["table_id"] and {a["seat"], b["seat"]} == {0, 1}
         assert _playing(base, a)["status"] == "playing"
+        refused = _socket(base, {**_post(base, "/seeks", {"name": "Cris", "preset": "del15", "players": 2}),
+                                 "token": "not-it"})
+        try:
+            assert json.loads(refused.recv())["error"]["code"] == "unauthorized"
+            assert _after_the_close(refused) == b""
+        finally:
+            refused.close()
     finally:
         proc.terminate()
         proc.wait(15)
