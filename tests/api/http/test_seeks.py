@@ -242,6 +242,7 @@ def test_the_lobby_lists_a_new_table_in_a_slot_it_did_not_list_before_within_sec
     one = seeking.poll(first[0])["table_id"]
     assert [t["table_id"] for t in seeking.http.get("/lobby").get_json()["live"]] == [one]  # slots now kept
     second = [seeking.seek("Cris"), seeking.seek("Dan")]
+    seeking.clock.advance(2)  # the pool's next wave: one ran a moment ago
     seeking.pair()
     two = seeking.poll(second[0])["table_id"]
     assert slot_of(two) != slot_of(one)  # (one chance in 16,384 that they share one)
