@@ -28,7 +28,7 @@ from engine.cards import FULL_DECK
 from engine.commands import WITH_CHANCE, Command, NextRound, Open
 from engine.state import State
 
-from . import compaction, decoding, replication, snapshots
+from . import compaction, decoding, replication, snapshots, stages
 from .hooks import ChangeHook, NotesUnacknowledged, ReadsBack
 from .locks import short_lock
 from .records import LogError, dumps, from_record, loads, to_record
@@ -460,6 +460,8 @@ class TableService:
                 return self._repeat(table_id, exc.version)
             if outcome.records:
                 self._changed(table_id, outcome)
+                if stages.ON:
+                    stages.mark("hooked")
             elif idempotency_key is not None:  # nothing to append: a repeat answers as the first time
                 return self._repeated(table_id, actor, idempotency_key) or outcome
             return outcome
@@ -520,6 +522,8 @@ class TableService:
         status = new_state.status if any(r["type"] in STATUS_CHANGES for r in records) else None
         encoded = [dumps(r) for r in records]
         self._in_flight[table_id] = (state.version, encoded, new_state)
+        if stages.ON:
+            stages.mark("decided")
         try:
             appended = self.store.append_reading(table_id, state.version, records, idempotency=idempotency,
                                                  read_back=read_back, stamp=stamp, created_at=created_at,
@@ -528,6 +532,8 @@ class TableService:
         finally:
             if self._in_flight.get(table_id, (None, None))[1] is encoded:
                 del self._in_flight[table_id]
+        if stages.ON:
+            stages.mark("appended")
         version = appended.version
         if self.snapshot_every and snapshots.due(state.version, version, self.snapshot_every):
             snapshots.save_snapshot(self.store, table_id, new_state, self.snapshot_every)

@@ -62,6 +62,7 @@ def _escoba_app():
     # imported here, in the worker, after gevent has patched the standard library
     from api.app import create_app
     from api.server.observability import setup_logging
+    from events import stages
 
     setup_logging()
     app = create_app()
@@ -71,6 +72,7 @@ def _escoba_app():
     gc.freeze()
     gc.set_threshold(YOUNG_COLLECTION)  # the older generations' thresholds stay CPython's
     gc.callbacks.append(_log_slow_collections)
+    stages.start()  # bench/latency.py's timers, when ESCOBA_STAGE_TIMES asks for them
     return app
 
 

@@ -28,6 +28,7 @@ from api import moves
 from api.http import errors, schemas
 from api.server.observability import request_done
 from api.sockets import frames
+from events import stages
 
 INBOX_MAX = 32  # client frames waiting to be answered; a client that waits for its acks has one
 STRIKES_MAX = 10  # malformed or rate-limited frames a socket may send before it is closed
@@ -105,6 +106,8 @@ class SocketMoves:
                         moves.SOCKET)
         started = time.perf_counter()
         log: dict = {}
+        if stages.ON:
+            stages.mark("checked")
         try:
             moved = moves.decide_move(self.ctx, ask, log)
         except Exception as exc:
@@ -118,7 +121,11 @@ class SocketMoves:
         version = moved.outcome.version
         state = None if moved.outcome.repeated else moved.outcome.state
         if state is not None:  # the table's other sockets here hear it now, not from its notice
+            if stages.ON:
+                stages.mark("logged")
             self.ctx.hub.post_local(self.table_id, state, skip=self.mailbox)
+            if stages.ON:
+                stages.mark("fanout")
         return frames.text_frame(b'{"type":"ack","id":%s,"version":%d}' % (orjson.dumps(frame["id"]), version)), state
 
     def _bad(self, move_id, message: str, details) -> bytes:
