@@ -386,7 +386,7 @@ class TableService:
                 expected_version: int | None = None,
                 idempotency_key: str | None = None,
                 grant: tuple[str, str] | None = None, local: str | None = None,
-                count: Count | None = None) -> Outcome:
+                count: Count | None = None, posted: Callable[[State], None] | None = None) -> Outcome:
         """Decide ``command`` at the table and append its events; the outcome.
 
         ``grant`` = ``(token_hash, player)``: a seat token issued in the append's own
@@ -398,6 +398,11 @@ class TableService:
         ``count``: the request's rate counter (events.store.Count), counted in the first append's
         own step (OverLimit: over the limit, and no repeat); a request that never reaches an append
         leaves it uncounted (``count.counted``) for the caller to count.
+
+        ``posted(state)``: called with the new state once it is appended, before the change hook, so
+        the caller's sockets see the move without waiting for the hook's writes (a round trip to the
+        store when the timers change, as at a round's end): other processes' sockets hear the notice
+        the append's own step published, before the hook too.
 
         A used idempotency key is not looked up before deciding: the append refuses it in
         its own step (AlreadyApplied), so a repeat the rules accept is answered from there,
@@ -459,6 +464,8 @@ class TableService:
                     self.store.confirm(table_id, actor, idempotency_key)
                 return self._repeat(table_id, exc.version)
             if outcome.records:
+                if posted is not None:
+                    posted(outcome.state)
                 self._changed(table_id, outcome)
                 if stages.ON:
                     stages.mark("hooked")

@@ -109,7 +109,7 @@ class SocketMoves:
         if stages.ON:
             stages.mark("checked")
         try:
-            moved = moves.decide_move(self.ctx, ask, log)
+            moved = moves.decide_move(self.ctx, ask, log, self._post)
         except Exception as exc:
             refused = errors.refusal(exc, self.logger)
             request_done(self.ctx.metrics, log, "WS", self.path, refused.status, refused.code, started)
@@ -120,13 +120,16 @@ class SocketMoves:
         self.strikes = 0
         version = moved.outcome.version
         state = None if moved.outcome.repeated else moved.outcome.state
-        if state is not None:  # the table's other sockets here hear it now, not from its notice
-            if stages.ON:
-                stages.mark("logged")
+        if state is not None:  # posted before the change hook (_post); a post it did not make, now
             self.ctx.hub.post_local(self.table_id, state, skip=self.mailbox)
-            if stages.ON:
-                stages.mark("fanout")
         return frames.text_frame(b'{"type":"ack","id":%s,"version":%d}' % (orjson.dumps(frame["id"]), version)), state
+
+    def _post(self, state) -> None:
+        """The move, appended, to the table's other sockets here, before the change hook runs: they
+        hear it now, not from its notice, nor after the hook's writes."""
+        self.ctx.hub.post_local(self.table_id, state, skip=self.mailbox)
+        if stages.ON:
+            stages.mark("fanout")
 
     def _bad(self, move_id, message: str, details) -> bytes:
         self.strikes += 1
