@@ -74,14 +74,15 @@ from bench.peer import run_peer  # noqa: E402
 STALL_MS = 5  # an AOF fdatasync over this is a stall (Redis's latency monitor)
 LOOP_STALL_MS = 2.0  # the event loop woke this much late or more: something held it
 # the stages of a socket move in escoba's worker, by the mark that ends each (events/stages.py), grouped
-STAGES = (
-    ("frame read", ("read",)),
-    ("decision", ("checked", "decided")),
-    ("append", ("appended",)),
-    ("timers hook", ("hooked",)),
-    ("log+metrics", ("logged",)),
-    ("fan-out", ("fanout",)),
-)
+STAGES = {
+    "read": "frame read",
+    "checked": "decision", "decided": "decision",
+    "appended": "append",
+    "fanout": "fan-out",
+    "hooked": "timers hook",
+    "logged": "log+metrics",
+}
+GROUPS = ("frame read", "decision", "append", "timers hook", "log+metrics", "fan-out")
 OWN_WRITE = "written"  # the mover's ack and view, after the opponent's
 
 
@@ -194,7 +195,7 @@ def read_stages(stage_dir: str, t0: float, t1: float) -> dict:
                 kind = row[0]
                 at = row[1][0][1] if kind == "move" else row[1]
                 if t0 <= at <= t1:
-                    out[kind].append(row[1:])
+                    out.setdefault(kind, []).append(row[1:])
     return out
 
 
@@ -251,16 +252,19 @@ def stage_report(runs: list[dict]) -> list[str]:
         at = dict(marks)
         if "fanout" not in at:
             continue
-        last, row = at["wake"], {}
-        for name, ends in STAGES:
-            took = 0.0
-            for end in ends:
-                if end in at:
-                    took += at[end] - last
-                    last = at[end]
-            row[name] = took
+        # each mark ends a stage; the stages before the opponent's frame is written are its wait, the
+        # rest (the hook, the log line, the mover's own frames, in whatever order the code runs them) not
+        row = dict.fromkeys(GROUPS, 0.0)
+        after = dict.fromkeys(GROUPS, 0.0)
+        last = at["wake"]
+        for name, t in marks[1:]:
+            group = STAGES.get(name)
+            if group is not None:
+                (row if t <= at["fanout"] else after)[group] += t - last
+            last = t
         row["server"] = at["fanout"] - at["wake"]
-        row[OWN_WRITE] = at.get(OWN_WRITE, at["fanout"]) - at["fanout"]
+        row["after"] = after
+        row[OWN_WRITE] = at.get(OWN_WRITE, at["fanout"]) - max(t for name, t in marks if name != OWN_WRITE)
         rows.append(row)
     total = sum(r["server"] for r in rows) or 1e-9
     tail = sorted(rows, key=lambda r: r["server"])[-max(1, len(rows) // 100):]
@@ -269,13 +273,18 @@ def stage_report(runs: list[dict]) -> list[str]:
            f"p50 {ms(percentile([r['server'] for r in rows], 50))} / p99 "
            f"{ms(percentile([r['server'] for r in rows], 99))} ms; by stage (share of the mean | p50 / p99 ms | "
            f"share in the slowest 1%):"]
-    for name, _ in STAGES:
+    for name in GROUPS:
         values = [r[name] for r in rows]
-        out.append(f"      {name:<12} {sum(values) / total * 100:5.1f}% | {ms(percentile(values, 50)):>6} / "
-                   f"{ms(percentile(values, 99)):>6} | {sum(r[name] for r in tail) / tail_total * 100:5.1f}%")
+        if any(values):
+            out.append(f"      {name:<12} {sum(values) / total * 100:5.1f}% | {ms(percentile(values, 50)):>6} / "
+                       f"{ms(percentile(values, 99)):>6} | {sum(r[name] for r in tail) / tail_total * 100:5.1f}%")
+    later = [f"{name} p50 {ms(percentile([r['after'][name] for r in rows], 50))} / p99 "
+             f"{ms(percentile([r['after'][name] for r in rows], 99))}"
+             for name in GROUPS if any(r["after"][name] for r in rows)]
     own = [r[OWN_WRITE] for r in rows]
-    out.append(f"      then the mover's own ack and view written: p50 {ms(percentile(own, 50))} / p99 "
-               f"{ms(percentile(own, 99))} ms (after the opponent's: not in its wait)")
+    out.append("      after the opponent's frame, not in its wait: " + ", ".join(later)
+               + f", the log line, the mover's ack and view written p50 {ms(percentile(own, 50))} / p99 "
+               f"{ms(percentile(own, 99))} ms")
     lag = [x for r in runs for (_at, x) in r["stages"]["lag"]]
     if lag:
         out.append(f"    event loop lag ({len(lag)} wakes of a 2 ms sleep): p50 {ms(percentile(lag, 50))}"
@@ -345,7 +354,9 @@ def main(argv=None) -> int:
     for other in args.also:
         rev = subprocess.run(["git", "-C", other, "rev-parse", "--short", "HEAD"], capture_output=True,
                              text=True).stdout.strip() or other
-        sides.append((f"escoba @{rev}", Path(other).resolve()))
+        dirty = subprocess.run(["git", "-C", other, "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True).stdout.strip()
+        sides.append((f"escoba @{rev}" + (f"+ ({Path(other).name})" if dirty else ""), Path(other).resolve()))
     sides += [(f"boardgame.io {p}", p) for p in peers]
     print(f"latency: {args.tables} two-player tables, a socket a player, think x0.5..1.5; {warmup:g} s warm-up, "
           f"{duration:g} s measured a side and load, {rounds} round(s); escoba serve --workers 1 (gevent) over "
