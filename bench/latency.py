@@ -2,8 +2,10 @@
 
     npm ci --prefix bench/peer     # once: boardgame.io 0.50.2 and node-persist (its FlatFile) into bench/peer
     python bench/latency.py --quick                  # about 2 minutes: 3 s a side and load, one round
-    python bench/latency.py                          # about 12 minutes: 20 s a side and load, two rounds
-    python bench/latency.py --also /tmp/old          # and another checkout's escoba beside it (git worktree)
+    python bench/latency.py                          # about 10 minutes: 20 s a side and load, two rounds
+    python bench/latency.py --also /tmp/old          # and another checkout's escoba beside it (git worktree):
+                                                     # a third more time (on a machine at load 14 to 29, the
+                                                     # quick run with --also took 9 minutes)
 
 What it runs, each on its own and in turn (ABBA: the order turns each round, so a drift of the
 machine's speed over minutes favours no side):
