@@ -6,7 +6,9 @@ greenlet keeps the ``perf_counter`` at each of its marks (``begin`` at the handl
 ``mark(name)`` after each stage); ``end`` files the move's marks. A watcher thread (a greenlet
 under gevent) notes how late it wakes from each short sleep (the event loop's lag), the
 collector's passes are timed (``gc.callbacks``), and ``note`` files one-off samples (the time a
-change waited in a mailbox). Everything goes to ``<file>.<pid>`` as JSON lines every half second.
+change waited in a mailbox). Everything goes to ``<file>.<pid>``, a JSON list of rows a line, every
+half second. The watcher and the writes cost the worker some CPU of their own (bench/latency.py
+``--timers off`` runs without them, for CPU figures alone).
 ``perf_counter`` is CLOCK_MONOTONIC on Linux, one clock for every process of the machine, so the
 bench lines these up with its own stamps.
 """
@@ -21,8 +23,8 @@ from collections import deque
 
 PATH = os.environ.get("ESCOBA_STAGE_TIMES") or None
 ON = PATH is not None
-LAG_EVERY = 0.002  # seconds the lag watcher sleeps: it notes how much later than that it woke
-FLUSH_EVERY = 0.5
+LAG_EVERY = 0.005  # seconds the lag watcher sleeps: it notes how much later than that it woke
+FLUSH_EVERY = 0.5  # seconds between two writes, each one line of every row since (orjson: the write is short)
 
 _local = threading.local()  # a greenlet's own under gevent's monkey-patching
 _out: deque = deque()  # JSON-ready rows, until the flusher writes them
@@ -81,7 +83,7 @@ def _watch_lag() -> None:
 
 
 def _flush() -> None:
-    import json
+    import orjson
 
     path = f"{PATH}.{os.getpid()}"
     while True:
@@ -90,8 +92,8 @@ def _flush() -> None:
         while _out:
             rows.append(_out.popleft())
         if rows:
-            with open(path, "a") as f:
-                f.write("".join(json.dumps(row) + "\n" for row in rows))
+            with open(path, "ab") as f:
+                f.write(orjson.dumps(rows) + b"\n")
 
 
 def start() -> None:
