@@ -378,6 +378,7 @@ class TableService:
             except replication.NotAcknowledged:
                 self._unacknowledged(table_id)
                 raise
+            self._snapshot(table_id, outcome)
             self._changed(table_id, outcome)
             return table_id, outcome
         raise engine.RuleError("version_conflict", "Could not find a free table id; try again.")
@@ -399,10 +400,11 @@ class TableService:
         own step (OverLimit: over the limit, and no repeat); a request that never reaches an append
         leaves it uncounted (``count.counted``) for the caller to count.
 
-        ``posted(state)``: called with the new state once it is appended, before the change hook, so
-        the caller's sockets see the move without waiting for the hook's writes (a round trip to the
-        store when the timers change, as at a round's end): other processes' sockets hear the notice
-        the append's own step published, before the hook too.
+        ``posted(state)``: called with the new state once it is appended, before the snapshot (when one
+        is due) and the change hook, so the caller's sockets see the move without waiting for their
+        writes (each a round trip to the store: a snapshot every ``snapshot_every`` versions, the
+        timers when they change, as at a round's end): other processes' sockets hear the notice the
+        append's own step published, before them too.
 
         A used idempotency key is not looked up before deciding: the append refuses it in
         its own step (AlreadyApplied), so a repeat the rules accept is answered from there,
@@ -466,6 +468,7 @@ class TableService:
             if outcome.records:
                 if posted is not None:
                     posted(outcome.state)
+                self._snapshot(table_id, outcome)
                 self._changed(table_id, outcome)
                 if stages.ON:
                     stages.mark("hooked")
@@ -542,10 +545,15 @@ class TableService:
         if stages.ON:
             stages.mark("appended")
         version = appended.version
-        if self.snapshot_every and snapshots.due(state.version, version, self.snapshot_every):
-            snapshots.save_snapshot(self.store, table_id, new_state, self.snapshot_every)
         self._remember(table_id, new_state)
         return Outcome(version, new_state, records, False, appended)
+
+    def _snapshot(self, table_id: str, outcome: Outcome) -> None:
+        """The snapshot when the append crossed its stretch's end (every ``snapshot_every`` versions): a
+        step of its own, after the caller's sockets heard the move (``posted``), which need none of it."""
+        before = outcome.version - len(outcome.records)
+        if self.snapshot_every and snapshots.due(before, outcome.version, self.snapshot_every):
+            snapshots.save_snapshot(self.store, table_id, outcome.state, self.snapshot_every)
 
     def _hook_reads(self, table_id: str) -> tuple[tuple[str, ...], bool]:
         """The hashes the change hook wants read back in the append's own step (see __init__)."""
