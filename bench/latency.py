@@ -30,8 +30,8 @@ p50 / p99 / p99.9 pooled over the rounds, the server's CPU a move (escoba: the A
 beside it), and the ratios to boardgame.io in memory with the target (p99 <= 1.2x, p50 <= 1.5x).
 Then, from escoba's own timers (``ESCOBA_STAGE_TIMES``, events/stages.py): each stage's share of the
 time from the mover's handler waking to the opponent's frame written (frame read, decision, append,
-timers hook, log line and metrics, fan-out incl. the opponent's frame build and write) and the mover's
-own frame write after it, p50 / p99 and what the slowest 1% are made of; the event loop's lag; the
+fan-out incl. the opponent's frame build and write; then the snapshot when due and the timers hook, the
+log line and the mover's own frames, after it), p50 / p99 and what the slowest 1% are made of; the event loop's lag; the
 collector's passes; the changes left to a busy socket's mailbox and how long they waited; Redis's AOF
 fsync stalls; and how many of the slowest 1% of moves overlapped a collection, a loop stall or an
 fsync stall. The machine's load average is printed before and after every run: on a shared machine
@@ -81,10 +81,10 @@ STAGES = {
     "checked": "decision", "decided": "decision",
     "appended": "append",
     "fanout": "fan-out",
-    "hooked": "timers hook",
+    "hooked": "snapshot+hook",
     "logged": "log+metrics",
 }
-GROUPS = ("frame read", "decision", "append", "timers hook", "log+metrics", "fan-out")
+GROUPS = ("frame read", "decision", "append", "snapshot+hook", "log+metrics", "fan-out")
 OWN_WRITE = "written"  # the mover's ack and view, after the opponent's
 
 
