@@ -60,7 +60,7 @@ class Moved:
     deck: str | None
 
 
-def decide_move(ctx, ask: Ask, log: dict) -> Moved:
+def decide_move(ctx, ask: Ask, log: dict, posted=None) -> Moved:
     """Every move, whatever carried it (a POST through Flask or api/http/hot.py, a socket frame through
     api/sockets/moves.py): the limit, the token, the schema, the idempotency key, the rules and the
     append, the log fields and the metrics. RuleError (or ValidationError, RateLimited) when it is
@@ -73,7 +73,10 @@ def decide_move(ctx, ask: Ask, log: dict) -> Moved:
 
     The per-token limit is counted in the append's own step (api/http/limits.py ``MoveLimit``): a
     move that reaches no append is counted after it, by itself, and its refusal becomes a 429 when
-    that count is over the limit, as it would have been had it been counted first."""
+    that count is over the limit, as it would have been had it been counted first.
+
+    ``posted(state)``: the caller's post of an appended move to its process's sockets
+    (``Fanout.published``), made before the change hook runs (``TableService.execute``)."""
     started = time.perf_counter()
     log.update(table_id=ask.table_id, transport=ask.transport)
     limit = ctx.move_limit
@@ -81,7 +84,7 @@ def decide_move(ctx, ask: Ask, log: dict) -> Moved:
     if limit is not None and count is None:  # no token: per address, before anything else is read
         limit.per_address.hit(limits.token_key(ask.token, ask.address))
     try:
-        outcome, player, deck = _decided(ctx, ask, log, count)
+        outcome, player, deck = _decided(ctx, ask, log, count, posted)
     except OverLimit as exc:  # the append's step counted it over the limit, and it is no repeat
         raise limit.refused(exc.retry_after) from None
     except Exception:  # refused before an append: it counts too (nothing more if the step counted it)
@@ -96,7 +99,7 @@ def decide_move(ctx, ask: Ask, log: dict) -> Moved:
     return _moved(ctx, ask, log, outcome, player, deck, started)
 
 
-def _decided(ctx, ask: Ask, log: dict, count) -> tuple[Outcome, str, str | None]:
+def _decided(ctx, ask: Ask, log: dict, count, posted=None) -> tuple[Outcome, str, str | None]:
     """The move decided and appended (counted on ``count`` in the append's step): its outcome,
     the mover and the reader's deck."""
     table_id = ask.table_id
@@ -115,7 +118,7 @@ def _decided(ctx, ask: Ask, log: dict, count) -> tuple[Outcome, str, str | None]
         table_id, engine.parse_command({**move, "player": player}), actor=f"player:{player}",
         expected_version=expected, idempotency_key=key,
         local=ctx.fanout.listener_id,  # every caller posts the move to this process's sockets (published)
-        count=count,
+        count=count, posted=posted,
     )
     return outcome, player, deck
 

@@ -14,10 +14,11 @@ check, no repeat found): it is the floor of those commands without Lua. Runs alt
 of each; it prints Redis's user CPU per append (``INFO cpu``, to the microsecond) for each run and
 the ratio of the means.
 
-``--parts`` runs the step as a socket move sends it (the rate count too), then with each of its parts
-left out in turn (``PARTS``: the timers' read-back and stamp, the listeners' check, the idempotency
-key, the rate count), ``--rounds`` of each in turn, and prints what each part costs Redis's user time
-an append: what a cut of that part could save at most (a part left out is a guarantee lost).
+``--parts`` runs the step as a socket move sends it (the rate count and the players' row too), then with
+each of its parts left out in turn (``PARTS``: the timers' read-back and stamp, the listeners' check, the
+idempotency key, the rate count, the row's HSET), ``--rounds`` of each in turn, and prints what each
+part costs Redis's user time an append: what a cut of that part could save at most (a part left out is a
+guarantee lost).
 
 Redis's system time is printed too, but it is mostly the AOF's ``fdatasync`` and swings with the
 disk: the user time is what the step's calls change. What it leaves out: the API's side (its CPU is
@@ -58,7 +59,12 @@ def cpu(client) -> tuple[float, float]:
 
 
 # the step's parts --parts leaves out, one at a time
-PARTS = ("read-back", "listeners", "idempotency", "count")
+PARTS = ("read-back", "listeners", "idempotency", "count", "row")
+# the players' row of a two-player table in play, as events/my_tables.py ``row_fields`` writes it in every
+# append's step (since issue 55): one HSET of the table's row hash (``turn_since`` when a turn begins)
+ROW = ('{"name":"Ana\'s table","preset":"selminha","status":"playing","version":%d,'
+       '"updated_at":"2026-12-04T21:25:32.044Z","turn":1,"seats":[["Ana","p_3e5b37827f519b24",null,"human"],'
+       '["Bea","p_0c1d2e3f4a5b6c7d",null,"human"]]}')
 STEP = ("read-back", "listeners", "idempotency")  # the step against MULTI/EXEC (which counts nothing)
 
 
@@ -75,6 +81,10 @@ def step_options(t: str, v: int, parts: tuple[str, ...]) -> dict:
         options["local"] = "me"
     if "count" in parts:
         options["count"] = Count(limit_key(t, "moves:x"), 100_000, 60)
+    if "row" in parts:
+        from events.my_tables import row_key
+
+        options["row"] = (row_key(t), {"row": ROW % (v + 1), "turn_since": "2026-12-04T21:25:32.044Z"})
     return options
 
 

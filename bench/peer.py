@@ -60,6 +60,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -108,14 +109,22 @@ def _stop(proc: subprocess.Popen) -> None:
 
 
 def run_peer(games: int = 100, duration: float = 30.0, think: float = 0.5, warmup: float = 5.0,
-             seed: str = "peer") -> dict | None:
-    """Run the boardgame.io peer (server.js + load.js) and return load.js's figures, or None."""
+             seed: str = "peer", storage: str = "memory") -> dict | None:
+    """Run the boardgame.io peer (server.js + load.js) and return load.js's figures, or None.
+    ``storage``: boardgame.io's in-memory store, or ``flatfile`` (its FlatFile, in a temporary directory)."""
     why = _missing()
     if why is not None:
         print(f"peer: not run: {why}", flush=True)
         return None
+    if storage == "flatfile" and not (PEER_DIR / "node_modules" / "node-persist").is_dir():
+        print("peer: flatfile not run: bench/peer/node_modules has no node-persist: run `npm ci --prefix bench/peer`")
+        return None
     env = dict(os.environ)
     env.setdefault("NODE_ENV", "production")
+    env["PEER_STORAGE"] = storage
+    store_dir = tempfile.mkdtemp(prefix="bench-peer-flatfile-") if storage == "flatfile" else None
+    if store_dir is not None:
+        env["PEER_DIR"] = store_dir
     port = free_port()
     log_path = f"/tmp/bench-peer-{port}.log"
     with open(log_path, "wb") as log:
@@ -134,9 +143,13 @@ def run_peer(games: int = 100, duration: float = 30.0, think: float = 0.5, warmu
             return None
         result = json.loads(lines[-1])
         result["server_log"] = log_path
+        if storage != "memory":
+            result["peer"] = result["peer"].replace("in-memory store", f"{storage} store")
         return result
     finally:
         _stop(server)
+        if store_dir is not None:
+            shutil.rmtree(store_dir, ignore_errors=True)
 
 
 def main(argv=None) -> int:
@@ -146,8 +159,9 @@ def main(argv=None) -> int:
     parser.add_argument("--warmup", type=float, default=5.0)
     parser.add_argument("--think", type=float, default=0.5, help="mean think time before each move, s (0: none)")
     parser.add_argument("--seed", default="peer")
+    parser.add_argument("--storage", default="memory", choices=("memory", "flatfile"))
     args = parser.parse_args(argv)
-    result = run_peer(args.games, args.duration, args.think, args.warmup, args.seed)
+    result = run_peer(args.games, args.duration, args.think, args.warmup, args.seed, args.storage)
     if result is None:
         return 1
     print(json.dumps({k: v for k, v in result.items() if not k.startswith("heard")}))  # less every latency

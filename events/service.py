@@ -30,7 +30,7 @@ from engine.cards import FULL_DECK
 from engine.commands import WITH_CHANCE, Command, NextRound, Open
 from engine.state import State
 
-from . import compaction, decoding, replication, snapshots
+from . import compaction, decoding, replication, snapshots, stages
 from .hooks import ChangeHook, NotesUnacknowledged, ReadsBack
 from .locks import short_lock
 from .records import LogError, dumps, from_record, loads, to_record
@@ -387,6 +387,7 @@ class TableService:
             except replication.NotAcknowledged:
                 self._unacknowledged(table_id)
                 raise
+            self._snapshot(table_id, outcome)
             self._changed(table_id, outcome)
             return table_id, outcome
         raise engine.RuleError("version_conflict", "Could not find a free table id; try again.")
@@ -395,7 +396,7 @@ class TableService:
                 expected_version: int | None = None,
                 idempotency_key: str | None = None,
                 grant: tuple[str, str] | None = None, local: str | None = None,
-                count: Count | None = None) -> Outcome:
+                count: Count | None = None, posted: Callable[[State], None] | None = None) -> Outcome:
         """Decide ``command`` at the table and append its events; the outcome.
 
         ``grant`` = ``(token_hash, player)``: a seat token issued in the append's own
@@ -407,6 +408,12 @@ class TableService:
         ``count``: the request's rate counter (events.store.Count), counted in the first append's
         own step (OverLimit: over the limit, and no repeat); a request that never reaches an append
         leaves it uncounted (``count.counted``) for the caller to count.
+
+        ``posted(state)``: called with the new state once it is appended, before the snapshot (when one
+        is due) and the change hook, so the caller's sockets see the move without waiting for their
+        writes (each a round trip to the store: a snapshot every ``snapshot_every`` versions, the
+        timers when they change, as at a round's end): other processes' sockets hear the notice the
+        append's own step published, before them too.
 
         A used idempotency key is not looked up before deciding: the append refuses it in
         its own step (AlreadyApplied), so a repeat the rules accept is answered from there,
@@ -468,7 +475,12 @@ class TableService:
                     self.store.confirm(table_id, actor, idempotency_key)
                 return self._repeat(table_id, exc.version)
             if outcome.records:
+                if posted is not None:
+                    posted(outcome.state)
+                self._snapshot(table_id, outcome)
                 self._changed(table_id, outcome)
+                if stages.ON:
+                    stages.mark("hooked")
             elif idempotency_key is not None:  # nothing to append: a repeat answers as the first time
                 return self._repeated(table_id, actor, idempotency_key) or outcome
             return outcome
@@ -529,6 +541,8 @@ class TableService:
         status = new_state.status if any(r["type"] in STATUS_CHANGES for r in records) else None
         encoded = [dumps(r) for r in records]
         self._in_flight[table_id] = (state.version, encoded, new_state)
+        if stages.ON:
+            stages.mark("decided")
         try:
             appended = self.store.append_reading(table_id, state.version, records, idempotency=idempotency,
                                                  read_back=read_back, stamp=stamp, created_at=created_at,
@@ -537,11 +551,18 @@ class TableService:
         finally:
             if self._in_flight.get(table_id, (None, None))[1] is encoded:
                 del self._in_flight[table_id]
+        if stages.ON:
+            stages.mark("appended")
         version = appended.version
-        if self.snapshot_every and snapshots.due(state.version, version, self.snapshot_every):
-            snapshots.save_snapshot(self.store, table_id, new_state, self.snapshot_every)
         self._remember(table_id, new_state)
         return Outcome(version, new_state, records, False, appended)
+
+    def _snapshot(self, table_id: str, outcome: Outcome) -> None:
+        """The snapshot when the append crossed its stretch's end (every ``snapshot_every`` versions): a
+        step of its own, after the caller's sockets heard the move (``posted``), which need none of it."""
+        before = outcome.version - len(outcome.records)
+        if self.snapshot_every and snapshots.due(before, outcome.version, self.snapshot_every):
+            snapshots.save_snapshot(self.store, table_id, outcome.state, self.snapshot_every)
 
     def _hook_reads(self, table_id: str) -> tuple[tuple[str, ...], bool]:
         """The hashes the change hook wants read back in the append's own step (see __init__)."""

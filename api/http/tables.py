@@ -208,9 +208,10 @@ def view_answer(ctx, ask: Ask, log: dict) -> Answer:
 def move_answer(ctx, ask: Ask, log: dict) -> Answer:
     """``POST /tables/{id}/moves``: the move applied (or refused, changing nothing), and the mover's
     new view."""
-    moved = decide_move(ctx, ask, log)
+    # the table's sockets here hear it once it is appended, before the change hook runs
+    moved = decide_move(ctx, ask, log, lambda state: ctx.fanout.published(ask.table_id, state))
     state = moved.outcome.state
-    if not moved.outcome.repeated:  # the table's sockets here hear it now, not from its notice
+    if not moved.outcome.repeated:  # a post the early one did not make (posting a version twice does nothing)
         ctx.fanout.published(ask.table_id, state)
     view = ctx.frames.view_json(ask.table_id, state, moved.seat, moved.player == state.host, moved.deck)
     return Answer(b'{"version":%d,"table":%s}' % (moved.outcome.version, view))

@@ -32,11 +32,18 @@ from gunicorn.app.base import BaseApplication
 WORKER_CLASSES = ("gevent", "gthread")
 # gevent: the most connections (sockets and HTTP) one worker accepts at once
 DEFAULT_CONNECTIONS = 20_000
-# new container objects between two young collections, not CPython's 700. A move leaves a few dozen
-# behind for a while (caches, mailboxes, the views of its version), so at 700 the worker collected
-# every forty moves, and the passes and the caches they emptied cost a move more than ten times
-# fewer, longer passes do (the paired runs: docs/benchmarks.md).
-YOUNG_COLLECTION = 7_000
+# new container objects (net of those freed) between two young collections, not CPython's 700. A young
+# pass walks every container made since the last one that is still alive: the current state and views of
+# every table that moved since, a few hundred objects a table, so its length grows with the tables in
+# play (some 18,000 objects, 6 to 10 ms of CPU, with a hundred; docs/benchmarks.md "The opponent's
+# latency"), not with the threshold, and every socket of the worker waits for it. Those states die by
+# reference counting when their table moves on, and the move's path makes no garbage cycle (the passes
+# under bench/latency.py found none), so a pass mostly finds nothing. At 700 the worker collected every
+# forty moves (the passes and the caches they emptied cost a move more CPU), at 7,000 about once a second
+# at five hundred moves a second, a pause in the way of one move in a hundred: the opponent's p99. At
+# 100,000 a pause comes some fourteen times more rarely, as long, and the garbage cycles that do come (a
+# refused move's traceback, a request's) wait that much longer: a few megabytes at most.
+YOUNG_COLLECTION = 100_000
 
 
 class Gunicorn(BaseApplication):
@@ -64,6 +71,7 @@ def _escoba_app():
     # imported here, in the worker, after gevent has patched the standard library
     from api.app import create_app
     from api.server.observability import setup_logging
+    from events import stages
 
     setup_logging()
     _say_patches()
@@ -74,6 +82,7 @@ def _escoba_app():
     gc.freeze()
     gc.set_threshold(YOUNG_COLLECTION)  # the older generations' thresholds stay CPython's
     gc.callbacks.append(_log_slow_collections)
+    stages.start()  # bench/latency.py's timers, when ESCOBA_STAGE_TIMES asks for them
     return app
 
 

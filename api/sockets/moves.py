@@ -33,6 +33,7 @@ from api.refusals import refuse
 from api.server.observability import SOCKET_ROUTE, request_done
 from api.sockets import frames
 from engine import RuleError
+from events import stages
 
 INBOX_MAX = 32  # client frames waiting to be answered; a client that waits for its acks has one
 STRIKES_MAX = 10  # malformed or rate-limited frames a socket may send before it is closed
@@ -98,7 +99,9 @@ class SocketMoves:
             move_id = move_id if isinstance(move_id, str) and 0 < len(move_id) <= 100 else None
             ask = _ask(self, _checked(frame))
             deciding = True
-            moved = moves.decide_move(self.ctx, ask, log)
+            if stages.ON:
+                stages.mark("checked")
+            moved = moves.decide_move(self.ctx, ask, log, self._post)
         except Exception as exc:
             # the envelope of every refusal (a POST's too): the error, its log line and metrics
             refused = refuse(self.ctx.metrics, self.logger, exc, log, "WS", self.path, started, SOCKET_ROUTE)
@@ -109,10 +112,17 @@ class SocketMoves:
         self.strikes = 0
         version = moved.outcome.version
         state = None if moved.outcome.repeated else moved.outcome.state
-        if state is not None:  # the table's other sockets here hear it now, not from its notice
+        if state is not None:  # posted before the change hook (_post); a post it did not make, now
             self.ctx.fanout.published(self.table_id, state, skip=self.mailbox)
         ack = b'{"type":"ack","id":%s,"version":%d}' % (orjson.dumps(ask.idempotency_key), version)
         return frames.text_frame(ack), state
+
+    def _post(self, state) -> None:
+        """The move, appended, to the table's other sockets here, before the change hook runs: they
+        hear it now, not from its notice, nor after the hook's writes."""
+        self.ctx.fanout.published(self.table_id, state, skip=self.mailbox)
+        if stages.ON:
+            stages.mark("fanout")
 
 
 def _ask(moves_of: SocketMoves, frame: dict) -> moves.Ask:

@@ -39,6 +39,7 @@ from api.sockets import frames, reader
 from api.sockets.client_frames import QuickFrames
 from api.sockets.fanout import Mailbox
 from api.sockets.moves import POLICY_VIOLATION, Inbox, SocketMoves
+from events import stages
 
 MAX_CLIENT_MESSAGE = 4096  # bytes; docs/api.md: "a client frame over 4 KB closes the socket (status 1009)"
 RECEIVE_BYTES = 4096  # what one read takes off a socket, so what an oversize frame can cost before it closes
@@ -171,8 +172,12 @@ def _serve(ws, ctx, table_id: str) -> None:
             while True:
                 ws.event.wait()  # a change, a client frame, the reader ending, or the fan-out's periodic check
                 ws.event.clear()
+                if stages.ON:
+                    stages.begin()
                 if reads is not None:
                     _pump(ws, reads, direct)  # what the client sent, into the inbox (and a ping when one is due)
+                    if stages.ON:
+                        stages.mark("read")
                 out, moved = b"", None
                 frames_in = inbox.take()
                 for raw in frames_in:  # answered in order, before the mailbox is read
@@ -203,9 +208,13 @@ def _serve(ws, ctx, table_id: str) -> None:
                     if state is not None and state.version > sent.version:
                         out += _frames(ctx, table_id, state, player, deck, sent.base(state))
                         sent.version = state.version
+                        if stages.ON and direct.mailed_at:
+                            direct.mailed_at = stages.mailed(direct.mailed_at)
                     out = direct.take_pending() + out
                     if out and ws.connected:
                         _send(ws, out)
+                        if stages.ON:
+                            stages.end()
                         continue
                 # woken with nothing to send (or the socket closed): the reader may have closed it
                 # (the peer left, an oversize frame, no pong); a wake with news skips this check
@@ -234,11 +243,12 @@ class _Direct:
     behind, is left to the mailbox. The poster never waits for a socket. Everything the handler writes goes
     under the lock: its frames, the rest of a frame begun here, and its pings, pongs and close (``_pump``)."""
 
-    __slots__ = ("lock", "pending", "_ws", "_raw", "_sent", "_frames_for")
+    __slots__ = ("lock", "pending", "mailed_at", "_ws", "_raw", "_sent", "_frames_for")
 
     def __init__(self, ws, raw, sent: _Sent, frames_for):
         self.lock = threading.Lock()  # gevent's under its worker: a handler waiting for it yields
         self.pending = b""
+        self.mailed_at = 0.0  # bench/latency.py (events/stages.py): when a state was last left to the mailbox
         self._ws = ws
         self._raw = raw
         self._sent = sent
@@ -247,6 +257,12 @@ class _Direct:
     def send(self, state) -> bool:
         """Whether this socket holds ``state``'s frames now (sent here, or a newer version's before);
         False: post it to the mailbox."""
+        sent = self._send(state)
+        if not sent and stages.ON and not self.mailed_at:
+            self.mailed_at = time.perf_counter()
+        return sent
+
+    def _send(self, state) -> bool:
         if self._raw is None or self.pending or not self._ws.connected:
             return False
         if not self.lock.acquire(blocking=False):  # its handler is writing

@@ -82,6 +82,50 @@ def test_refused_command_appends_nothing(fake_redis):
     assert svc.version(tid) == 2 and calls == []
 
 
+def test_an_appended_move_is_posted_before_the_change_hook_and_a_refused_or_repeated_one_never(fake_redis):
+    # the caller's sockets hear a move before the hook's writes (a round trip at a round's end)
+    order = []
+    svc = new_service(fake_redis, on_change=lambda t, s, r: order.append(("hook", s.version)))
+    tid = autoplay.new_table(svc)
+    order.clear()
+
+    def posted(state):
+        assert svc.version(tid) == state.version  # appended already
+        order.append(("posted", state.version))
+
+    out = svc.execute(tid, {"type": "start", "by": 0}, actor="seat:0", idempotency_key="k", posted=posted)
+    assert order == [("posted", out.version), ("hook", out.version)]
+    order.clear()
+    again = svc.execute(tid, {"type": "start", "by": 0}, actor="seat:0", idempotency_key="k", posted=posted)
+    with pytest.raises(engine.RuleError):
+        svc.execute(tid, {"type": "start", "by": 0}, actor="seat:0", posted=posted)
+    assert again.repeated and order == []
+
+
+def test_a_move_that_brings_a_snapshot_is_posted_before_the_snapshot_is_written(fake_redis):
+    svc = new_service(fake_redis, snapshot_every=5)
+    tid = autoplay.new_table(svc)
+    rng = random.Random(5)
+    seen = []  # (the version posted, the snapshot's version when it was posted)
+
+    def posted(state):
+        raw = fake_redis.get(snapshot_key(tid))
+        seen.append((state.version, json.loads(raw)["version"] if raw else None))
+
+    state = svc.load(tid)
+    previous, crossings = state.version, 0
+    while state.version < 12:
+        command, actor = autoplay.next_command(state, rng)
+        state = svc.execute(tid, command, actor=actor, posted=posted).state
+        version, snap = seen[-1]
+        if version // 5 > previous // 5:  # this append brings a snapshot: none of its stretch yet when posted
+            crossings += 1
+            assert snap is None or snap // 5 < version // 5
+            assert json.loads(fake_redis.get(snapshot_key(tid)))["version"] == version  # saved after
+        previous = version
+    assert crossings >= 2
+
+
 def test_a_state_handed_out_stays_as_it_was_after_later_moves(fake_redis):
     # the process cache shares states instead of copying them: nothing may change one in place
     svc = new_service(fake_redis)

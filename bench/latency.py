@@ -1,0 +1,442 @@
+"""The opponent's latency at three offered loads, escoba against boardgame.io, side by side in one run.
+
+    npm ci --prefix bench/peer     # once: boardgame.io 0.50.2 and node-persist (its FlatFile) into bench/peer
+    python bench/latency.py --quick                  # about 2 minutes: 3 s a side and load, one round
+    python bench/latency.py                          # about 10 minutes: 20 s a side and load, two rounds
+    python bench/latency.py --also /tmp/old          # and another checkout's escoba beside it (git worktree):
+                                                     # a third more time (on a machine at load 14 to 29, the
+                                                     # quick run with --also took 9 minutes)
+
+What it runs, each on its own and in turn (ABBA: the order turns each round, so a drift of the
+machine's speed over minutes favours no side):
+- escoba: ``escoba serve --workers 1`` (gunicorn's gevent worker, the image's heap where this machine has
+  jemalloc) over its own redis-server with AOF ``appendfsync always``, rate limits on, as production;
+  moves sent over the players' sockets, changes sent as patches (the page's way);
+- ``--also DIR``: the same, run from another checkout (e.g. ``git worktree add /tmp/old 807e37c``);
+- boardgame.io 0.50.2, in memory (the target's peer) and with its FlatFile storage (node-persist, a
+  file per match rewritten each move, not fsynced) (bench/peer.py, bench/peer/server.js).
+
+The load: ``--tables`` two-player tables (100), a socket per player; when a player's socket shows its
+turn, it waits a think time (uniform in 0.5..1.5 x ``think``) and sends its move: an open loop at the
+scale of a move's latency (the think time is 25 to 200 times it), the same for every side. First a
+short phase measures the peer's saturation (boardgame.io in memory, no think time: its moves a
+second; ``--saturation N`` takes it as given); each load is then a share of it (``--loads``, 0.25,
+0.5 and 0.75), and ``think = tables / (share x saturation)``.
+
+What it prints, a load at a time, a line a side: the moves a second it made, the opponent's latency
+(from just before the move's send to the opponent's socket holding the new version: the raw read of
+the frame here, the socket.io message as it arrives for the peer, as bench/games.py compares them)
+p50 / p99 / p99.9 pooled over the rounds, the server's CPU a move (escoba: the API's, and Redis's
+beside it), and the ratios to boardgame.io in memory with the target (p99 <= 1.2x, p50 <= 1.5x).
+Then, from escoba's own timers (``ESCOBA_STAGE_TIMES``, events/stages.py): each stage's share of the
+time from the mover's handler waking to the opponent's frame written (frame read, decision, append,
+fan-out incl. the opponent's frame build and write; then the snapshot when due and the timers hook, the
+log line and the mover's own frames, after it), p50 / p99 and what the slowest 1% are made of; the event loop's lag; the
+collector's passes; the changes left to a busy socket's mailbox and how long they waited; Redis's AOF
+fsync stalls; and how many of the slowest 1% of moves overlapped a collection, a loop stall or an
+fsync stall. The machine's load average is printed before and after every run: on a shared machine
+the milliseconds move with it; the ratios, side by side, less.
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bench._common import (  # noqa: E402
+    Http,
+    Server,
+    cpu_split,
+    exit_on_sigterm,
+    free_port,
+    game_script,
+    interpreter,
+    open_table,
+    percentile,
+    pool_starmap,
+    server_env,
+    start_private_redis,
+    wait_healthy,
+)
+from bench._ws import Reader, Socket  # noqa: E402
+from bench.games import Game, Loop  # noqa: E402
+from bench.peer import run_peer  # noqa: E402
+
+STALL_MS = 5  # an AOF fdatasync over this is a stall (Redis's latency monitor)
+LOOP_STALL_MS = 2.0  # the event loop woke this much late or more: something held it
+# the stages of a socket move in escoba's worker, by the mark that ends each (events/stages.py), grouped
+STAGES = {
+    "read": "frame read",
+    "checked": "decision", "decided": "decision",
+    "appended": "append",
+    "fanout": "fan-out",
+    "hooked": "snapshot+hook",
+    "logged": "log+metrics",
+}
+GROUPS = ("frame read", "decision", "append", "snapshot+hook", "log+metrics", "fan-out")
+OWN_WRITE = "written"  # the mover's ack and view, after the opponent's
+
+
+def loadavg() -> str:
+    one, five, _ = os.getloadavg()
+    return f"load {one:.1f}/{five:.1f}"
+
+
+def ms(x: float) -> str:
+    return f"{x * 1000:.2f}" if x == x else "-"
+
+
+# --- escoba ----------------------------------------------------------------------------------
+
+
+def start_escoba(root: Path, port: int, tables: int, env: dict) -> Server:
+    """``escoba serve --workers 1`` from ``root`` (this checkout or another), as bench/_common.py starts it."""
+    log_path = f"/tmp/bench-latency-escoba-{port}.log"
+    argv = [sys.executable, "-m", "api.cli", "serve", "--host", "127.0.0.1", "--port", str(port),
+            "--threads", str(4 * tables + 64), "--workers", "1", "--worker-class", "gevent"]
+    with open(log_path, "wb") as log:
+        proc = subprocess.Popen(argv, cwd=root, env={**env, "PYTHONPATH": str(root)}, stdout=log,
+                                stderr=subprocess.STDOUT, start_new_session=True)
+    server = Server("escoba", port, proc, log_path)
+    wait_healthy(server, 1)
+    return server
+
+
+def run_escoba(root: Path, scripts, think: float, warmup: float, duration: float, seed: str,
+               fsync: str = "always", timers: bool = True) -> dict:
+    """One measured run: a fresh durable Redis and server, the tables opened anew, the loop, the window."""
+    redis = start_private_redis(durable=True, fsync=fsync)
+    stage_dir = tempfile.mkdtemp(prefix="bench-latency-stages-")
+    env = server_env(REDIS_URL=redis.url, ESCOBA_RATE_LIMITS="on", ESCOBA_TRUSTED_PROXIES="1",
+                     **({"ESCOBA_STAGE_TIMES": f"{stage_dir}/stages"} if timers else {}))
+    server = None
+    reader = Reader()
+    loop = None
+    try:
+        server = start_escoba(root, free_port(), len(scripts), env)
+        http = Http(server.port)
+        games = []
+        for i, s in enumerate(scripts):
+            http.forwarded_for = f"10.0.{i // 250}.{i % 250 + 1}"  # each table's own client address
+            games.append(Game(i, *open_table(http, s), s))
+        http.close()
+        loop = Loop(server.port, games, think, 8, seed, "socket")
+        reader.start()
+        for game in games:
+            for seat in (0, 1):
+                ws = Socket(game.index, seat)
+                ws.on_table = loop.on_table
+                ws.on_answer = loop.on_answer
+                ws.connect(server.port, f"/tables/{game.table_id}/ws?token={game.tokens[seat]}&frames=patch")
+                game.sockets[seat] = ws
+        for game in games:
+            for ws in game.sockets.values():
+                reader.add(ws)
+        loop.start()
+        time.sleep(warmup)
+        api0, redis0, calls0 = cpu_split(server.pids()), redis.cpu_split(), redis.commands()
+        redis.watch_stalls(STALL_MS)
+        wall = time.time() - time.perf_counter()
+        loop.measuring = True
+        t0 = time.perf_counter()
+        time.sleep(duration)
+        loop.measuring = False
+        t1 = time.perf_counter()
+        api = sum(b - a for a, b in zip(api0, cpu_split(server.pids()), strict=True))
+        rcpu = sum(b - a for a, b in zip(redis0, redis.cpu_split(), strict=True))
+        stalled = redis.stalled_seconds()
+        calls = redis.commands()
+        loop.stop.set()
+        time.sleep(1.0)  # the last sockets hear; the timers' files are written every half second
+        lat, spans, missing = [], [], 0
+        for gi, k, sent, _answered in list(loop.sent):
+            game = games[gi]
+            seat, _move, version = game.moves[k]
+            heard = game.sockets[1 - seat].first_at(version)
+            if heard is None:
+                missing += 1
+            else:
+                lat.append(heard - sent)
+                spans.append((sent, heard))
+        n = len(loop.sent)
+        finished = sum(1 for g in games if g.k >= len(g.moves))
+        fsync = [(second - m / 1000 - wall, second + 1 - wall, m) for second, m in stalled]
+        return {"moves": n, "window": t1 - t0, "lat": lat, "spans": spans, "missing": missing,
+                "errors": len(loop.errors), "first_error": loop.errors[0] if loop.errors else None,
+                "cpu_ms": api * 1000 / max(1, n), "redis_ms": rcpu * 1000 / max(1, n),
+                "step_us": (calls.get("usec:evalsha", 0) - calls0.get("usec:evalsha", 0)) / max(1, n),
+                "stages": read_stages(stage_dir, t0, t1), "fsync": fsync, "finished": finished}
+    finally:
+        if loop is not None:
+            loop.stop.set()
+        reader.stop.set()
+        if server is not None:
+            server.stop()
+        redis.stop()
+        shutil.rmtree(stage_dir, ignore_errors=True)
+
+
+def read_stages(stage_dir: str, t0: float, t1: float) -> dict:
+    """The worker's timers (events/stages.py) inside the window [t0, t1]; empty for a server without them."""
+    out: dict = {"move": [], "lag": [], "gc": [], "mailbox": []}
+    for path in glob.glob(f"{stage_dir}/stages.*"):
+        with open(path) as f:
+            for line in f:
+                for row in json.loads(line):
+                    kind = row[0]
+                    at = row[1][0][1] if kind == "move" else row[1]
+                    if t0 <= at <= t1:
+                        out.setdefault(kind, []).append(row[1:])
+    return out
+
+
+# --- the peer --------------------------------------------------------------------------------
+
+
+def run_boardgame(storage: str, tables: int, think: float, warmup: float, duration: float) -> dict | None:
+    got = run_peer(games=tables, duration=duration, think=think, warmup=warmup, storage=storage)
+    if got is None:
+        return None
+    heard = got.get("heard_socket_ms") or got["heard_ms"]  # the socket.io message as it arrives
+    return {"moves": got["moves"], "window": got["seconds"], "lat": [x / 1000 for x in heard],
+            "missing": got["missing"], "errors": got["errors"], "first_error": got.get("first_error"),
+            "cpu_ms": got["cpu_ms_per_move"], "redis_ms": 0.0, "step_us": 0.0, "stages": None}
+
+
+# --- the report ------------------------------------------------------------------------------
+
+
+def pooled(runs: list[dict]) -> dict:
+    lat = [x for r in runs for x in r["lat"]]
+    moves = sum(r["moves"] for r in runs)
+    return {
+        "moves": moves, "rate": moves / max(1e-9, sum(r["window"] for r in runs)), "lat": lat,
+        "p50": percentile(lat, 50), "p99": percentile(lat, 99), "p999": percentile(lat, 99.9),
+        "cpu_ms": sum(r["cpu_ms"] * r["moves"] for r in runs) / max(1, moves),
+        "redis_ms": sum(r["redis_ms"] * r["moves"] for r in runs) / max(1, moves),
+        "step_us": sum(r["step_us"] * r["moves"] for r in runs) / max(1, moves),
+        "missing": sum(r["missing"] for r in runs), "errors": sum(r["errors"] for r in runs),
+    }
+
+
+def side_line(name: str, p: dict, peer: dict | None) -> str:
+    cpu = f"CPU {p['cpu_ms']:.3f} ms a move" + (
+        f" + Redis {p['redis_ms']:.3f} (its append step {p['step_us']:.0f} us)" if p["redis_ms"] else "")
+    line = (f"  {name:<34} {p['rate']:7.0f} moves/s  opponent p50 {ms(p['p50']):>7} / p99 {ms(p['p99']):>7} / "
+            f"p99.9 {ms(p['p999']):>7} ms  {cpu}")
+    if peer is not None and p is not peer:
+        r50, r99 = p["p50"] / peer["p50"], p["p99"] / peer["p99"]
+        line += (f"  | x peer: p50 {r50:.2f} ({'met' if r50 <= 1.5 else 'MISSED'} <= 1.5), "
+                 f"p99 {r99:.2f} ({'met' if r99 <= 1.2 else 'MISSED'} <= 1.2), CPU {p['cpu_ms'] / peer['cpu_ms']:.2f}")
+    if p["missing"] or p["errors"]:
+        line += f"  [never heard {p['missing']}, errors {p['errors']}]"
+    return line
+
+
+def stage_report(runs: list[dict]) -> list[str]:
+    """Escoba's own timers, pooled over the rounds: where its part of the opponent's wait goes."""
+    moves = [marks for r in runs for (marks,) in r["stages"]["move"]]
+    if not moves:
+        return ["    (no stage timers: --timers off, or a server without events/stages.py)"]
+    rows = []
+    for marks in moves:
+        at = dict(marks)
+        if "fanout" not in at:
+            continue
+        # each mark ends a stage; the stages before the opponent's frame is written are its wait, the
+        # rest (the hook, the log line, the mover's own frames, in whatever order the code runs them) not
+        row = dict.fromkeys(GROUPS, 0.0)
+        after = dict.fromkeys(GROUPS, 0.0)
+        last = at["wake"]
+        for name, t in marks[1:]:
+            group = STAGES.get(name)
+            if group is not None:
+                (row if t <= at["fanout"] else after)[group] += t - last
+            last = t
+        row["server"] = at["fanout"] - at["wake"]
+        row["after"] = after
+        row[OWN_WRITE] = at.get(OWN_WRITE, at["fanout"]) - max(t for name, t in marks if name != OWN_WRITE)
+        rows.append(row)
+    total = sum(r["server"] for r in rows) or 1e-9
+    tail = sorted(rows, key=lambda r: r["server"])[-max(1, len(rows) // 100):]
+    tail_total = sum(r["server"] for r in tail) or 1e-9
+    out = [f"    escoba's worker, {len(rows)} socket moves: wake -> the opponent's frame written "
+           f"p50 {ms(percentile([r['server'] for r in rows], 50))} / p99 "
+           f"{ms(percentile([r['server'] for r in rows], 99))} ms; by stage (share of the mean | p50 / p99 ms | "
+           f"share in the slowest 1%):"]
+    for name in GROUPS:
+        values = [r[name] for r in rows]
+        if any(values):
+            out.append(f"      {name:<12} {sum(values) / total * 100:5.1f}% | {ms(percentile(values, 50)):>6} / "
+                       f"{ms(percentile(values, 99)):>6} | {sum(r[name] for r in tail) / tail_total * 100:5.1f}%")
+    later = [f"{name} p50 {ms(percentile([r['after'][name] for r in rows], 50))} / p99 "
+             f"{ms(percentile([r['after'][name] for r in rows], 99))}"
+             for name in GROUPS if any(r["after"][name] for r in rows)]
+    own = [r[OWN_WRITE] for r in rows]
+    out.append("      after the opponent's frame, not in its wait: " + ", ".join(later)
+               + f", the log line, the mover's ack and view written p50 {ms(percentile(own, 50))} / p99 "
+               f"{ms(percentile(own, 99))} ms")
+    lag = [x for r in runs for (_at, x) in r["stages"]["lag"]]
+    if lag:
+        out.append(f"    event loop lag ({len(lag)} wakes of a 5 ms sleep): p50 {ms(percentile(lag, 50))}"
+                   f" / p99 {ms(percentile(lag, 99))} / max {ms(max(lag))} ms; "
+                   f"{sum(1 for x in lag if x * 1000 >= LOOP_STALL_MS)} over {LOOP_STALL_MS:g} ms")
+    passes = [row for r in runs for row in r["stages"]["gc"]]
+    window = sum(r["window"] for r in runs)
+    if passes:
+        by_gen: dict = {}
+        for _at, took, gen, _collected, cpu in passes:
+            by_gen.setdefault(gen, []).append((took, cpu))
+        out.append("    garbage collection: " + "; ".join(
+            f"gen {g}: {len(v) / window:.1f}/s, p50 {ms(percentile([t for t, _ in v], 50))} / max "
+            f"{ms(max(t for t, _ in v))} ms (CPU p50 {ms(percentile([c for _, c in v], 50))})"
+            for g, v in sorted(by_gen.items())) + f"; {sum(p[1] for p in passes) / window * 100:.2f}% of the time")
+    else:
+        out.append("    garbage collection: no pass in the window")
+    mailed = [took for r in runs for (_at, took) in r["stages"]["mailbox"]]
+    share = len(mailed) / max(1, len(rows)) * 100
+    waited = (f", waited p50 {ms(percentile(mailed, 50))} / p99 {ms(percentile(mailed, 99))} / max "
+              f"{ms(max(mailed))} ms for their handler") if mailed else ""
+    out.append(f"    changes left to a busy socket's mailbox: {len(mailed)} ({share:.2f}% of the moves){waited}")
+    # which of the slowest 1% of the client's moves overlapped what
+    spans = sorted((h - s, s, h) for r in runs for s, h in r["spans"])
+    slow = spans[-max(1, len(spans) // 100):]
+    gcs = [(p[0] - p[1], p[0]) for r in runs for p in r["stages"]["gc"]]
+    stalls = [(at - x - 0.005, at) for r in runs for at, x in r["stages"]["lag"] if x * 1000 >= LOOP_STALL_MS]
+    fsyncs = [(a, b) for r in runs for a, b, _m in r["fsync"]]
+
+    def hit(spans_of, s, h):
+        return any(a < h and s < b for a, b in spans_of)
+
+    out.append(f"    the slowest 1% of moves ({len(slow)}, from {ms(slow[0][0])} ms): during a collection "
+               f"{sum(hit(gcs, s, h) for _, s, h in slow)}, a loop stall >= {LOOP_STALL_MS:g} ms "
+               f"{sum(hit(stalls, s, h) for _, s, h in slow)}, a second with an AOF fsync over {STALL_MS} ms "
+               f"{sum(hit(fsyncs, s, h) for _, s, h in slow)}; fsync stalls in the window: {len(fsyncs)}"
+               + (f" (worst {max(m for r in runs for _a, _b, m in r['fsync'])} ms)" if fsyncs else ""))
+    return out
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description="The opponent's latency at three loads, escoba and boardgame.io")
+    parser.add_argument("--quick", action="store_true", help="3 s a side and load, 1 s warm-up, one round")
+    parser.add_argument("--tables", type=int, default=100)
+    parser.add_argument("--loads", default="0.25,0.5,0.75", help="shares of the peer's saturation")
+    parser.add_argument("--saturation", type=float, default=None,
+                        help="the peer's moves a second with no think time, if known (else measured first)")
+    parser.add_argument("--duration", type=float, default=None, help="seconds measured a side and load (20)")
+    parser.add_argument("--warmup", type=float, default=None, help="seconds before each window (4)")
+    parser.add_argument("--rounds", type=int, default=None, help="every side at every load, this many times (2)")
+    parser.add_argument("--peers", default="memory,flatfile", help="boardgame.io's storages to run")
+    parser.add_argument("--also", action="append", default=[], metavar="DIR",
+                        help="another checkout whose escoba runs beside this one (repeatable)")
+    parser.add_argument("--no-escoba", action="store_true", help="only --also's and the peers")
+    parser.add_argument("--seed", default="latency")
+    parser.add_argument("--timers", default="on", choices=("on", "off"),
+                        help="escoba's stage timers (ESCOBA_STAGE_TIMES): on, their own CPU is in escoba's (a "
+                             "greenlet waking 200 times a second, a write every half second); off for CPU alone")
+    parser.add_argument("--fsync", default="always", choices=("always", "everysec"),
+                        help="escoba's Redis AOF: always, as production (the result); everysec is a diagnostic only "
+                             "(the disk's share of the tail on a machine whose disk stalls), never the result")
+    args = parser.parse_args(argv)
+    duration = args.duration or (3.0 if args.quick else 20.0)
+    warmup = args.warmup or (1.5 if args.quick else 4.0)
+    rounds = args.rounds or (1 if args.quick else 2)
+    loads = [float(x) for x in args.loads.split(",")]
+    peers = [p for p in args.peers.split(",") if p]
+    exit_on_sigterm()
+    sides: list[tuple[str, object]] = [] if args.no_escoba else [("escoba", ROOT)]
+    for other in args.also:
+        rev = subprocess.run(["git", "-C", other, "rev-parse", "--short", "HEAD"], capture_output=True,
+                             text=True).stdout.strip() or other
+        dirty = subprocess.run(["git", "-C", other, "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True).stdout.strip()
+        sides.append((f"escoba @{rev}" + (f"+ ({Path(other).name})" if dirty else ""), Path(other).resolve()))
+    sides += [(f"boardgame.io {p}", p) for p in peers]
+    print(f"latency: {args.tables} two-player tables, a socket a player, think x0.5..1.5; {warmup:g} s warm-up, "
+          f"{duration:g} s measured a side and load, {rounds} round(s); escoba serve --workers 1 (gevent) over "
+          f"redis-server appendfsync {args.fsync}{'' if args.fsync == 'always' else ' (NOT production: a diagnostic)'}"
+          f", rate limits on, stage timers {args.timers}; {os.cpu_count()} cores, {loadavg()}", flush=True)
+    print(f"interpreter: {interpreter()}", flush=True)
+
+    saturation = args.saturation
+    if saturation is None and "memory" in peers:
+        sat = run_boardgame("memory", args.tables, 0.0, min(warmup, 2.0), min(duration, 5.0))
+        if sat is None:
+            print("the peer did not run: give --saturation")
+            return 1
+        saturation = sat["moves"] / sat["window"]
+        print(f"boardgame.io in memory, no think time: {saturation:.0f} moves/s (its saturation; opponent p50 "
+              f"{ms(percentile(sat['lat'], 50))} ms, CPU {sat['cpu_ms']:.3f} ms a move; {loadavg()})", flush=True)
+    if saturation is None:
+        parser.error("--saturation is needed without the in-memory peer")
+
+    need = int((warmup + duration + 2) * max(loads) * saturation / args.tables * 1.6) + 20
+    scripts = pool_starmap(game_script, [(f"{args.seed}:{i}", min(need, 10_000)) for i in range(args.tables)], 2)
+    short = sum(1 for s in scripts if len(s.moves) < need)
+    if short:
+        print(f"  ({short} of the tables' games end before the last load's window does: fewer moves offered "
+              f"at that load; the lines count what was made)")
+    results: dict = {}
+    for li, share in enumerate(loads):
+        think = args.tables / (share * saturation)
+        print(f"\nload {share:g} x saturation = {share * saturation:.0f} moves/s offered (think {think * 1000:.0f} ms "
+              f"mean)", flush=True)
+        for k in range(rounds):
+            order = sides if (k + li) % 2 == 0 else sides[::-1]
+            for name, what in order:
+                before = loadavg()
+                if isinstance(what, Path):
+                    run = run_escoba(what, scripts, think, warmup, duration, f"{args.seed}:{k}", args.fsync,
+                                     args.timers == "on")
+                else:
+                    run = run_boardgame(what, args.tables, think, warmup, duration)
+                if run is None:
+                    continue
+                results.setdefault((share, name), []).append(run)
+                p = pooled([run])
+                print(f"    round {k + 1} {name}: {p['moves']} moves, p50 {ms(p['p50'])} / p99 {ms(p['p99'])} ms, "
+                      f"CPU {p['cpu_ms']:.3f} ms ({before} -> {loadavg()})"
+                      + (f", first error {run['first_error']}" if run.get("first_error") else ""), flush=True)
+        peer_runs = results.get((share, "boardgame.io memory"))
+        peer = pooled(peer_runs) if peer_runs else None
+        for name, _what in sides:
+            runs = results.get((share, name))
+            if runs:
+                print(side_line(name, pooled(runs), peer))
+        for name, what in sides:
+            if isinstance(what, Path) and results.get((share, name)):
+                print(f"  {name}'s own timers:")
+                print("\n".join(stage_report(results[(share, name)])), flush=True)
+
+    print(f"\nsummary ({loadavg()}): the opponent's p50 and p99 against boardgame.io in memory's (targets <= 1.5x, "
+          f"<= 1.2x), CPU a move against the peer's")
+    for share in loads:
+        peer_runs = results.get((share, "boardgame.io memory"))
+        peer = pooled(peer_runs) if peer_runs else None
+        cells = []
+        for name, _what in sides:
+            runs = results.get((share, name))
+            if runs and peer is None:  # no peer run: the milliseconds
+                p = pooled(runs)
+                cells.append(f"{name} p50 {ms(p['p50'])} ms p99 {ms(p['p99'])} ms CPU {p['cpu_ms']:.3f} ms")
+            elif runs and not name.endswith("memory"):
+                p = pooled(runs)
+                cells.append(f"{name} p50 {p['p50'] / peer['p50']:.2f}x p99 {p['p99'] / peer['p99']:.2f}x "
+                             f"CPU {p['cpu_ms'] / peer['cpu_ms']:.2f}x")
+        print(f"  {share:g}: " + "; ".join(cells))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
