@@ -6,7 +6,7 @@
 On a durable ``redis-server`` of the bench's own for each run (AOF, ``appendfsync always``, as
 production): ``--tables`` tables, each with the timers hash and listeners set a table in play has,
 get ``--moves`` appends of one move's record each, round-robin over the tables, as the API sends
-them: ``EventStore.append_reading`` with the move's idempotency key, the timers' two hashes read back
+them: ``EventStore.append`` with the move's idempotency key, the timers' two hashes read back
 and stamped, and this process as the table's only listener (so no notice is published). The
 baseline sends the writes such a move makes (``XADD``, the key's ``SET``, the stamp's ``HSET``) and
 the two reads back as one ``MULTI``/``EXEC``, which keeps none of the step's guarantees (no version
@@ -62,20 +62,18 @@ PARTS = ("read-back", "listeners", "idempotency", "count")
 STEP = ("read-back", "listeners", "idempotency")  # the step against MULTI/EXEC (which counts nothing)
 
 
-def step_options(t: str, v: int, parts: tuple[str, ...]) -> dict:
-    """``append_reading``'s options for table ``t``'s append after version ``v`` with these ``parts``."""
-    from events.store import Count, idempotency_key, limit_key, table_key
+def step_append(t: str, v: int, parts: tuple[str, ...]):
+    """The ``Append`` of table ``t``'s move after version ``v`` with these ``parts``."""
+    from events.store import Append, Idempotency, RateCount, idempotency_key, table_key
 
-    options = {}
-    if "idempotency" in parts:
-        options["idempotency"] = (idempotency_key(t, "player:p_x", f"m{v}"), {"version": v + 1}, 86400)
-    if "read-back" in parts:
-        options.update(read_back=(table_key(t, "timers"), table_key(t, "notify")), stamp=True)
-    if "listeners" in parts:
-        options["local"] = "me"
-    if "count" in parts:
-        options["count"] = Count(limit_key(t, "moves:x"), 100_000, 60)
-    return options
+    return Append(
+        t, v, [record(v + 1)],
+        idempotency=Idempotency(idempotency_key(t, "player:p_x", f"m{v}"), f'{{"version": {v + 1}}}', 86400)
+        if "idempotency" in parts else None,
+        read_back=(table_key(t, "timers"), table_key(t, "notify")) if "read-back" in parts else (),
+        stamp="read-back" in parts,
+        quiet_for="me" if "listeners" in parts else None,
+        count=RateCount(table_key(t, "limit:moves:x"), 100_000, 60) if "count" in parts else None)
 
 
 def run(way: str, tables: int, moves: int, parts: tuple[str, ...] = STEP) -> tuple[float, float]:
@@ -98,7 +96,7 @@ def run(way: str, tables: int, moves: int, parts: tuple[str, ...] = STEP) -> tup
         for v in range(moves):
             for t in ids:
                 if way == "step":
-                    store.append_reading(t, v, [record(v + 1)], **step_options(t, v, parts))
+                    store.append(step_append(t, v, parts))
                 else:
                     key = idempotency_key(t, "player:p_x", f"m{v}")
                     hashes = (table_key(t, "timers"), table_key(t, "notify"))

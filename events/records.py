@@ -22,6 +22,7 @@ from __future__ import annotations
 import dataclasses
 import json
 from collections.abc import Callable
+from typing import Any, TypeAlias
 
 import orjson
 from marshmallow import Schema, ValidationError, fields, validate
@@ -32,6 +33,8 @@ from engine.events import EVENT_TYPES, event_data, event_from, event_type
 ACTOR_SYSTEM = "system"
 ACTOR_OPERATOR = "operator"
 RECORD_KEYS = ("type", "v", "version", "at", "actor", "data")
+# a record as JSON decodes it: its ``data`` holds any JSON value (validated per type by its schema)
+Record: TypeAlias = dict[str, Any]
 
 
 class LogError(Exception):

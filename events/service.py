@@ -29,16 +29,17 @@ from engine.commands import WITH_CHANCE, Command, NextRound, Open
 from engine.state import State
 
 from . import compaction, decoding, replication, snapshots
-from .hooks import ChangeHook, NotesUnacknowledged, ReadsBack
+from .hooks import ChangeHook, NotesUnacknowledged, ReadsBack, StepParts, WritesRow
 from .locks import short_lock
 from .records import LogError, dumps, from_record, loads, to_record
 from .seconds import PerSecond
 from .store import (
     IDEMPOTENCY_TTL,
     AlreadyApplied,
+    Append,
     Appended,
-    Count,
     EventStore,
+    Idempotency,
     VersionConflict,
     idempotency_key,
 )
@@ -154,7 +155,7 @@ class TableService:
         self.rng = rng if rng is not None else random.SystemRandom()
         # on_change(table_id, state, records) runs after every append. A hook that also has
         # read_back(table_id) -> (keys, stamp) gets those hashes of the table, read in the
-        # append's own Lua step (store.append_reading), as a fourth argument: no round trip.
+        # append's own Lua step (Append.read_back), as a fourth argument: no round trip.
         self.on_change = on_change
         self.snapshot_every = snapshot_every
         self.idempotency_ttl = idempotency_ttl
@@ -182,6 +183,7 @@ class TableService:
         self._on_change = hook
         self._reads_back = hook if isinstance(hook, ReadsBack) else None
         self._notes_unacknowledged = hook if isinstance(hook, NotesUnacknowledged) else None
+        self._writes_row = hook if isinstance(hook, WritesRow) else None
 
     # --- reading -----------------------------------------------------------
     def load(self, table_id: str, until: int | None = None, *, acknowledged: bool = True) -> State:
@@ -385,19 +387,15 @@ class TableService:
     def execute(self, table_id: str, command: Command | Mapping[str, object], *, actor: str,
                 expected_version: int | None = None,
                 idempotency_key: str | None = None,
-                grant: tuple[str, str] | None = None, local: str | None = None,
-                count: Count | None = None) -> Outcome:
+                grant: tuple[str, str] | None = None, parts: StepParts | None = None) -> Outcome:
         """Decide ``command`` at the table and append its events; the outcome.
 
         ``grant`` = ``(token_hash, player)``: a seat token issued in the append's own
-        step (taking a seat), so a seat is never taken without its token. ``local``: the
-        caller's listener id when it posts the change to its own sockets itself (the append
-        then publishes no notice if no other process listens: ``EventStore.append_reading``).
+        step (taking a seat), so a seat is never taken without its token. ``parts``: the
+        caller's own parts of each attempt's append (events/hooks.py ``StepParts``: the API's
+        listener id and rate count), put in its ``Append`` unread; the step's ``CountOver`` reaches
+        the caller as raised.
         Raises engine.RuleError: the rules' refusals, ``not_found``, ``version_conflict``.
-
-        ``count``: the request's rate counter (events.store.Count), counted in the first append's
-        own step (OverLimit: over the limit, and no repeat); a request that never reaches an append
-        leaves it uncounted (``count.counted``) for the caller to count.
 
         A used idempotency key is not looked up before deciding: the append refuses it in
         its own step (AlreadyApplied), so a repeat the rules accept is answered from there,
@@ -433,8 +431,7 @@ class TableService:
                     {"current": state.version},
                 )
             try:
-                outcome = self._apply(table_id, state, command, actor, idempotency_key, grant=grant, local=local,
-                                      count=count)
+                outcome = self._apply(table_id, state, command, actor, idempotency_key, grant=grant, parts=parts)
             except replication.NotAcknowledged:
                 self._unacknowledged(table_id)
                 raise
@@ -496,8 +493,7 @@ class TableService:
 
     def _apply(self, table_id: str, state: State, command: Command, actor: str,
                idem: str | None, *, created_at: float | None = None,
-               grant: tuple[str, str] | None = None, local: str | None = None,
-               count: Count | None = None) -> Outcome:
+               grant: tuple[str, str] | None = None, parts: StepParts | None = None) -> Outcome:
         events, new_state = engine.decide_and_fold(state, self.with_chance(command))
         if not events:
             return Outcome(state.version, state, [], False)
@@ -509,22 +505,23 @@ class TableService:
         new_version = state.version + len(records)
         idempotency = None
         if idem is not None:
-            idempotency = (
+            idempotency = Idempotency(
                 idempotency_key(table_id, actor, idem),
                 f'{{"version": {new_version:d}}}',  # json.dumps({"version": ...})'s very text
                 self.idempotency_ttl,
             )
         read_back, stamp = self._hook_reads(table_id)
-        row_of = getattr(self.on_change, "row", None)  # the table's row, set in the append's step
-        row = row_of(table_id, state, new_state, records) if row_of is not None else None
+        writes_row = self._writes_row  # the table's row, set in the append's step
+        row = writes_row.row(table_id, state, new_state, records) if writes_row is not None else None
         status = new_state.status if any(r["type"] in STATUS_CHANGES for r in records) else None
         encoded = [dumps(r) for r in records]
+        append = Append(table_id, state.version, records, encoded, idempotency,
+                        read_back=read_back, stamp=stamp, created_at=created_at, status=status, grant=grant,
+                        row=row, quiet_for=parts.quiet_for if parts is not None else None,
+                        count=parts.count() if parts is not None else None)
         self._in_flight[table_id] = (state.version, encoded, new_state)
         try:
-            appended = self.store.append_reading(table_id, state.version, records, idempotency=idempotency,
-                                                 read_back=read_back, stamp=stamp, created_at=created_at,
-                                                 status=status, grant=grant, encoded=encoded, local=local,
-                                                 count=count, row=row)
+            appended = self.store.append(append)
         finally:
             if self._in_flight.get(table_id, (None, None))[1] is encoded:
                 del self._in_flight[table_id]

@@ -11,6 +11,7 @@ import orjson
 import pytest
 import redis as redis_lib
 
+from api.moves import MoveStep
 from api.sockets.hub import Hub
 from api.sockets.notices import NodeListener, ShardedListener
 from events import autoplay
@@ -339,7 +340,7 @@ def test_a_change_this_process_made_has_its_other_sockets_frames_built_at_once(l
     # as the API appends (local: the hub is the table's only listener, so no notice comes back to post
     # the version before post_local does)
     outcome = service.execute(tid, {"type": "sit", "player": "x1", "name": "X1"}, actor="guest",
-                              local=hub.listener_id)
+                              parts=MoveStep(hub.listener_id))
     hub.post_local(tid, outcome.state, skip=mover)
     names = [name for name, version in built if version == outcome.version]
     assert "mover" not in names and len(names) == 3 and len(set(names)) == 3
@@ -381,7 +382,7 @@ def test_a_change_this_process_made_is_sent_at_once_where_a_socket_takes_it_and_
     for q in boxes.values():
         q.wake.clear()
     outcome = service.execute(tid, {"type": "sit", "player": "x1", "name": "X1"}, actor="guest",
-                              local=hub.listener_id)
+                              parts=MoveStep(hub.listener_id))
     hub.post_local(tid, outcome.state, skip=mover)
     built = {name for kind, name in calls if kind == "built"}
     taken = {name for kind, name in calls if kind == "asked"} & {"a", "b", "c"}
@@ -500,7 +501,7 @@ def test_a_move_made_here_is_published_only_while_another_process_listens(backen
         here.listener.on_notice = lambda raw: heard.append(orjson.loads(raw).get("version")) or deliver(raw)
 
         def move(command, actor):
-            outcome = service.execute(tid, command, actor=actor, local=here.listener_id)
+            outcome = service.execute(tid, command, actor=actor, parts=MoveStep(here.listener_id))
             here.post_local(tid, outcome.state)
             return outcome.version
 
@@ -546,7 +547,7 @@ def test_a_hub_that_cannot_join_the_listeners_retries_and_then_reads_the_log(bac
         writer.store.listen(tid, "elsewhere")  # the writer's own process, alone in the set
         q = hub.watch(tid)
         moved = writer.execute(tid, {"type": "sit", "player": "x1", "name": "X1"}, actor="guest",
-                               local="elsewhere").version  # no notice: no one else has joined
+                               parts=MoveStep("elsewhere")).version  # no notice: no one else has joined
         assert next_state(q, moved).version == moved  # the retry joined, then read the log
         assert len(tries) == 3 and _listeners(backends, tid) == {"elsewhere", hub.listener_id}
         hub.unwatch(tid, q)
@@ -571,7 +572,7 @@ def test_the_fanout_histogram_times_notices_not_local_posts(backends, topology):
         q = hub.watch(tid)
         next_state(q, 1)
         outcome = service.execute(tid, {"type": "sit", "player": "x1", "name": "X1"}, actor="guest",
-                                  local=hub.listener_id)  # as a move: no notice, no one else listens
+                                  parts=MoveStep(hub.listener_id))  # as a move: no notice, no one else listens
         hub.post_local(tid, outcome.state)
         assert next_state(q, outcome.version).version == outcome.version
         time.sleep(0.2)
