@@ -19,7 +19,7 @@ import random
 import secrets
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
@@ -29,9 +29,10 @@ from engine.commands import WITH_CHANCE, Command, NextRound, Open
 from engine.state import State
 
 from . import compaction, decoding, replication, snapshots
+from .connection import Client
 from .hooks import ChangeHook, NotesUnacknowledged, ReadsBack, StepParts, WritesRow
 from .locks import short_lock
-from .records import LogError, dumps, from_record, loads, to_record
+from .records import Entry, LogError, Record, dumps, from_record, loads, to_record
 from .seconds import PerSecond
 from .store import (
     IDEMPOTENCY_TTL,
@@ -59,7 +60,7 @@ HOST_ACTOR = "seat:0"
 class Outcome:
     version: int
     state: State
-    records: list
+    records: list[Record]
     repeated: bool = False
     appended: Appended | None = None  # what the append read back for the hook
 
@@ -78,7 +79,7 @@ def iso_utc(ts: float) -> str:
     return f"{_utc_second(whole)}.{us // 1000:03d}Z"
 
 
-def fold_records(state: State, records: list[dict]) -> State:
+def fold_records(state: State, records: list[Record]) -> State:
     """``state`` with ``records`` folded in, checking the versions run on without a gap.
 
     Raises LogError naming the version where the log cannot be folded.
@@ -105,7 +106,7 @@ def fold_records(state: State, records: list[dict]) -> State:
         raise
 
 
-def fold_entries(state: State, entries: list[tuple[int, bytes]]) -> State:
+def fold_entries(state: State, entries: Sequence[Entry]) -> State:
     """``state`` with stored records (``[(version, JSON)]``, EventStore.read_raw) folded in:
     the fast decoder (events.decoding), the versions checked to run on without a gap."""
     events = []
@@ -137,7 +138,7 @@ def new_table_id() -> str:
 
 
 class TableService:
-    def __init__(self, redis, *, clock: Callable[[], float] = time.time,
+    def __init__(self, redis: Client, *, clock: Callable[[], float] = time.time,
                  rng: random.Random | None = None,
                  on_change: ChangeHook | ReadsBack | None = None,
                  snapshot_every: int = snapshots.SNAPSHOT_EVERY,
@@ -233,7 +234,7 @@ class TableService:
             self._remember(table_id, state)
         return state
 
-    def _tail(self, table_id: str, base: State, until: int | None, acknowledged: bool = True) -> list | None:
+    def _tail(self, table_id: str, base: State, until: int | None, acknowledged: bool = True) -> list[Entry] | None:
         """The stored records after ``base`` (up to ``until``); None when the log no longer holds
         ``base``'s own version. A copy read before (this process's, or a snapshot) is checked
         against the store on every load: the record at its version comes back with the tail, so
@@ -246,7 +247,7 @@ class TableService:
             return None
         return entries[1:]
 
-    def _read(self, table_id: str, after: int, until: int | None, acknowledged: bool) -> list:
+    def _read(self, table_id: str, after: int, until: int | None, acknowledged: bool) -> list[Entry]:
         if acknowledged and self.store.replica_acks:  # (one Redis without acks: the plain read, as ever)
             return self.store.read_raw(table_id, after=after, until=until, acknowledged=True)
         return self.store.read_raw(table_id, after=after, until=until)
@@ -271,7 +272,7 @@ class TableService:
         return State()
 
     def load_noticed(self, table_id: str, version: int, after: int | None = None,
-                     encoded: list | None = None) -> State:
+                     encoded: list[str] | list[bytes] | None = None) -> State:
         """The state at ``version`` or later, for a change notice (events/store.change_notice):
         this process's copy when it is that new; the notice's records folded into the copy when
         it is at ``after`` (no read of the log); a load otherwise."""
@@ -290,12 +291,12 @@ class TableService:
             return state
         return self.load(table_id)
 
-    def records(self, table_id: str, after: int = 0) -> list[dict]:
+    def records(self, table_id: str, after: int = 0) -> list[Record]:
         """Every record after ``after`` (the admin log, ``escoba replay``), compacted or not."""
         return [loads(raw, version=v) for v, raw in self.entries(table_id, after)]
 
     def entries(self, table_id: str, after: int = 0, until: int | None = None,
-                limit: int | None = None) -> list[tuple[int, bytes]]:
+                limit: int | None = None) -> list[Entry]:
         """``[(version, record JSON)]`` after ``after`` up to ``until``, at most ``limit``; from the
         stream, or from the archive of a compacted table. An empty or short answer where
         ``until`` says there must be more (or none at all from the start) looks at the archive."""
@@ -319,7 +320,7 @@ class TableService:
                 return True
         return compaction.is_compacted(self.redis, table_id)
 
-    def archive(self, table_id: str):
+    def archive(self, table_id: str) -> compaction.Archive | None:
         """A compacted table's archive (a few kept in this process: it never changes), or None."""
         with self._lock:
             archive = self._archives.get(table_id)
@@ -408,12 +409,14 @@ class TableService:
             # First try this process's latest state without reading the log: the append
             # is checked against the stream's version, so a stale guess can only conflict.
             # A guess never answers for the rules: any refusal is confirmed on a fresh load.
-            state = self._cached(table_id) if attempt == 0 else None
-            fresh = state is None
-            if fresh:
+            cached = self._cached(table_id) if attempt == 0 else None
+            fresh = cached is None
+            if cached is None:
                 state = self.load(table_id, acknowledged=False)  # appended after the log's last entry
                 if table_id in self._archives:  # this load read the archive: no round trip
                     raise _closed(state)
+            else:
+                state = cached
             current = state.version
             if expected_version is not None and expected_version != state.version:
                 if not fresh:
@@ -452,8 +455,8 @@ class TableService:
                 current = exc.current
                 continue
             except AlreadyApplied as exc:
-                if self.store.replica_acks:  # another request's append, maybe not acknowledged yet
-                    self.store.confirm(table_id, actor, idempotency_key)
+                if self.store.replica_acks and idempotency_key is not None:  # another request's append,
+                    self.store.confirm(table_id, actor, idempotency_key)  # maybe not acknowledged yet
                 return self._repeat(table_id, exc.version)
             if outcome.records:
                 self._changed(table_id, outcome)

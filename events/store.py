@@ -57,13 +57,15 @@ from dataclasses import dataclass
 from typing import TypeAlias
 
 import orjson
+import redis as redis_lib
+from redis.commands.core import Script
 from redis.exceptions import NoScriptError
 
 from . import replication
 from .buckets import SlotDirectory, bucket_key, read_buckets
-from .connection import is_cluster
-from .direct import Direct, WrongReply
-from .records import Record, dumps, loads
+from .connection import Client, is_cluster
+from .direct import Direct, Reply, WrongReply
+from .records import Entry, Record, dumps, loads
 from .text import as_text
 
 # index kinds (events/buckets.py): tables by creation time, status by table, tables by status
@@ -337,30 +339,30 @@ return redis.call('XRANGE', KEYS[1], ARGV[1], stop, 'COUNT', ARGV[3])
 """
 
 
-def change_notice(table_id: str, after: int, version: int, encoded: list[str]) -> str:
+def change_notice(table_id: str, after: int, version: int, encoded: Sequence[str]) -> str:
     """The change notice of a batch appended after version ``after``: the new version, and the
     batch's records (their stored JSON) when they are small, so a process whose copy of the
     table is at ``after`` folds them in and needs no read of the log (api/sockets/hub.py). The notice
     stays inside the server (Redis pub/sub to the API's listeners), like the log it copies."""
-    notice = {"table_id": table_id, "version": version}
+    notice: dict[str, object] = {"table_id": table_id, "version": version}
     if sum(len(e) for e in encoded) <= NOTICE_RECORDS_MAX:
         notice.update(after=after, records=encoded)
     return orjson.dumps(notice).decode()
 
 
-def flat_hash(flat) -> dict[str, str]:
+def flat_hash(flat: list[bytes | str]) -> dict[str, str]:
     """A flat HGETALL reply from Lua as a dict of strings."""
-    texts = iter([v.decode() if type(v) is bytes else v for v in flat])
+    texts = iter([v.decode() if isinstance(v, bytes) else v for v in flat])
     return dict(zip(texts, texts, strict=True))
 
 
-def _stream_entries(reply, key: str, after: int) -> list[tuple[int, bytes]]:
+def _stream_entries(reply: Reply, key: str, after: int) -> list[Entry]:
     """``[(version, record), ...]`` from a raw XRANGE reply of ``key`` read after version ``after``, checked
     to be that: a list of ``[id, [field, value, ...]]`` holding an ``e`` field, versions rising from after
     ``after``. Anything else is another command's reply, raised as ``WrongReply`` (never read as a log)."""
     if type(reply) is not list:
         raise WrongReply("XRANGE", key, reply)
-    out = []
+    out: list[Entry] = []
     last = after
     for entry in reply:
         if type(entry) is not list or len(entry) != 2 or type(entry[0]) is not bytes or type(entry[1]) is not list:
@@ -378,7 +380,7 @@ def _stream_entries(reply, key: str, after: int) -> list[tuple[int, bytes]]:
     return out
 
 
-def _entry_version(entry_id) -> int:
+def _entry_version(entry_id: bytes | str) -> int:
     return int(as_text(entry_id).split("-", 1)[0])
 
 
@@ -388,7 +390,7 @@ class Appended:
 
     version: int
     stamped_over: int = 0  # the stamp hash's ``version`` before this append
-    hashes: tuple = ()  # one dict per key of ``read_back``, as it was after the append
+    hashes: tuple[dict[str, str], ...] = ()  # one per key of ``read_back``, as it was after the append
 
 
 # KEYS: [1] an idempotency key. Sets it again as it is (a write the replicas must copy, after
@@ -407,7 +409,7 @@ class EventStore:
     WAIT); ``ack_timeout``: seconds to wait for them (events/replication.py).
     """
 
-    def __init__(self, redis, *, replica_acks: int = 0, ack_timeout: float = replication.ACK_TIMEOUT,
+    def __init__(self, redis: Client, *, replica_acks: int = 0, ack_timeout: float = replication.ACK_TIMEOUT,
                  unreplicated: str = replication.ACCEPT):
         if unreplicated not in replication.POLICIES:
             raise ValueError(f"ESCOBA_UNREPLICATED must be one of {', '.join(replication.POLICIES)}")
@@ -419,7 +421,7 @@ class EventStore:
         self._touch = redis.register_script(_TOUCH)
         self._acked = redis.register_script(_ACKED)
         self._read_acked = redis.register_script(_READ_ACKED)
-        self._scripts: dict = {}  # run_script's, by their text
+        self._scripts: dict[str, Script] = {}  # run_script's, by their text
         self._direct = Direct.for_client(redis)  # the append's EVALSHA without redis-py's per-command work
         self.slots = SlotDirectory(redis)
         # sharded pub/sub on a cluster: a notice goes only to the shard that owns the table
@@ -507,14 +509,14 @@ class EventStore:
                 args.extend((name, value))
         return keys, args, channel, message
 
-    def run_script(self, text: str, keys: list, args: list):
+    def run_script(self, text: str, keys: list[str], args: Sequence[Arg | bytes]) -> Reply:
         """The Lua ``text`` run on keys of one table's (one cluster slot), as the append's step is run."""
         script = self._scripts.get(text)
         if script is None:
             script = self._scripts.setdefault(text, self.redis.register_script(text))
         return self._run(script, keys, args)
 
-    def _run(self, script, keys: list, args: list):
+    def _run(self, script: Script, keys: list[str], args: Sequence[Arg | bytes]) -> Reply:
         """``script(keys=keys, args=args)``, on a direct connection when there is one (events/direct.py);
         a server that lacks the script (restarted, SCRIPT FLUSH) is given it, as redis-py's Script does."""
         if self._direct is None:
@@ -559,13 +561,13 @@ class EventStore:
         replication.settle(table_id, version, waited, self.replica_acks, self.unreplicated)
         self._mark_acked(waited[2], table_id, version)
 
-    def _mark_acked(self, node, table_id: str, version: int, channel: str = "", message: str = "",
+    def _mark_acked(self, node: redis_lib.Redis, table_id: str, version: int, channel: str = "", message: str = "",
                     quiet_for: str | None = None) -> None:
         """``version`` is acknowledged: views may read up to it (``acked_key``), and the change notice,
         if any, is published; one step on the node that acknowledged it. Best effort: the move stands,
         and a mark not raised now is by the table's next acknowledged write (views wait until then)."""
         keys = [acked_key(table_id), listeners_key(table_id)]
-        args = [version, channel, message, self.publish, quiet_for or ""]
+        args: list[Arg] = [version, channel, message, self.publish, quiet_for or ""]
         try:
             try:
                 node.evalsha(self._acked.sha, len(keys), *keys, *args)
@@ -592,7 +594,7 @@ class EventStore:
         self._publish(replication.node_client(self.redis, events_key(table_id)), table_id,
                       changes_channel(table_id), message)
 
-    def _publish(self, client, table_id: str, channel: str, message: str) -> None:
+    def _publish(self, client: redis_lib.Redis, table_id: str, channel: str, message: str) -> None:
         # the move stands and is acknowledged: a lost notice only delays sockets to the next one
         try:
             client.execute_command(self.publish, channel, message)
@@ -605,12 +607,12 @@ class EventStore:
         self.redis.zadd(index_key(table_id), {table_id: score}, nx=True)
 
     # --- reading -----------------------------------------------------------
-    def read(self, table_id: str, after: int = 0, until: int | None = None) -> list[dict]:
+    def read(self, table_id: str, after: int = 0, until: int | None = None) -> list[Record]:
         """The records after version ``after`` up to ``until`` (inclusive), in order."""
         return [loads(raw, version=version) for version, raw in self.read_raw(table_id, after, until)]
 
     def read_raw(self, table_id: str, after: int = 0, until: int | None = None,
-                 limit: int | None = None, *, acknowledged: bool = False) -> list[tuple[int, bytes]]:
+                 limit: int | None = None, *, acknowledged: bool = False) -> list[Entry]:
         """``[(version, record JSON), ...]`` after ``after`` up to ``until``, at most ``limit``:
         undecoded, for the fast decoder (events.decoding) and the compactor. ``acknowledged`` (a
         view's read) with replica acks: only up to the table's acknowledged mark (``acked_key``)."""
@@ -621,7 +623,7 @@ class EventStore:
         start = f"{after + 1}-0"
         if until is not None and until <= after:
             return []
-        out: list[tuple[int, bytes]] = []
+        out: list[Entry] = []
         while True:
             count = READ_CHUNK if limit is None else min(READ_CHUNK, limit - len(out))
             if count <= 0:
@@ -630,19 +632,21 @@ class EventStore:
                 entries = self._direct.execute("XRANGE", key, start, end, "COUNT", count)
                 out.extend(_stream_entries(entries, key, after if not out else out[-1][0]))
             else:
-                entries = self.redis.xrange(key, min=start, max=end, count=count)
-                for entry_id, fields in entries:
-                    out.append((_entry_version(entry_id), fields.get(b"e", fields.get("e"))))
+                entries = self.redis.xrange(key, min=start, max=end, count=count) or []
+                for entry_id, fields in entries:  # (redis-py's reply: ids and fields, bytes or str)
+                    if entry_id is None or not fields:
+                        raise WrongReply("XRANGE", key, entries)
+                    out.append((_entry_version(entry_id), fields.get(b"e") or fields["e"]))
             if len(entries) < count:
                 return out
             start = f"{out[-1][0] + 1}-0"
 
     def _read_acknowledged(self, table_id: str, after: int, until: int | None,
-                           limit: int | None) -> list[tuple[int, bytes]]:
+                           limit: int | None) -> list[Entry]:
         if until is not None and until <= after:
             return []
         keys = [events_key(table_id), acked_key(table_id)]
-        out: list[tuple[int, bytes]] = []
+        out: list[Entry] = []
         start = f"{after + 1}-0"
         while True:
             count = READ_CHUNK if limit is None else min(READ_CHUNK, limit - len(out))
@@ -657,7 +661,7 @@ class EventStore:
     def version(self, table_id: str) -> int:
         """The table's current version (0: no such table)."""
         last = self.redis.xrevrange(events_key(table_id), count=1)
-        return _entry_version(last[0][0]) if last else 0
+        return _entry_version(last[0][0] or b"0-0") if last else 0
 
     def exists(self, table_id: str) -> bool:
         return bool(self.redis.exists(events_key(table_id)))
@@ -671,7 +675,7 @@ class EventStore:
 
     def table_ids(self) -> list[str]:
         """Every table in the index, oldest first (every bucket read, pipelined per node)."""
-        scored = []
+        scored: list[tuple[float, str]] = []
         for pairs in read_buckets(self.redis, self.slots.buckets(TABLES),
                                   lambda pipe, key: pipe.zrange(key, 0, -1, withscores=True)):
             scored.extend((float(score), as_text(member)) for member, score in pairs)
