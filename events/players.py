@@ -27,8 +27,8 @@ import hashlib
 import re
 import secrets
 import unicodedata
-from typing import TypeGuard
 from dataclasses import dataclass
+from typing import TypeGuard
 
 from .connection import Client
 from .text import as_text

@@ -291,7 +291,7 @@ def summary(record: Record, limit: int = 90) -> str:
 
 
 __all__ = [
-    "ACTOR_OPERATOR", "ACTOR_SYSTEM", "LogError", "SCHEMAS", "SCHEMA_VERSIONS", "UPCASTERS",
+    "ACTOR_OPERATOR", "ACTOR_SYSTEM", "Entry", "Event", "LogError", "Record", "SCHEMAS", "SCHEMA_VERSIONS", "UPCASTERS",
     "dumps", "from_record", "loads", "seat_actor", "summary", "to_record", "upcast",
     "upcaster",
 ]
