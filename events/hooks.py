@@ -5,7 +5,7 @@ records appended. A hook may have two abilities more, each a protocol it declare
 subclassing it (``workers.scheduling.TimersHook`` has both):
 
 - ``ReadsBack``: ``read_back(table_id) -> (keys, stamp)`` names hashes of the table to read in
-  the append's own Lua step (``EventStore.append_reading``), so the hook needs no round trip of
+  the append's own Lua step (``Append.read_back``), so the hook needs no round trip of
   its own; the hook is then called with the append's ``Appended`` as a fourth argument.
 - ``NotesUnacknowledged``: ``unacknowledged(table_id)`` hears of an append that stands on the
   master without its replicas' acknowledgement (events/replication.py): nothing followed it.

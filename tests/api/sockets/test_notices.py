@@ -486,7 +486,7 @@ def _listeners(backends, tid) -> set[str]:
 
 def test_a_move_made_here_is_published_only_while_another_process_listens(backends, topology):
     """Two API processes (two hubs). A hub joins the table's listeners with its subscription and
-    leaves with its last socket; a move made through ``here`` (``local``: it posts the move to its
+    leaves with its last socket; a move made through ``here`` (``MoveStep``'s ``quiet_for``: it posts the move to its
     own sockets) publishes its notice only while ``there`` listens too, and ``there``'s socket
     hears every such move."""
     service = TableService(backends.tables, rng=random.Random(5))
