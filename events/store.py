@@ -54,7 +54,7 @@ import json
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TypeAlias
+from typing import NamedTuple, TypeAlias
 
 import orjson
 import redis as redis_lib
@@ -151,18 +151,18 @@ class AlreadyApplied(Exception):
         self.version = version
 
 
-@dataclass(frozen=True, slots=True)
-class Idempotency:
+class Idempotency(NamedTuple):
     """A request's idempotency key (``idempotency_key``), set in the append's step with ``SET NX``:
-    a second request with it appends nothing and is answered ``AlreadyApplied``."""
+    a second request with it appends nothing and is answered ``AlreadyApplied``. (An ``Append``'s
+    parts are NamedTuples, as its ``grant`` and ``row`` are tuples: every move builds them, and a
+    frozen dataclass costs several times a tuple to build.)"""
 
     key: str
     value: str  # ``{"version": N}``, the version the append makes
     ttl: int = IDEMPOTENCY_TTL  # seconds
 
 
-@dataclass(frozen=True, slots=True)
-class RateCount:
+class RateCount(NamedTuple):
     """A fixed-window counter of the table's own (``table_key``) that the step increments before
     anything else, whatever follows: over ``limit`` within ``window`` seconds of its first count, the
     step writes nothing more and the append raises ``CountOver`` (a repeat still gets its first
