@@ -15,7 +15,7 @@ from api.http.schemas import MOVES, load_move
 from api.server import observability
 from engine import RuleError
 from events.service import Outcome
-from events.store import OverLimit
+from events.store import CountOver, RateCount
 
 
 def json_object(body: object) -> dict:
@@ -48,6 +48,23 @@ class Ask:
     body: object = None  # the parsed JSON body; None when it is not JSON
     idempotency_key: str | None = None  # a POST's Idempotency-Key, a socket move's id
     transport: str = HTTP
+
+
+class MoveStep:
+    """The API's own parts of a move's append step (events/hooks.py ``StepParts``, handed to
+    ``TableService.execute``): this process's hub id, as every way in posts the move to this
+    process's sockets itself (``Hub.post_local``), so the step publishes no notice when no other
+    process listens; and the request's rate count (api/http/limits.py ``Count``), counted in the
+    first step only."""
+
+    __slots__ = ("_count", "quiet_for")
+
+    def __init__(self, listener: str | None, count: limits.Count | None = None):
+        self.quiet_for = listener
+        self._count = count
+
+    def count(self) -> RateCount | None:
+        return self._count.step() if self._count is not None else None
 
 
 @dataclass(frozen=True)
@@ -85,15 +102,15 @@ def decide_move(ctx, ask: Ask, log: dict, posted=None) -> Moved:
         limit.per_address.hit(limits.token_key(ask.token, ask.address))
     try:
         outcome, player, deck = _decided(ctx, ask, log, count, posted)
-    except OverLimit as exc:  # the append's step counted it over the limit, and it is no repeat
+    except CountOver as exc:  # the append's step counted it over the limit, and it is no repeat
         raise limit.refused(exc.retry_after) from None
     except Exception:  # refused before an append: it counts too (nothing more if the step counted it)
-        over = ctx.service.store.count(count) if count is not None else 0
+        over = count.alone(ctx.service.store) if count is not None else 0
         if over:
             raise limit.refused(over) from None
         raise
     # answered without an append (a repeat, a no-op): counted here; after an append, nothing more
-    over = ctx.service.store.count(count) if count is not None else 0
+    over = count.alone(ctx.service.store) if count is not None else 0
     if over and not outcome.repeated:
         raise limit.refused(over)
     return _moved(ctx, ask, log, outcome, player, deck, started)
@@ -116,9 +133,8 @@ def _decided(ctx, ask: Ask, log: dict, count, posted=None) -> tuple[Outcome, str
     log.update(command=move["type"])
     outcome = ctx.service.execute(
         table_id, engine.parse_command({**move, "player": player}), actor=f"player:{player}",
-        expected_version=expected, idempotency_key=key,
-        local=ctx.fanout.listener_id,  # every caller posts the move to this process's sockets (published)
-        count=count, posted=posted,
+        expected_version=expected, idempotency_key=key, parts=MoveStep(ctx.fanout.listener_id, count),
+        posted=posted,
     )
     return outcome, player, deck
 
@@ -135,4 +151,4 @@ def _moved(ctx, ask: Ask, log: dict, outcome: Outcome, player: str, deck, starte
     return Moved(outcome, player, seat, deck)
 
 
-__all__ = ["HTTP", "SOCKET", "Ask", "Moved", "checked_deck", "decide_move", "json_object"]
+__all__ = ["HTTP", "SOCKET", "Ask", "MoveStep", "Moved", "checked_deck", "decide_move", "json_object"]

@@ -2,11 +2,12 @@
 
     python bench/append_step.py [--tables 100] [--moves 50] [--rounds 3]
     python bench/append_step.py --parts    # the step as the API sends it, then without each of its parts
+    python bench/append_step.py --client   # the client's side of a move's append, Redis left out
 
 On a durable ``redis-server`` of the bench's own for each run (AOF, ``appendfsync always``, as
 production): ``--tables`` tables, each with the timers hash and listeners set a table in play has,
 get ``--moves`` appends of one move's record each, round-robin over the tables, as the API sends
-them: ``EventStore.append_reading`` with the move's idempotency key, the timers' two hashes read back
+them: ``EventStore.append`` with the move's idempotency key, the timers' two hashes read back
 and stamped, and this process as the table's only listener (so no notice is published). The
 baseline sends the writes such a move makes (``XADD``, the key's ``SET``, the stamp's ``HSET``) and
 the two reads back as one ``MULTI``/``EXEC``, which keeps none of the step's guarantees (no version
@@ -19,6 +20,11 @@ each of its parts left out in turn (``PARTS``: the timers' read-back and stamp, 
 idempotency key, the rate count, the row's HSET), ``--rounds`` of each in turn, and prints what each
 part costs Redis's user time an append: what a cut of that part could save at most (a part left out is a
 guarantee lost).
+
+``--client`` times what the API's process spends on a move's append without Redis (its reply canned):
+the ``Append`` built with every part a socket move gives it (``api.moves.MoveStep``, the rate count),
+its KEYS and ARGV made and checked (``EventStore._step_slots``), the reply read; in this process's CPU
+time, the best of ``--rounds``.
 
 Redis's system time is printed too, but it is mostly the AOF's ``fdatasync`` and swings with the
 disk: the user time is what the step's calls change. What it leaves out: the API's side (its CPU is
@@ -68,24 +74,20 @@ ROW = ('{"name":"Ana\'s table","preset":"selminha","status":"playing","version":
 STEP = ("read-back", "listeners", "idempotency")  # the step against MULTI/EXEC (which counts nothing)
 
 
-def step_options(t: str, v: int, parts: tuple[str, ...]) -> dict:
-    """``append_reading``'s options for table ``t``'s append after version ``v`` with these ``parts``."""
-    from events.store import Count, idempotency_key, limit_key, table_key
+def step_append(t: str, v: int, parts: tuple[str, ...]):
+    """The ``Append`` of table ``t``'s move after version ``v`` with these ``parts``."""
+    from events.my_tables import row_key
+    from events.store import Append, Idempotency, RateCount, idempotency_key, table_key
 
-    options = {}
-    if "idempotency" in parts:
-        options["idempotency"] = (idempotency_key(t, "player:p_x", f"m{v}"), {"version": v + 1}, 86400)
-    if "read-back" in parts:
-        options.update(read_back=(table_key(t, "timers"), table_key(t, "notify")), stamp=True)
-    if "listeners" in parts:
-        options["local"] = "me"
-    if "count" in parts:
-        options["count"] = Count(limit_key(t, "moves:x"), 100_000, 60)
-    if "row" in parts:
-        from events.my_tables import row_key
-
-        options["row"] = (row_key(t), {"row": ROW % (v + 1), "turn_since": "2026-12-04T21:25:32.044Z"})
-    return options
+    return Append(
+        t, v, [record(v + 1)],
+        idempotency=Idempotency(idempotency_key(t, "player:p_x", f"m{v}"), f'{{"version": {v + 1}}}', 86400)
+        if "idempotency" in parts else None,
+        read_back=(table_key(t, "timers"), table_key(t, "notify")) if "read-back" in parts else (),
+        stamp="read-back" in parts,
+        quiet_for="me" if "listeners" in parts else None,
+        count=RateCount(table_key(t, "limit:moves:x"), 100_000, 60) if "count" in parts else None,
+        row=(row_key(t), {"row": ROW % (v + 1), "turn_since": "2026-12-04T21:25:32.044Z"}) if "row" in parts else None)
 
 
 def run(way: str, tables: int, moves: int, parts: tuple[str, ...] = STEP) -> tuple[float, float]:
@@ -108,7 +110,7 @@ def run(way: str, tables: int, moves: int, parts: tuple[str, ...] = STEP) -> tup
         for v in range(moves):
             for t in ids:
                 if way == "step":
-                    store.append_reading(t, v, [record(v + 1)], **step_options(t, v, parts))
+                    store.append(step_append(t, v, parts))
                 else:
                     key = idempotency_key(t, "player:p_x", f"m{v}")
                     hashes = (table_key(t, "timers"), table_key(t, "notify"))
@@ -134,9 +136,12 @@ def main(argv=None) -> int:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--parts", action="store_true",
                         help="the step with each of its parts left out in turn, against the whole step")
+    parser.add_argument("--client", action="store_true", help="the client's side of a move's append alone")
     args = parser.parse_args(argv)
     if args.parts:
         return parts(args)
+    if args.client:
+        return client(args)
     users: dict[str, list[float]] = {"step": [], "multi": []}
     for _ in range(args.rounds):
         for way in ("step", "multi"):
@@ -148,6 +153,43 @@ def main(argv=None) -> int:
     ratio = f"{step / multi:.2f}x" if multi > 0 else "(no baseline time measured)"
     print(f"the step's Redis user time per append: {step:.1f} us, {ratio} the same writes as "
           f"MULTI/EXEC ({multi:.1f} us)")
+    return 0
+
+
+def client(args, n: int = 30_000) -> int:
+    """A move's append in this process, Redis's reply canned: ``n`` appends a round, the best round."""
+    import time
+
+    import fakeredis
+
+    from api.http.limits import Count
+    from api.moves import MoveStep
+    from events.records import dumps
+    from events.store import Append, EventStore, Idempotency, idempotency_key, table_key
+
+    store = EventStore(fakeredis.FakeRedis())
+    reply = [1, 1, 0, [b"version", b"1"], []]
+    store._run = lambda script, keys, args: reply
+    t = "bench00001"
+    timers, notify = table_key(t, "timers"), table_key(t, "notify")
+    records = [record(1)]
+    encoded = [dumps(records[0])]
+
+    def one() -> None:
+        parts = MoveStep("me", Count(table_key(t, "limit:moves:x"), 100_000, 60))
+        store.append(Append(t, 0, records, encoded,
+                            Idempotency(idempotency_key(t, "player:p_x", "m1"), '{"version": 1}', 86400),
+                            read_back=(timers, notify), stamp=True, quiet_for=parts.quiet_for, count=parts.count()))
+
+    for _ in range(2000):
+        one()
+    best = float("inf")
+    for _ in range(args.rounds):
+        start = time.process_time()
+        for _ in range(n):
+            one()
+        best = min(best, (time.process_time() - start) / n * 1e6)
+    print(f"a move's append, the client's side: {best:.1f} us of CPU (best of {args.rounds} rounds of {n})")
     return 0
 
 

@@ -19,8 +19,12 @@ still running for an older version writes nothing into a newer analysis.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+from typing import Any
+
 import orjson
 
+from .connection import Client
 from .store import table_key
 
 PENDING, DONE = "pending", "done"
@@ -60,19 +64,20 @@ return 1
 """
 
 
-def _text(x) -> str:
+def _text(x: object) -> str:
     return x.decode() if isinstance(x, bytes) else str(x)
 
 
-def ask(redis, table_id: str, version: int) -> bool:
+def ask(redis: Client, table_id: str, version: int) -> bool:
     """Begin the analysis of the log at ``version``, unless one of it (or later) is there: whether begun."""
     return bool(int(redis.eval(_ASK, 1, analysis_key(table_id), version)))
 
 
-def save(redis, table_id: str, version: int, *, rows: list[dict] = (), total: int | None = None,
+def save(redis: Client, table_id: str, version: int, *, rows: Sequence[dict[str, Any]] = (),
+         total: int | None = None,
          job: str | None = None) -> bool:
     """Add judged rows (and the total, the job in hand) to the pending analysis of ``version``."""
-    args: list = []
+    args: list[str | bytes | int] = []
     for row in rows:
         args += [f"{ROW}{row['version']}", orjson.dumps(row)]
     if total is not None:
@@ -84,7 +89,7 @@ def save(redis, table_id: str, version: int, *, rows: list[dict] = (), total: in
     return bool(int(redis.eval(_SAVE, 1, analysis_key(table_id), version, *args)))
 
 
-def finish(redis, table_id: str, version: int, seats: list[dict]) -> bool:
+def finish(redis: Client, table_id: str, version: int, seats: list[dict[str, Any]]) -> bool:
     """Store the result of the analysis of ``version`` (the contract's ``seats``) and drop its rows."""
     return bool(int(redis.eval(_FINISH, 1, analysis_key(table_id), version, orjson.dumps(seats))))
 
@@ -94,7 +99,7 @@ class Stored:
 
     __slots__ = ("job", "result", "rows", "status", "total", "version")
 
-    def __init__(self, fields: dict):
+    def __init__(self, fields: Mapping[bytes | str, bytes | str]):
         f = {_text(k): v for k, v in fields.items()}
         self.version = int(f["version"])
         self.status = _text(f.get("status", PENDING))
@@ -111,14 +116,14 @@ class Stored:
             return 0.0
         return min(1.0, len(self.rows) / self.total)
 
-    def answer(self) -> dict:
+    def answer(self) -> dict[str, Any]:
         """The contract's body for ``GET /tables/{id}/analysis`` (``version``: the log version judged)."""
         if self.status == DONE:
             return {"status": DONE, "version": self.version, "seats": self.result}
         return {"status": PENDING, "version": self.version, "progress": round(self.progress, 3)}
 
 
-def load(redis, table_id: str) -> Stored | None:
+def load(redis: Client, table_id: str) -> Stored | None:
     fields = redis.hgetall(analysis_key(table_id))
     return Stored(fields) if fields else None
 

@@ -8,18 +8,23 @@ from the seat's own view (``options``, ``fifteen_to_take``) as a client would;
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
+from typing import Any
 
 import engine
+from engine.state import State
+
+from .service import Outcome, TableService
 
 ACTOR_SYSTEM = "system"
 
 
-def open_command(player: str = "p0", name: str = "Ana", preset: str = "del15", **extra) -> dict:
+def open_command(player: str = "p0", name: str = "Ana", preset: str = "del15", **extra: Any) -> dict[str, Any]:
     return {"type": "open", "name": "autoplay", "preset": preset, "player": player,
             "host_name": name, **extra}
 
 
-def next_command(state, rng: random.Random) -> tuple[dict, str] | None:
+def next_command(state: State, rng: random.Random) -> tuple[dict[str, Any], str] | None:
     """A legal command at ``state`` and its actor, or None when nothing is left to do."""
     s = state
     if s.status == "waiting":
@@ -27,15 +32,18 @@ def next_command(state, rng: random.Random) -> tuple[dict, str] | None:
     if s.status == "round_over":
         seat = s.players[0]
         return {"type": "next_round", "by": seat}, f"seat:{seat}"
-    if s.status == "playing":
+    if s.status == "playing" and s.turn is not None:
         seat = s.turn
         v = engine.view(s, seat)
         fifteen = v.get("fifteen_to_take")
         if fifteen and rng.random() < 0.7:
             return ({"type": "take_fifteen", "by": seat, "cards": rng.choice(fifteen["sets"])},
                     f"seat:{seat}")
-        option = rng.choice(v["options"])
-        capture: list = []
+        options = v["options"]
+        if not options:  # (a seat whose turn it is always has a card to play)
+            return None
+        option = rng.choice(options)
+        capture: list[str] = []
         if option["captures"] and (not option["may_leave"] or rng.random() < 0.8):
             capture = rng.choice(option["captures"])
         command = {"type": "play", "by": seat, "card": option["card"], "capture": capture}
@@ -48,7 +56,7 @@ def next_command(state, rng: random.Random) -> tuple[dict, str] | None:
     return None
 
 
-def new_table(service, *, players: int = 2, preset: str = "del15", **open_extra) -> str:
+def new_table(service: TableService, *, players: int = 2, preset: str = "del15", **open_extra: Any) -> str:
     """A table opened by p0 with ``players`` humans seated; not started."""
     table_id, _ = service.create(open_command(preset=preset, **open_extra))
     for i in range(1, players):
@@ -57,8 +65,9 @@ def new_table(service, *, players: int = 2, preset: str = "del15", **open_extra)
     return table_id
 
 
-def play(service, table_id: str, rng: random.Random, *, until_version: int | None = None,
-         games: int | None = 1, max_commands: int = 100_000, on_outcome=None):
+def play(service: TableService, table_id: str, rng: random.Random, *, until_version: int | None = None,
+         games: int | None = 1, max_commands: int = 100_000,
+         on_outcome: Callable[[Outcome], object] | None = None) -> State:
     """Execute random legal commands until ``until_version`` is reached (or passed),
     ``games`` games are finished, or nothing is left; the last state."""
     state = service.load(table_id)

@@ -23,6 +23,13 @@ from __future__ import annotations
 import binascii
 import functools
 import time
+from collections.abc import Callable
+from typing import Any
+
+from redis.client import Pipeline
+from redis.cluster import ClusterPipeline
+
+from .connection import Client
 
 SLOTS = 16384
 _ALPHABET = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ-_"
@@ -78,7 +85,7 @@ RENOTE_EVERY = 3600.0
 class SlotDirectory:
     """The slots that hold tables (``escoba:slots``), remembered by this process."""
 
-    def __init__(self, redis, clock=time.monotonic):
+    def __init__(self, redis: Client, clock: Callable[[], float] = time.monotonic):
         self.redis = redis
         self.clock = clock
         self._known: dict[int, float] = {}  # slot -> when this process last listed it
@@ -99,10 +106,11 @@ class SlotDirectory:
         return [slot_bucket(kind, slot) for slot in self.slots()]
 
 
-def read_buckets(redis, keys: list[str], read, chunk: int = 2048) -> list:
+def read_buckets(redis: Client, keys: list[str], read: Callable[[Pipeline | ClusterPipeline, str], object],
+                 chunk: int = 2048) -> list[Any]:
     """``read(pipe, key)`` for every key, pipelined (a cluster client groups the pipeline
     by node), in chunks; the replies in key order."""
-    out: list = []
+    out: list[Any] = []
     for start in range(0, len(keys), chunk):
         with redis.pipeline(transaction=False) as pipe:
             for key in keys[start:start + chunk]:

@@ -35,6 +35,9 @@ from __future__ import annotations
 
 import zstandard
 
+from engine.state import State
+
+from .connection import Client
 from .store import EventStore, events_key, table_key
 
 FORMAT = b"escoba-archive/1"
@@ -46,7 +49,7 @@ def archive_key(table_id: str) -> str:
     return table_key(table_id, "archive")
 
 
-def closed_for_good(state) -> bool:
+def closed_for_good(state: State) -> bool:
     """Whether nothing can ever change this table again (the engine's own statuses)."""
     if state.status == "expired":
         return True
@@ -87,19 +90,23 @@ def unpack(blob: bytes) -> Archive:
     return Archive(entries, parts[1 + n:])
 
 
-def load(redis, table_id: str) -> Archive | None:
+def load(redis: Client, table_id: str) -> Archive | None:
     blob = redis.get(archive_key(table_id))
+    if isinstance(blob, str):  # a client that decodes replies cannot read an archive (zstandard)
+        raise ValueError(f"table {table_id}: an archive needs a client that does not decode replies")
     return None if blob is None else unpack(blob)
 
 
-def is_compacted(redis, table_id: str) -> bool:
+def is_compacted(redis: Client, table_id: str) -> bool:
     return bool(redis.exists(archive_key(table_id)))
 
 
-def _chat_lines(redis, table_id: str) -> list[bytes]:
-    out = []
-    for _, fields in redis.xrange(table_key(table_id, "chat")):
-        raw = fields.get(b"line", fields.get("line"))
+def _chat_lines(redis: Client, table_id: str) -> list[bytes]:
+    out: list[bytes] = []
+    for _, fields in redis.xrange(table_key(table_id, "chat")) or []:
+        raw = fields.get(b"line", fields.get("line")) if fields else None
+        if raw is None:
+            raise ValueError(f"table {table_id}: a chat entry has no line")
         out.append(raw.encode() if isinstance(raw, str) else raw)
     return out
 
@@ -119,7 +126,7 @@ return 1
 """
 
 
-def compact(redis, table_id: str, expected_version: int) -> dict | None:
+def compact(redis: Client, table_id: str, expected_version: int) -> dict[str, int] | None:
     """Archive the table at ``expected_version`` and drop its hot keys; what it did, or None
     when the table is not at that version any more (or has no log: gone or compacted)."""
     store = EventStore(redis)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 # the --redis-url flag of every command
@@ -59,7 +60,7 @@ class Config:
         return tuple(u.strip() for u in self.queue_url.split(",") if u.strip())
 
     @classmethod
-    def from_env(cls, env=None) -> Config:
+    def from_env(cls, env: Mapping[str, str] | None = None) -> Config:
         env = os.environ if env is None else env
         return cls(
             redis_url=env.get("REDIS_URL", cls.redis_url),
@@ -89,7 +90,7 @@ class Config:
         )
 
 
-def stock_libraries(env=None) -> bool:
+def stock_libraries(env: Mapping[str, str] | None = None) -> bool:
     """``ESCOBA_STOCK=1``: the third-party libraries as they ship, none of the speed patches
     (events/patches.py); unset, empty or 0: patched."""
     env = os.environ if env is None else env

@@ -30,8 +30,9 @@ from __future__ import annotations
 import contextlib
 import select
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeAlias, cast
 from urllib.parse import urlsplit, urlunsplit
 
 import redis as redis_lib
@@ -73,6 +74,9 @@ CLUSTER_SOCKET_TIMEOUT = 3.0
 NODE_PAUSE = 1.0
 
 
+# A client of the tables' store: one Redis, or a Redis Cluster (``is_cluster`` tells them apart)
+Client: TypeAlias = "redis_lib.Redis | RedisCluster"
+
 _POLL = unpatched("select", "poll")  # the operating system's, even in a process gevent has patched
 
 
@@ -98,7 +102,7 @@ class Connection(redis_lib.Connection):
         return super().can_read(timeout)
 
 
-def _connection_class(url: str) -> dict:
+def _connection_class(url: str) -> dict[str, type[Connection]]:
     """``connection_class`` for a plain TCP URL (TLS and unix sockets keep redis-py's own, as do the
     stock libraries: events/patches.py ``REDIS_CONNECTION``; Direct and the lean pub/sub reads need it)."""
     return {"connection_class": Connection} if url.startswith("redis://") and patches.REDIS_CONNECTION.on else {}
@@ -108,7 +112,7 @@ class PausingCluster(RedisCluster):
     """redis-py's cluster client, pausing a node that failed (``NODE_PAUSE``) instead of paying its
     timeout on every command routed to it until the failover (see ``NODE_PAUSE``)."""
 
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
         self._paused: dict[str, float] = {}  # node name -> time.monotonic() until which it is not asked
         super().__init__(*args, **kwargs)  # (which sends commands already)
 
@@ -133,12 +137,12 @@ class PausingCluster(RedisCluster):
         if request is not None:
             request(last_failed_node_name=failed)
 
-    def _execute_command(self, target_node, *args, **kwargs):
+    def _execute_command(self, target_node: ClusterNode, *args: Any, **kwargs: Any) -> Any:
         if self.paused(target_node.name):
             self.ask_for_map(target_node.name)  # the map may have moved its slots meanwhile (a failover)
             raise redis_lib.ConnectionError(f"{target_node.name} failed less than {NODE_PAUSE:g} s ago")
         try:
-            return super()._execute_command(target_node, *args, **kwargs)
+            return super()._execute_command(target_node, *args, **kwargs)  # type: ignore[no-untyped-call]  # redis-py's is untyped
         except (redis_lib.ConnectionError, redis_lib.TimeoutError):
             self.pause(target_node.name)
             raise
@@ -193,17 +197,17 @@ def queue_shard(table_id: str, shards: int) -> int:
 
 @dataclass(frozen=True)
 class Backends:
-    tables: Any  # Redis | RedisCluster: every key of a table, and the index buckets
-    queue: Any  # Redis: RQ (always a plain Redis); with several shards, shard 0
+    tables: Client  # every key of a table, and the index buckets
+    queue: redis_lib.Redis  # RQ (always a plain Redis); with several shards, shard 0
     cluster: bool
     # every queue shard in ESCOBA_QUEUE_URL's order (empty when made: ``(queue,)``)
-    queues: tuple = ()
+    queues: tuple[redis_lib.Redis, ...] = ()
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         if not self.queues:
             object.__setattr__(self, "queues", (self.queue,))
 
-    def queue_of(self, table_id: str):
+    def queue_of(self, table_id: str) -> redis_lib.Redis:
         """The queue Redis of ``table_id``'s shard."""
         return self.queues[queue_shard(table_id, len(self.queues))]
 
@@ -214,12 +218,12 @@ class Backends:
                 client.close()
 
 
-def is_cluster(client) -> bool:
+def is_cluster(client: object) -> bool:
     """Whether ``client`` is a cluster client (sharded pub/sub, per-node listeners)."""
     return isinstance(client, RedisCluster)
 
 
-def from_clients(tables, queue=None) -> Backends:
+def from_clients(tables: Client, queue: redis_lib.Redis | Sequence[redis_lib.Redis] | None = None) -> Backends:
     """Backends around clients made elsewhere (tests: fakeredis; ``escoba dev``'s embedded store).
 
     ``queue`` defaults to ``tables``, which must then be a plain Redis; a list or tuple of
@@ -227,7 +231,7 @@ def from_clients(tables, queue=None) -> Backends:
     """
     cluster = is_cluster(tables)
     if queue is None:
-        if cluster:
+        if isinstance(tables, RedisCluster):
             raise TopologyError("a cluster's tables need a plain Redis for the queue")
         queue = tables
     queues = tuple(queue) if isinstance(queue, (list, tuple)) else (queue,)
@@ -305,11 +309,13 @@ def connect(config: Config, *, wait: float = CONNECT_WAIT) -> Backends:
             raise TopologyError(
                 f"ESCOBA_QUEUE_URL ({_where(url)}) is a Redis Cluster node: RQ's queues, jobs and "
                 "scheduled registry need a plain Redis (its transactions span many slots)")
-    if cluster:
+    tables: Client
+    if cluster:  # (every queue URL is another Redis: checked above)
         tables = cluster_client(config.redis_url, wait)
+        queues = tuple(plain_client(url) for url in queue_urls)
     else:
-        tables = plain_client(seed)  # one Redis: the seed that answered
-    queues = tuple(tables if url == config.redis_url else plain_client(url) for url in queue_urls) or (tables,)
+        plain = tables = plain_client(seed)  # one Redis: the seed that answered
+        queues = tuple(plain if url == config.redis_url else plain_client(url) for url in queue_urls) or (plain,)
     return Backends(tables=tables, queue=queues[0], cluster=cluster, queues=queues)
 
 
@@ -325,7 +331,7 @@ def plain_client(url: str) -> redis_lib.Redis:
     return redis_lib.Redis(connection_pool=pool)
 
 
-def tables_client(url: str, wait: float = CONNECT_WAIT):
+def tables_client(url: str, wait: float = CONNECT_WAIT) -> Client:
     """Only the tables' client for ``url`` (tools that read logs and need no queue: ``escoba replay``)."""
     cluster, seed = _probe(url, wait)
     return cluster_client(url, wait) if cluster else redis_lib.Redis.from_url(seed)
@@ -339,13 +345,15 @@ def cluster_client(url: str, wait: float = CONNECT_WAIT) -> PausingCluster:
     deadline = time.monotonic() + wait
     while True:
         try:
-            more = [ClusterNode(parsed.hostname, parsed.port or 6379) for parsed in map(urlsplit, others)]
+            more = [ClusterNode(parsed.hostname, parsed.port or 6379)
+                    for parsed in map(urlsplit, others)]
             # a cluster has only db 0: the URL's db, if any, is dropped
             retry = Retry(ExponentialWithJitterBackoff(**CLUSTER_PAUSE), CLUSTER_TRIES)
-            return PausingCluster.from_url(_without_db(first), startup_nodes=more, retry=retry,
+            client = PausingCluster.from_url(_without_db(first), startup_nodes=more, retry=retry,
                                          health_check_interval=HEALTH_CHECK_INTERVAL,
                                          socket_connect_timeout=CLUSTER_CONNECT_TIMEOUT,
                                          socket_timeout=CLUSTER_SOCKET_TIMEOUT, **_connection_class(first))
+            return cast(PausingCluster, client)  # from_url makes a ``cls``; redis-py types it RedisCluster
         except Exception as exc:  # RedisClusterException: slots not covered yet; ConnectionError
             if time.monotonic() >= deadline:
                 raise redis_lib.ConnectionError(f"the Redis Cluster at {_where(url)} is not ready: {exc}") from exc

@@ -20,13 +20,15 @@ from __future__ import annotations
 
 import dataclasses
 import typing
+from collections.abc import Callable, Iterable
+from typing import Any
 
 import msgspec
 
 from engine.cards import FULL_DECK
-from engine.events import EVENT_TYPES
+from engine.events import EVENT_TYPES, Event
 
-from .records import SCHEMA_VERSIONS, LogError, from_record, loads
+from .records import SCHEMA_VERSIONS, Entry, LogError, Record, from_record, loads
 
 _CARDS = frozenset(FULL_DECK)
 _SEAT_FIELDS = {"seat", "dealer", "first_dealer", "to_seat", "away"}  # as records._SEAT_FIELDS
@@ -51,7 +53,7 @@ _RECORD = msgspec.json.Decoder(typing.Union[tuple(_RECORDS.values())])  # noqa: 
 _ENCODE = msgspec.json.Encoder().encode
 
 
-def _check_for(cls: type):
+def _check_for(cls: type) -> Callable[[Any], bool]:
     """``check(event) -> bool``: the value checks marshmallow's schema makes beyond types, for
     this event type's fields (found from the annotations as events.records finds them), as one
     expression compiled once: the read path runs it on every record."""
@@ -79,14 +81,15 @@ def _check_for(cls: type):
             continue
         parts.append(f"({e} is None or {test})" if optional else test)
     source = "lambda e: " + (" and ".join(parts) if parts else "True")
-    return eval(source, {"R": _SEAT_RANGE, "C": _CARDS, "all": all, "len": len})  # noqa: S307
+    check: Callable[[Any], bool] = eval(source, {"R": _SEAT_RANGE, "C": _CARDS, "all": all, "len": len})  # noqa: S307
+    return check
 
 
 _SEAT_RANGE = frozenset(range(4))
 _CHECKS = {name: _check_for(cls) for name, cls in EVENT_TYPES.items()}
 
 
-def decode(raw, version: int | None = None) -> tuple[Envelope | dict, object]:
+def decode(raw: bytes | str, version: int | None = None) -> tuple[Envelope | Record, Event]:
     """A stored record (JSON text) as ``(envelope, engine event)``; LogError if it cannot be.
 
     The envelope gives ``meta`` (an ``Envelope``, or the record's dict when it took the strict
@@ -96,14 +99,15 @@ def decode(raw, version: int | None = None) -> tuple[Envelope | dict, object]:
     return env, event
 
 
-def decode_many(entries) -> list[tuple[int, object]]:
+def decode_many(entries: Iterable[Entry]) -> list[tuple[int, Event]]:
     """``[(stream version, raw record), ...]`` as ``[(record version, event), ...]``."""
     return _decode_all(entries, keep=False)
 
 
-def _decode_all(entries, keep: bool) -> list[tuple]:
-    # the loop that is most of the cost of loading a table: names bound locally
-    out = []
+def _decode_all(entries: Iterable[tuple[int | None, bytes | str]], keep: bool) -> list[tuple[Any, Event]]:
+    # the loop that is most of the cost of loading a table: names bound locally. Each item: the
+    # record's envelope (``keep``) or its version, and its event
+    out: list[tuple[Any, Event]] = []
     append = out.append
     record_of, encode, checks, names, current = _RECORD.decode, _ENCODE, _CHECKS, _NAME, SCHEMA_VERSIONS
     for version, raw in entries:
@@ -124,9 +128,9 @@ def _decode_all(entries, keep: bool) -> list[tuple]:
     return out
 
 
-def meta(env) -> tuple[int, str, str, str]:
+def meta(env: Envelope | Record) -> tuple[int, str, str, str]:
     """``(version, type, at, actor)`` of what ``decode`` returned, whichever path it took."""
-    if type(env) is dict:
+    if isinstance(env, dict):
         return env["version"], env["type"], env["at"], env["actor"]
     return env.version, _NAME[type(env)], env.at, env.actor
 

@@ -37,6 +37,8 @@ from __future__ import annotations
 import os
 import threading
 import weakref
+from collections.abc import Callable
+from typing import Any, TypeAlias
 
 import redis as redis_lib
 from greenlet import getcurrent
@@ -44,6 +46,13 @@ from redis.utils import HIREDIS_AVAILABLE
 
 from . import patches
 from .connection import Connection
+
+# A parsed RESP reply: bytes, an int, None, an error, or a list of replies (redis-py types its own Any too)
+Reply: TypeAlias = Any
+# gevent's socket and greenlet (gevent ships no types)
+GeventSocket: TypeAlias = Any
+
+_hiredis_pack: Callable[[tuple[Any, ...]], bytes] | None
 
 if HIREDIS_AVAILABLE:  # as redis-py packs with hiredis then (HiredisRespSerializer), less its Python loop
     from hiredis import pack_command as _hiredis_pack
@@ -56,23 +65,23 @@ IDLE_MAX = 64  # connections kept; past that (thousands of greenlets at once) th
 class WrongReply(RuntimeError):
     """A reply that is not the shape of the command sent: a defect, said plainly, never read as an answer."""
 
-    def __init__(self, command: str, key: str, reply):
+    def __init__(self, command: str, key: str, reply: Reply):
         super().__init__(f"{command} {key}: the reply is not an {command} reply ({type(reply).__name__})")
         self.command, self.key = command, key
 
 
 class Direct:
-    def __init__(self, client):
+    def __init__(self, client: redis_lib.Redis):
         self.client = client
         pool = client.connection_pool
-        self._make = lambda: pool.connection_class(**pool.connection_kwargs)
-        self._idle: list = []
+        self._make: Callable[[], Connection] = lambda: pool.connection_class(**pool.connection_kwargs)
+        self._idle: list[Connection] = []
         self._open = 0  # connections of ours, idle or in use
         self._lock = threading.Lock()
         _ALL.add(self)
 
     @classmethod
-    def for_client(cls, client) -> Direct | None:
+    def for_client(cls, client: object) -> Direct | None:
         """The ``Direct`` of ``client`` when it is a plain TCP Redis of ours, else None: one a client,
         kept on it, so a store made for one read (the timers' tail, the compactor) reuses its connections."""
         if not patches.REDIS_DIRECT.on:  # the stock libraries: redis-py's own way (events/patches.py)
@@ -80,12 +89,12 @@ class Direct:
         pool = getattr(client, "connection_pool", None)
         if type(client) is not redis_lib.Redis or pool is None or pool.connection_class is not Connection:
             return None
-        direct = getattr(client, "_escoba_direct", None)
+        direct: Direct | None = getattr(client, "_escoba_direct", None)
         if direct is None:
-            direct = client._escoba_direct = cls(client)
+            direct = client._escoba_direct = cls(client)  # type: ignore[attr-defined]  # kept on the client
         return direct
 
-    def execute(self, *args):
+    def execute(self, *args: str | bytes | int | float) -> Reply:
         """The reply to one command (as the connection parses it), or its error."""
         conn = self._take()
         if conn is None:  # as many as we keep are in use: the client's pool (which may wait)
@@ -102,7 +111,7 @@ class Direct:
         self._give(conn)
         return reply
 
-    def _through_pool(self, args: tuple):
+    def _through_pool(self, args: tuple[str | bytes | int | float, ...]) -> Reply:
         """The reply to one command on a connection of the client's pool, read as ours are: raw, as the
         connection parses it. Not ``client.execute_command``: that applies redis-py's response callbacks,
         and under RESP3 (redis-py 8's default) an XRANGE comes back as ``[(id, {field: value})]`` where
@@ -130,7 +139,7 @@ class Direct:
         parent may still use them)."""
         self._idle, self._open, self._lock = [], 0, threading.Lock()
 
-    def _take(self):
+    def _take(self) -> Connection | None:
         try:
             conn = self._idle.pop()
         except IndexError:
@@ -153,10 +162,10 @@ class Direct:
             raise
         return conn
 
-    def _give(self, conn) -> None:
+    def _give(self, conn: Connection) -> None:
         self._idle.append(conn)
 
-    def _drop(self, conn) -> None:
+    def _drop(self, conn: Connection) -> None:
         try:
             conn.disconnect()
         finally:
@@ -164,7 +173,7 @@ class Direct:
                 self._open -= 1
 
 
-def _packed(conn, args: tuple) -> bytes:
+def _packed(conn: Connection, args: tuple[str | bytes | int | float, ...]) -> bytes:
     """The command's wire bytes, as ``conn.pack_command(*args)`` makes them. With hiredis, straight from
     its C packer: redis-py's serializer only splits a first argument holding spaces and copies each
     argument in a Python loop first (bytearrays and memoryviews to bytes), 55 calls for a move's append.
@@ -174,10 +183,10 @@ def _packed(conn, args: tuple) -> bytes:
     return _hiredis_pack(args)
 
 
-def _send(conn, data: bytes) -> None:
+def _send(conn: Connection, data: bytes) -> None:
     """``data`` on ``conn``'s socket, whole, then (under gevent) the wait for its reply; a socket's
     failure as redis-py's connection raises it."""
-    sock = conn._sock
+    sock: GeventSocket = conn._sock
     try:
         sent = sock.send(data)
         if sent < len(data):  # the server's window is full: the rest as redis-py would
@@ -193,7 +202,7 @@ def _send(conn, data: bytes) -> None:
             raise _timeout(e, "reading from") from e
 
 
-def _wait_reply(conn, sock) -> None:
+def _wait_reply(conn: Connection, sock: GeventSocket) -> None:
     """Wait, as gevent's socket does (``sock._wait``), until the reply can be read or the socket's
     timeout has passed (``TimeoutError``), the timer kept on the connection: gevent's own wait makes a
     ``Timeout`` (an exception instance and a new timer of the loop's) for each, many times what
@@ -206,7 +215,8 @@ def _wait_reply(conn, sock) -> None:
     if kept is None or kept[0] is not hub or kept[1] != sock.timeout:  # a connection's first, or a new loop
         timeout = sock.timeout  # repeating: ``again`` starts it with the whole timeout each time (libev's
         # ev_timer_stop leaves a plain timer only what was left of it, so a reused ``start`` would shrink)
-        kept = conn._reply_timer = (hub, timeout, hub.loop.timer(timeout, timeout, ref=True, priority=-1))
+        kept = conn._reply_timer = (  # type: ignore[attr-defined]  # kept on the connection
+            hub, timeout, hub.loop.timer(timeout, timeout, ref=True, priority=-1))
     timer = kept[2]
     timer.again(_expired, getcurrent(), update=True)  # the loop's clock read now, as Timeout does
     try:
@@ -215,7 +225,7 @@ def _wait_reply(conn, sock) -> None:
         timer.stop()
 
 
-def _expired(waiting) -> None:
+def _expired(waiting: GeventSocket) -> None:
     waiting.throw(TimeoutError("timed out"))  # what gevent's socket raises: socket.timeout
 
 
@@ -227,8 +237,13 @@ def _timeout(e: TimeoutError, doing: str) -> Exception:
     return redis_lib.TimeoutError(f"Timeout {doing} socket")
 
 
-_ALL: weakref.WeakSet = weakref.WeakSet()  # every Direct of the process, for a fork
-os.register_at_fork(after_in_child=lambda: [direct._forked() for direct in list(_ALL)])
+_ALL: weakref.WeakSet[Direct] = weakref.WeakSet()  # every Direct of the process, for a fork
+def _after_fork() -> None:
+    for direct in list(_ALL):
+        direct._forked()
+
+
+os.register_at_fork(after_in_child=_after_fork)
 
 
 __all__ = ["Direct", "WrongReply"]

@@ -2,28 +2,31 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Iterator
 
-from .records import LogError, dumps, loads
+from .records import LogError, Record, dumps, loads
+from .service import TableService
+from .store import EventStore
 
 
-def export_lines(records: Iterable[dict]) -> Iterator[str]:
+def export_lines(records: Iterable[Record]) -> Iterator[str]:
     """Each record as one line of JSON (newline included)."""
     for record in records:
         yield dumps(record) + "\n"
 
 
-def export_text(records: Iterable[dict]) -> str:
+def export_text(records: Iterable[Record]) -> str:
     return "".join(export_lines(records))
 
 
-def export_table(store, table_id: str, after: int = 0) -> str:
+def export_table(store: EventStore | TableService, table_id: str, after: int = 0) -> str:
     """The log of ``table_id`` (an EventStore or TableService) as JSON lines."""
-    reader = getattr(store, "records", None) or store.read
-    return export_text(reader(table_id, after))
+    records = store.records(table_id, after) if isinstance(store, TableService) else store.read(table_id, after)
+    return export_text(records)
 
 
-def write_file(path, records: Iterable[dict]) -> int:
+def write_file(path: str | os.PathLike[str], records: Iterable[Record]) -> int:
     """Write ``records`` to ``path`` as JSON lines; how many."""
     n = 0
     with open(path, "w", encoding="utf-8") as out:
@@ -33,10 +36,10 @@ def write_file(path, records: Iterable[dict]) -> int:
     return n
 
 
-def read_lines(lines: Iterable[str]) -> list[dict]:
+def read_lines(lines: Iterable[str]) -> list[Record]:
     """Records from JSON lines; blank lines are skipped. LogError names the
     version a bad line should have carried (the one after the last good one)."""
-    records: list[dict] = []
+    records: list[Record] = []
     for line in lines:
         if not line.strip():
             continue
@@ -46,11 +49,11 @@ def read_lines(lines: Iterable[str]) -> list[dict]:
     return records
 
 
-def read_text(text: str) -> list[dict]:
+def read_text(text: str) -> list[Record]:
     return read_lines(text.splitlines())
 
 
-def read_file(path) -> list[dict]:
+def read_file(path: str | os.PathLike[str]) -> list[Record]:
     with open(path, encoding="utf-8") as f:
         return read_lines(f)
 

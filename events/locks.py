@@ -13,9 +13,11 @@ Never for a section that may wait: I/O, a sleep, a socket, another greenlet's lo
 from __future__ import annotations
 
 import importlib
+from _thread import LockType as Lock
+from typing import Any
 
 
-def unpatched(module: str, name: str):
+def unpatched(module: str, name: str) -> Any:
     """``module.name`` as the operating system's module has it, also where gevent has patched it
     (the C lock, a real thread, the OS's poll or sleep)."""
     try:
@@ -25,9 +27,10 @@ def unpatched(module: str, name: str):
     return get_original(module, name)  # the module's own attribute where nothing was patched
 
 
-def short_lock():
+def short_lock() -> Lock:
     """A new lock for a section that never waits on anything (see the module's docstring)."""
-    return unpatched("_thread", "allocate_lock")()
+    lock: Lock = unpatched("_thread", "allocate_lock")()
+    return lock
 
 
 __all__ = ["short_lock", "unpatched"]

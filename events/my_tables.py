@@ -24,15 +24,25 @@ hook uses), and give the same sets and rows (tests/events/test_my_tables.py).
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable, Iterator, Mapping
 from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING, Any, TypeAlias, cast
 
 import orjson
 
 from engine.state import State
 
+from .connection import Client
 from .players import player_key
+from .records import Event, Record
 from .store import table_key
 from .text import as_text
+
+if TYPE_CHECKING:
+    from .service import TableService
+
+# a table's row as stored (``{"row": {...}, "turn_since": ...}``, parse_row) or as the contract shows it
+Row: TypeAlias = dict[str, Any]
 
 log = logging.getLogger("escoba.my_tables")
 
@@ -52,7 +62,7 @@ def set_key(player_id: str, which: str) -> str:
 
 # --- writing: the row, in the append's step ------------------------------------------------------
 
-def row_fields(table_id: str, before: State, after: State, records: list[dict]) -> tuple[str, dict[str, str]]:
+def row_fields(table_id: str, before: State, after: State, records: list[Record]) -> tuple[str, dict[str, str]]:
     """``(key, fields)`` of the table's row after an append (``TableService._apply`` writes them in
     the append's step): the row, and ``turn_since`` when this append began a turn."""
     at = records[-1]["at"]
@@ -73,10 +83,10 @@ def _ms(at: str) -> int:
     return int(datetime.fromisoformat(at.replace("Z", "+00:00")).timestamp() * 1000)
 
 
-def entries(state: State, records: list[dict]) -> list[tuple[str, str, int]]:
+def entries(state: State, records: list[Record]) -> list[tuple[str, str, int]]:
     """``[(account, ACTIVE | FINISHED, score)]``, in order, for the records of one append (``state``:
     the table after them). Only these events change a player's sets."""
-    out = []
+    out: list[tuple[str, str, int]] = []
     accounts = [s.account for s in state.seats if s is not None and s.account]
     for record in records:
         kind, data, at = record["type"], record["data"], record["at"]
@@ -93,8 +103,9 @@ def entries(state: State, records: list[dict]) -> list[tuple[str, str, int]]:
     return out
 
 
-def apply_entries(redis, changes: list[tuple[str, str, int]]) -> None:
-    """Each table into the one set it belongs to now (one pipeline; each command names one key)."""
+def apply_entries(redis: Client, changes: list[tuple[str, str, int, str]]) -> None:
+    """Each ``(account, ACTIVE | FINISHED, score, table id)`` into the one set it belongs to now (one
+    pipeline; each command names one key)."""
     if not changes:
         return
     with redis.pipeline(transaction=False) as pipe:
@@ -105,7 +116,7 @@ def apply_entries(redis, changes: list[tuple[str, str, int]]) -> None:
         pipe.execute()
 
 
-def after_change(redis, table_id: str, state: State, records: list[dict]) -> None:
+def after_change(redis: Client, table_id: str, state: State, records: list[Record]) -> None:
     """The players' sets after an append (the change hook). A failure is logged, never the move's:
     ``rebuild_player`` repairs a set from the logs."""
     try:
@@ -118,7 +129,7 @@ def after_change(redis, table_id: str, state: State, records: list[dict]) -> Non
 
 # --- reading -------------------------------------------------------------------------------------
 
-def read_rows(redis, table_ids: list[str]) -> dict[str, dict]:
+def read_rows(redis: Client, table_ids: list[str]) -> dict[str, Row]:
     """Each table's row (``{"row": dict, "turn_since": str}``), read with one pipeline; a table
     without one is left out."""
     if not table_ids:
@@ -130,18 +141,18 @@ def read_rows(redis, table_ids: list[str]) -> dict[str, dict]:
     return {table_id: parse_row(fields) for table_id, fields in zip(table_ids, replies, strict=True) if fields}
 
 
-def parse_row(fields: dict) -> dict:
+def parse_row(fields: Mapping[bytes | str, bytes | str]) -> Row:
     """A row hash as read (``HGETALL``) as ``{"row": dict, "turn_since": str | None}``."""
     f = {as_text(k): as_text(v) for k, v in fields.items()}
     return {"row": orjson.loads(f["row"]), "turn_since": f.get("turn_since")}
 
 
-def order(row: dict) -> tuple:
+def order(row: Row) -> tuple[bool, int, str]:
     """A list's order: your turn first, then by last change, newest first."""
     return (not row["your_turn"], -_ms(row["updated_at"]), row["table_id"])
 
 
-def public_row(table_id: str, stored: dict, seat: int, away_after: float) -> dict:
+def public_row(table_id: str, stored: Row, seat: int, away_after: float) -> Row:
     """The contract's row (docs/api.md v1.3) of ``seat`` at the table: names, never a player id, a
     hand or a card."""
     row = stored["row"]
@@ -164,24 +175,25 @@ def _iso(when: datetime) -> str:
     return when.astimezone(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
-def seat_of_account(stored: dict, account: str) -> int | None:
+def seat_of_account(stored: Row, account: str) -> int | None:
     for i, s in enumerate(stored["row"]["seats"]):
         if s is not None and s[2] == account:
             return i
     return None
 
 
-def seat_of_player(stored: dict, player: str) -> int | None:
+def seat_of_player(stored: Row, player: str) -> int | None:
     for i, s in enumerate(stored["row"]["seats"]):
         if s is not None and s[1] == player:
             return i
     return None
 
 
-def active_rows(redis, player_id: str, away_after: float) -> list[dict]:
+def active_rows(redis: Client, player_id: str, away_after: float) -> list[Row]:
     """The account's active tables: its turn first, then by last change, newest first."""
-    table_ids = [as_text(t) for t in redis.zrevrange(set_key(player_id, ACTIVE), 0, ACTIVE_MAX - 1)]
-    rows = []
+    table_ids = [as_text(t) for t in cast("list[bytes | str]",  # (redis-py types it with WITHSCORES' shapes too)
+                                          redis.zrevrange(set_key(player_id, ACTIVE), 0, ACTIVE_MAX - 1))]
+    rows: list[Row] = []
     for table_id, stored in read_rows(redis, table_ids).items():
         seat = seat_of_account(stored, player_id)
         if seat is not None and stored["row"]["status"] in ACTIVE_STATUSES:
@@ -190,26 +202,25 @@ def active_rows(redis, player_id: str, away_after: float) -> list[dict]:
     return rows
 
 
-def finished_rows(redis, player_id: str, away_after: float, cursor: tuple[int, str] | None,
-                  page: int | None = None) -> tuple[list[dict], str | None]:
+def finished_rows(redis: Client, player_id: str, away_after: float, cursor: tuple[int, str] | None,
+                  page: int | None = None) -> tuple[list[Row], str | None]:
     """A page of the account's finished tables, newest first, and the cursor of the next page (None:
     the last). The cursor is ``<score>:<table id>`` of the last row given: a game that ends meanwhile
     goes before it, and no row is given twice."""
     key = set_key(player_id, FINISHED)
     page = PAGE if page is None else page
     if cursor is None:
-        found = redis.zrevrangebyscore(key, "+inf", "-inf", start=0, num=page + 1, withscores=True)
+        found = _scored(redis.zrevrangebyscore(key, "+inf", "-inf", start=0, num=page + 1, withscores=True))
     else:
         score, after = cursor
         # the rows at the cursor's score come back too; those up to the cursor's table are dropped
-        found = redis.zrevrangebyscore(key, score, "-inf", start=0, num=page + 1 + _ties(redis, key, score),
-                                       withscores=True)
-        found = [(t, s) for t, s in found if s < score or as_text(t) < after]
-    found = [(as_text(t), int(s)) for t, s in found]
+        found = _scored(redis.zrevrangebyscore(key, score, "-inf", start=0,
+                                               num=page + 1 + _ties(redis, key, score), withscores=True))
+        found = [(t, s) for t, s in found if s < score or t < after]
     more = len(found) > page
     found = found[:page]
     stored = read_rows(redis, [t for t, _ in found])
-    rows = []
+    rows: list[Row] = []
     for table_id, _score in found:
         if table_id in stored:
             seat = seat_of_account(stored[table_id], player_id)
@@ -219,7 +230,12 @@ def finished_rows(redis, player_id: str, away_after: float, cursor: tuple[int, s
     return rows, next_cursor
 
 
-def _ties(redis, key: str, score: int) -> int:
+def _scored(reply: object) -> list[tuple[str, int]]:
+    """A ``WITHSCORES`` reply of table ids as ``[(table id, score)]`` (redis-py types it loosely)."""
+    return [(as_text(t), int(s)) for t, s in cast("list[tuple[bytes | str, float]]", reply)]
+
+
+def _ties(redis: Client, key: str, score: int) -> int:
     return int(redis.zcount(key, score, score))
 
 
@@ -232,7 +248,8 @@ def parse_cursor(raw: str) -> tuple[int, str] | None:
 
 # --- rebuilding from the logs -----------------------------------------------------------------------
 
-def rebuild_player(service, player_id: str, table_ids=None) -> dict[str, dict[str, int]]:
+def rebuild_player(service: TableService, player_id: str,
+                   table_ids: Iterable[str] | None = None) -> dict[str, dict[str, int]]:
     """A player's sets made again from the tables' logs (``table_ids``: those to read; default every
     table, which only an operator's repair does), written over the old ones; what was written."""
     import engine
@@ -262,13 +279,13 @@ def rebuild_player(service, player_id: str, table_ids=None) -> dict[str, dict[st
     return sets
 
 
-def _event(record: dict):
+def _event(record: Record) -> Event:
     from .records import from_record
 
     return from_record(record)
 
 
-def _walk(records: list[dict]):
+def _walk(records: list[Record]) -> Iterator[tuple[str, str, int]]:
     """``entries`` record by record, each with the table as it was after it (as the hook saw it)."""
     import engine
 
@@ -278,7 +295,7 @@ def _walk(records: list[dict]):
         yield from entries(state, [record])
 
 
-def rebuild_row(service, table_id: str) -> tuple[str, dict[str, str]]:
+def rebuild_row(service: TableService, table_id: str) -> tuple[str, dict[str, str | None]]:
     """The table's row made again from its log (the same fields the append's step wrote)."""
     import engine
 
@@ -291,9 +308,8 @@ def rebuild_row(service, table_id: str) -> tuple[str, dict[str, str]]:
         state = engine.fold(state, [_event(record)])
         _key, fields = row_fields(table_id, before, state, [record])
         turn_since = fields.get("turn_since", turn_since)
-    key, fields = row_fields(table_id, State(), state, records[-1:])
-    fields["turn_since"] = turn_since
-    return key, fields
+    key, last = row_fields(table_id, State(), state, records[-1:])
+    return key, {**last, "turn_since": turn_since}
 
 
 __all__ = ["ACTIVE", "FINISHED", "active_rows", "after_change", "entries", "finished_rows", "public_row",

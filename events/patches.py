@@ -90,7 +90,7 @@ def _prometheus_value_locks() -> None:
 
     from .locks import short_lock
 
-    values.Lock = short_lock  # type: ignore[assignment]  # a factory of C locks where it has the class
+    values.Lock = short_lock  # type: ignore[assignment,attr-defined]  # a factory of C locks where it has the class
 
 
 GUNICORN_WIRE = Patch(

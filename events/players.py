@@ -28,7 +28,9 @@ import re
 import secrets
 import unicodedata
 from dataclasses import dataclass
+from typing import TypeGuard
 
+from .connection import Client
 from .text import as_text
 
 NAME_MIN, NAME_MAX = 3, 20
@@ -100,7 +102,7 @@ _NAME = re.compile(r"[\w-]{3,20}")
 RESERVED_NAMES = frozenset({"passkeys"})
 
 
-def name_problem(name) -> str | None:
+def name_problem(name: object) -> str | None:
     """Why ``name`` is not an account's name (docs/api.md v1.3), or None."""
     if not isinstance(name, str):
         return "must be a string"
@@ -117,11 +119,11 @@ def token_hash(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
-def is_player_token(token: str | None) -> bool:
-    return bool(token) and token.startswith(TOKEN_PREFIX)
+def is_player_token(token: str | None) -> TypeGuard[str]:
+    return token is not None and token.startswith(TOKEN_PREFIX)
 
 
-def session_of(redis, token: str | None) -> str | None:
+def session_of(redis: Client, token: str | None) -> str | None:
     """The player a player token stands for while its session lasts (one HEXISTS), else None."""
     if not is_player_token(token):
         return None
@@ -148,7 +150,7 @@ return 0
 class PlayerStore:
     """The accounts' keys (above) on the tables' Redis or cluster; every command touches one slot."""
 
-    def __init__(self, redis):
+    def __init__(self, redis: Client):
         self.redis = redis
         self._delete_if = redis.register_script(_DELETE_IF)
 

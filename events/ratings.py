@@ -29,21 +29,28 @@ import hashlib
 import logging
 import re
 from collections import deque
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any, cast
 
 import orjson
 from redis.exceptions import NoScriptError
 
 from engine import EVENT_TYPES
 from engine import ratings as math_
-from engine.events import RoundScored
-from engine.results import MODES, NOT_READ, GameResult
+from engine.events import Event, RoundScored
+from engine.results import MODES, NOT_READ, GameResult, Placing
 from engine.rules import PRESETS
 
 from .buckets import SlotDirectory, bucket_key, read_buckets
+from .connection import Client
+from .records import Entry, Record
 from .store import table_key
 from .text import as_text
+
+if TYPE_CHECKING:
+    from .service import TableService
 
 log = logging.getLogger("escoba.ratings")
 
@@ -71,7 +78,7 @@ def game_member(table_id: str, game: int) -> str:
     return f"{table_id}:{game}"
 
 
-def dumps(value) -> str:
+def dumps(value: object) -> str:
     # orjson writes a float as the shortest text that reads back to the same float: the stored
     # numbers are exactly the computed ones, so a rebuild compares equal byte for byte
     return orjson.dumps(value).decode()
@@ -126,11 +133,18 @@ return 1
 _REPLACE_SHA = hashlib.sha1(_REPLACE_LUA.encode()).hexdigest()
 
 
-def _script(redis, lua: str, sha: str, keys: list[str], args: list):
+def _script(redis: Client, lua: str, sha: str, keys: list[str], args: list[str | int | float]) -> Any:
     try:
         return redis.evalsha(sha, len(keys), *keys, *args)
     except NoScriptError:
         return redis.eval(lua, len(keys), *keys, *args)
+
+
+def _account(placing: Placing) -> str:
+    """The account at a seat of a rated game (``ratable``: every seat holds one)."""
+    if placing.player is None:
+        raise ValueError(f"seat {placing.seat} of a rated game holds no account")
+    return placing.player
 
 
 def _keys(player_id: str) -> list[str]:
@@ -139,7 +153,8 @@ def _keys(player_id: str) -> list[str]:
 
 # --- one game's update (the worker's job) -------------------------------------------------------
 
-def game_record(table_id: str, result: GameResult, placing, ended: float, before, after) -> dict:
+def game_record(table_id: str, result: GameResult, placing: Placing, ended: float, before: math_.Rating | None,
+                after: math_.Rating | None) -> dict[str, Any]:
     """What a player's ``games`` entry holds of a game (never a card)."""
     return {
         "table_id": table_id, "game": result.game, "preset": result.preset, "mode": result.mode,
@@ -153,14 +168,14 @@ def game_record(table_id: str, result: GameResult, placing, ended: float, before
 
 def compute(result: GameResult, befores: dict[str, math_.Rating]) -> dict[str, math_.Rating]:
     """Every account's rating after ``result``, from ``befores`` (player id -> rating before)."""
-    sides: dict[int, list] = {}
+    sides: dict[int, list[Placing]] = {}
     for p in result.placings:
         sides.setdefault(p.side, []).append(p)
     order = sorted(sides)
-    before = [[befores[p.player] for p in sides[s]] for s in order]
+    before = [[befores[_account(p)] for p in sides[s]] for s in order]
     ranks = [sides[s][0].place for s in order]
     after = math_.rate(result.mode, before, ranks)
-    return {p.player: r for s, rs in zip(order, after, strict=True) for p, r in zip(sides[s], rs, strict=True)}
+    return {_account(p): r for s, rs in zip(order, after, strict=True) for p, r in zip(sides[s], rs, strict=True)}
 
 
 def ratable(result: GameResult) -> bool:
@@ -168,19 +183,19 @@ def ratable(result: GameResult) -> bool:
     return result.rated and all(p.player for p in result.placings)
 
 
-def note_ended(redis, table_id: str, result: GameResult, ended: float) -> None:
+def note_ended(redis: Client, table_id: str, result: GameResult, ended: float) -> None:
     """The game in the rebuild's index (the table's bucket, the table's slot); kept as first written."""
     redis.zadd(rated_index_key(table_id), {game_member(table_id, result.game): ended}, nx=True)
 
 
-def apply_game(redis, table_id: str, result: GameResult, ended: float) -> dict[str, str]:
+def apply_game(redis: Client, table_id: str, result: GameResult, ended: float) -> dict[str, str]:
     """Update the ratings of ``result``'s players once; per player ``applied`` or ``already``."""
     if not ratable(result):
         return {}
     note_ended(redis, table_id, result, ended)
     member = game_member(table_id, result.game)
     field_ = f"{result.preset}:{result.mode}"
-    players = [p.player for p in result.placings]
+    players = [_account(p) for p in result.placings]
     outcome: dict[str, str] = {}
     for _ in range(APPLY_ATTEMPTS):
         with redis.pipeline(transaction=False) as pipe:
@@ -190,7 +205,7 @@ def apply_game(redis, table_id: str, result: GameResult, ended: float) -> dict[s
             got = pipe.execute()
         current = {pid: as_text(got[2 * i]) if got[2 * i] is not None else "" for i, pid in enumerate(players)}
         done = {pid: orjson.loads(got[2 * i + 1]) for i, pid in enumerate(players) if got[2 * i + 1] is not None}
-        befores = {}
+        befores: dict[str, math_.Rating] = {}
         for pid in players:
             if pid in done:
                 befores[pid] = math_.Rating.from_dict(done[pid]["before"])
@@ -201,12 +216,12 @@ def apply_game(redis, table_id: str, result: GameResult, ended: float) -> dict[s
         afters = compute(result, befores)
         moved = False
         for placing in result.placings:
-            pid = placing.player
+            pid = _account(placing)
             if pid in done:
                 outcome[pid] = "already"
                 continue
             record = game_record(table_id, result, placing, ended, befores[pid], afters[pid])
-            args = [field_, member, current[pid], dumps(afters[pid].as_dict()), dumps(record),
+            args: list[str | int | float] = [field_, member, current[pid], dumps(afters[pid].as_dict()), dumps(record),
                     int(placing.result == "win"), int(placing.result != "win"), int(placing.abandoned),
                     placing.escobas, KEEP, placing.name]
             status, _ = _script(redis, _APPLY_LUA, _APPLY_SHA, _keys(pid), args)
@@ -223,7 +238,7 @@ def apply_game(redis, table_id: str, result: GameResult, ended: float) -> dict[s
     return outcome
 
 
-def place_on_boards(redis, preset: str, mode: str, players: list[str]) -> None:
+def place_on_boards(redis: Client, preset: str, mode: str, players: list[str]) -> None:
     """Each player's entry on the board as their stored rating says (on it only when not provisional).
     Read from the store after the update, so a retry after a crash here puts it right."""
     field_ = f"{preset}:{mode}"
@@ -243,7 +258,7 @@ def place_on_boards(redis, preset: str, mode: str, players: list[str]) -> None:
         pipe.execute()
 
 
-def table_games(svc, table_id: str) -> list[tuple[GameResult, float]]:
+def table_games(svc: TableService, table_id: str) -> list[tuple[GameResult, float]]:
     """The table's finished games with when each ended (its ``GameFinished``'s time), from its log
     (stream or archive)."""
     return games_of_entries(svc.entries(table_id))
@@ -259,14 +274,14 @@ _ESCOBA = b'"escoba":true'
 _START = b'{"type":"'
 
 
-def games_of_entries(entries) -> list[tuple[GameResult, float]]:
+def games_of_entries(entries: Iterable[Entry]) -> list[tuple[GameResult, float]]:
     """``games_of`` a log's stored entries ``[(version, record JSON)]``. Only what a result reads is
     decoded (engine/results.py ``NOT_READ``; a play only when it made an escoba): a rebuild reads
     every rated table's log, and the deals and plays are most of a log's bytes. The records are
     found by one regular expression over the log when every record has the form the store writes
     (compact JSON beginning with its type, events/records.py ``to_record``); else one by one."""
 
-    return games_of_raws([raw.encode() if type(raw) is str else raw for _, raw in entries])
+    return games_of_raws([raw.encode() if isinstance(raw, str) else raw for _, raw in entries])
 
 
 def games_of_raws(raws: list[bytes]) -> list[tuple[GameResult, float]]:
@@ -313,7 +328,7 @@ def _wanted_lines(log: bytes) -> list[bytes]:
     return out
 
 
-def _event(record: dict, times: dict[int, float]) -> tuple[int, object]:
+def _event(record: Record, times: dict[int, float]) -> tuple[int, Event]:
     from engine import event_from
 
     from .records import SCHEMA_VERSIONS, upcast
@@ -340,7 +355,7 @@ def done_key(table_id: str) -> str:
     return table_key(table_id, "rated")
 
 
-def rate_table(redis, svc, table_id: str, game: int) -> dict:
+def rate_table(redis: Client, svc: TableService, table_id: str, game: int) -> dict[str, Any]:
     """Apply every rated game of the table up to ``game`` not applied yet (the worker's job); a game
     an earlier job missed (a rematch begun before it ran) is applied here too, in order."""
     done = redis.get(done_key(table_id))
@@ -358,14 +373,14 @@ def rate_table(redis, svc, table_id: str, game: int) -> dict:
 
 # --- reading: /me, a profile, the leaderboard ---------------------------------------------------
 
-def ratings_of(redis, player_id: str) -> list[dict]:
+def ratings_of(redis: Client, player_id: str) -> list[dict[str, Any]]:
     """The contract's ``ratings``: [{preset, mode, rating, deviation, games, provisional}]."""
     stored = {as_text(k): as_text(v) for k, v in redis.hgetall(player_key(player_id, "ratings")).items()}
     return _ratings_list(stored)
 
 
-def _ratings_list(stored: dict[str, str]) -> list[dict]:
-    out = []
+def _ratings_list(stored: dict[str, str]) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
     for key, raw in stored.items():
         if ":" not in key:
             continue  # ``name``
@@ -377,7 +392,7 @@ def _ratings_list(stored: dict[str, str]) -> list[dict]:
     return out
 
 
-def profile(redis, player_id: str) -> dict:
+def profile(redis: Client, player_id: str) -> dict[str, Any]:
     """``ratings``, ``totals``, ``recent`` and ``accuracy`` of a player (the profile's own fields
     ``name`` and ``joined`` come from the account). Nothing in it is a card."""
     with redis.pipeline(transaction=False) as pipe:
@@ -402,13 +417,13 @@ def profile(redis, player_id: str) -> dict:
     }
 
 
-def mean_accuracy(redis, records: list[dict]) -> float | None:
+def mean_accuracy(redis: Client, records: list[dict[str, Any]]) -> float | None:
     """The mean accuracy of the player's seat over their games whose analysis is done and is of
     that game (a table's analysis judges its last game: its moves come before that game's end)."""
     from .analysis import DONE, load
 
-    found = []
-    by_table: dict[str, list[dict]] = {}
+    found: list[float] = []
+    by_table: dict[str, list[dict[str, Any]]] = {}
     for r in records:
         by_table.setdefault(r["table_id"], []).append(r)
     for table_id, games in by_table.items():
@@ -427,9 +442,10 @@ def mean_accuracy(redis, records: list[dict]) -> float | None:
     return round(sum(found) / len(found), 1) if found else None
 
 
-def leaderboard(redis, preset: str, mode: str, limit: int = BOARD_SIZE) -> list[dict]:
+def leaderboard(redis: Client, preset: str, mode: str, limit: int = BOARD_SIZE) -> list[dict[str, Any]]:
     """The contract's ``players``: [{rank, name, rating, games}], best first."""
-    top = redis.zrevrange(board_key(preset, mode), 0, limit - 1, withscores=True)
+    top = cast("list[tuple[bytes | str, float]]",  # (redis-py types it with other shapes too)
+               redis.zrevrange(board_key(preset, mode), 0, limit - 1, withscores=True))
     if not top:
         return []
     field_ = f"{preset}:{mode}"
@@ -437,7 +453,7 @@ def leaderboard(redis, preset: str, mode: str, limit: int = BOARD_SIZE) -> list[
         for pid, _ in top:
             pipe.hmget(player_key(as_text(pid), "ratings"), "name", field_)
         found = pipe.execute()
-    out = []
+    out: list[dict[str, Any]] = []
     for (pid, score), (name, raw) in zip(top, found, strict=True):
         games = math_.Rating.from_dict(orjson.loads(raw)).games if raw is not None else 0
         out.append({"rank": len(out) + 1, "name": as_text(name) if name is not None else as_text(pid),
@@ -450,24 +466,25 @@ def leaderboard(redis, preset: str, mode: str, limit: int = BOARD_SIZE) -> list[
 @dataclass
 class _Player:
     name: str = ""
-    ratings: dict = field(default_factory=dict)  # field -> Rating
-    games: deque = field(default_factory=lambda: deque(maxlen=KEEP))  # (member, seq, record JSON)
-    totals: dict = field(default_factory=lambda: {"seq": 0, "games": 0, "wins": 0, "losses": 0,
+    ratings: dict[str, math_.Rating] = field(default_factory=dict)  # field -> Rating
+    games: deque[tuple[str, int, str]] = field(default_factory=lambda: deque(maxlen=KEEP))  # (member, seq, record JSON)
+    totals: dict[str, int] = field(default_factory=lambda: {"seq": 0, "games": 0, "wins": 0, "losses": 0,
                                                   "abandons": 0, "escobas": 0})
 
 
 @dataclass
 class Rebuilt:
-    players: dict = field(default_factory=dict)  # player id -> _Player
-    boards: dict = field(default_factory=dict)  # (preset, mode) -> {player id: rating}
+    players: dict[str, _Player] = field(default_factory=dict)  # player id -> _Player
+    # (preset, mode) -> {player id: rating}
+    boards: dict[tuple[str, str], dict[str, float]] = field(default_factory=dict)
     games: int = 0
 
 
-def ended_games(redis) -> list[tuple[float, str, int]]:
+def ended_games(redis: Client) -> list[tuple[float, str, int]]:
     """Every game in the rebuild's index, ``(ended, table_id, game)``, in the order they ended."""
     keys = SlotDirectory(redis).buckets(RATED_INDEX)
     replies = read_buckets(redis, keys, lambda pipe, key: pipe.zrange(key, 0, -1, withscores=True))
-    out = []
+    out: list[tuple[float, str, int]] = []
     for reply in replies:
         for member, score in reply:
             table_id, game = as_text(member).rsplit(":", 1)
@@ -481,16 +498,17 @@ def replay_game(rebuilt: Rebuilt, table_id: str, result: GameResult, ended: floa
     if not ratable(result):
         return
     field_ = f"{result.preset}:{result.mode}"
-    befores = {}
+    befores: dict[str, math_.Rating] = {}
     for p in result.placings:
-        player = rebuilt.players.setdefault(p.player, _Player())
-        befores[p.player] = player.ratings.get(field_) or math_.start(result.mode)
+        player = rebuilt.players.setdefault(_account(p), _Player())
+        befores[_account(p)] = player.ratings.get(field_) or math_.start(result.mode)
     afters = compute(result, befores)
     member = game_member(table_id, result.game)
     for p in result.placings:
-        player = rebuilt.players[p.player]
-        record = game_record(table_id, result, p, ended, befores[p.player], afters[p.player])
-        player.ratings[field_] = afters[p.player]
+        pid = _account(p)
+        player = rebuilt.players[pid]
+        record = game_record(table_id, result, p, ended, befores[pid], afters[pid])
+        player.ratings[field_] = afters[pid]
         player.name = p.name
         t = player.totals
         t["seq"] += 1
@@ -501,14 +519,14 @@ def replay_game(rebuilt: Rebuilt, table_id: str, result: GameResult, ended: floa
         t["escobas"] += p.escobas
         player.games.append((member, t["seq"], dumps(record)))
         board = rebuilt.boards.setdefault((result.preset, result.mode), {})
-        if math_.provisional(result.mode, afters[p.player]):
-            board.pop(p.player, None)
+        if math_.provisional(result.mode, afters[pid]):
+            board.pop(pid, None)
         else:
-            board[p.player] = afters[p.player].rating
+            board[pid] = afters[pid].rating
     rebuilt.games += 1
 
 
-def rebuild(redis, svc, *, write: bool = True, into=None) -> dict:
+def rebuild(redis: Client, svc: TableService, *, write: bool = True, into: Client | None = None) -> dict[str, int]:
     """``escoba ratings rebuild``: every player's ratings, totals and games again from the finished
     rated tables' logs, in the order the games ended; then written over what is stored (``into``:
     written to that store instead, e.g. a fresh one to compare)."""
@@ -517,7 +535,7 @@ def rebuild(redis, svc, *, write: bool = True, into=None) -> dict:
     left: dict[str, int] = {}
     for _, table_id, _ in entries:
         left[table_id] = left.get(table_id, 0) + 1
-    cache: dict[str, dict[int, tuple]] = {}
+    cache: dict[str, dict[int, tuple[GameResult, float]]] = {}
     for i, (ended, table_id, game) in enumerate(entries):
         if table_id not in cache:  # a table's log is read once, kept until its last game is done
             ahead = list(dict.fromkeys(t for _, t, _ in entries[i:i + READ_AHEAD] if t not in cache))
@@ -539,13 +557,13 @@ def rebuild(redis, svc, *, write: bool = True, into=None) -> dict:
 READ_AHEAD = 256  # games whose tables' logs a rebuild reads in one pipeline
 
 
-def read_games(redis, svc, table_ids: list[str]) -> dict[str, list[tuple[GameResult, float]]]:
+def read_games(redis: Client, svc: TableService, table_ids: list[str]) -> dict[str, list[tuple[GameResult, float]]]:
     """The finished games of each table, their logs read in two pipelines: the archives (most tables
     by a rebuild's time: a finished table is compacted a day after), then the streams of the rest."""
     from .compaction import FORMAT, archive_key
     from .store import events_key
 
-    out: dict[str, list] = {}
+    out: dict[str, list[tuple[GameResult, float]]] = {}
     with redis.pipeline(transaction=False) as pipe:
         for tid in table_ids:
             pipe.get(archive_key(tid))
@@ -585,16 +603,17 @@ return table.concat(out, '\\n')
 def _unzstd(blob: bytes) -> bytes:
     import zstandard
 
-    return zstandard.ZstdDecompressor().decompress(blob)
+    data: bytes = zstandard.ZstdDecompressor().decompress(blob)
+    return data
 
 
-def write_rebuilt(redis, rebuilt: Rebuilt, chunk: int = 500) -> None:
+def write_rebuilt(redis: Client, rebuilt: Rebuilt, chunk: int = 500) -> None:
     """Replace every rebuilt player's keys (one Lua step each) and every board."""
     items = list(rebuilt.players.items())
     for start in range(0, len(items), chunk):
         with redis.pipeline(transaction=False) as pipe:
             for pid, player in items[start:start + chunk]:
-                args: list = [len(player.ratings) + 1]
+                args: list[str | int | float] = [len(player.ratings) + 1]
                 for key, rating in player.ratings.items():
                     args += [key, dumps(rating.as_dict())]
                 args += ["name", player.name, len(player.games)]

@@ -21,23 +21,28 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from typing import Any, TypeAlias
 
 import orjson
 from marshmallow import Schema, ValidationError, fields, validate
 
 from engine.cards import is_card
-from engine.events import EVENT_TYPES, event_data, event_from, event_type
+from engine.events import EVENT_TYPES, Event, event_data, event_from, event_type
 
 ACTOR_SYSTEM = "system"
 ACTOR_OPERATOR = "operator"
 RECORD_KEYS = ("type", "v", "version", "at", "actor", "data")
+# a record as JSON decodes it: its ``data`` holds any JSON value (validated per type by its schema)
+Record: TypeAlias = dict[str, Any]
+# a record's JSON as the log stores it (bytes; str from a client that decodes replies), by its version
+Entry: TypeAlias = tuple[int, bytes | str]
 
 
 class LogError(Exception):
     """A record (or a log) that cannot be replayed; ``version`` says where."""
 
-    def __init__(self, version, message: str):
+    def __init__(self, version: object, message: str):
         super().__init__(f"log breaks at version {version}: {message}")
         self.version = version
         self.message = message
@@ -52,41 +57,42 @@ def seat_actor(seat: int) -> str:
 class StrictBool(fields.Boolean):
     """Only JSON true and false (marshmallow's Boolean would take "yes" and 1)."""
 
-    def _deserialize(self, value, attr, data, **kwargs):
+    def _deserialize(self, value: object, attr: str | None, data: Mapping[str, Any] | None,
+                     **kwargs: Any) -> bool:
         if not isinstance(value, bool):
             raise self.make_error("invalid", input=value)
         return value
 
 
-def _int(**kw):
+def _int(**kw: Any) -> fields.Integer:
     return fields.Integer(strict=True, **kw)
 
 
-def _card(**kw):
+def _card(**kw: Any) -> fields.String:
     return fields.String(validate=_is_card, **kw)
 
 
-def _is_card(value) -> None:
+def _is_card(value: object) -> None:
     if not is_card(value):
         raise ValidationError(f"{value!r} is not a card.")
 
 
-def _cards(**kw):
+def _cards(**kw: Any) -> fields.List[str]:
     return fields.List(_card(), **kw)
 
 
-def _seats(**kw):
+def _seats(**kw: Any) -> fields.List[int]:
     return fields.List(_int(validate=validate.Range(0, 3)), **kw)
 
 
-def _seat(**kw):
+def _seat(**kw: Any) -> fields.Integer:
     return _int(validate=validate.Range(0, 3), **kw)
 
 
 # The dataclass annotation of a field (a string: engine.events uses
 # ``from __future__ import annotations``) -> a marshmallow field factory.
 # A new annotation in engine/events.py fails loudly at import, here.
-_FIELD_FOR: dict[str, Callable[..., fields.Field]] = {
+_FIELD_FOR: dict[str, Callable[..., fields.Field[Any]]] = {
     "str": lambda **kw: fields.String(**kw),
     "int": _int,
     "bool": lambda **kw: StrictBool(**kw),
@@ -108,11 +114,11 @@ _SEAT_FIELDS = {"seat", "dealer", "first_dealer", "to_seat", "away"}
 _CARD_FIELDS = {"card"}
 
 
-def _field_for(f: dataclasses.Field) -> fields.Field:
+def _field_for(f: dataclasses.Field[Any]) -> fields.Field[Any]:
     annotation = str(f.type).replace(" ", "").replace(",", ", ")
     optional = annotation.endswith("|None")
     base = annotation.removesuffix("|None")
-    kw: dict = {}
+    kw: dict[str, Any] = {}
     if f.default is not dataclasses.MISSING:
         kw["load_default"] = f.default
     else:
@@ -151,11 +157,11 @@ SCHEMA_VERSIONS["PlayerSeated"] = 2
 
 # --- upcasting -------------------------------------------------------------
 
-Upcaster = Callable[[dict], dict]
+Upcaster = Callable[[dict[str, Any]], dict[str, Any]]
 UPCASTERS: dict[tuple[str, int], Upcaster] = {}
 
 
-def upcaster(type_name: str, from_version: int):
+def upcaster(type_name: str, from_version: int) -> Callable[[Upcaster], Upcaster]:
     """Register ``fn(data) -> data`` that lifts ``type_name`` data from ``from_version`` by one."""
 
     def register(fn: Upcaster) -> Upcaster:
@@ -169,24 +175,24 @@ def upcaster(type_name: str, from_version: int):
 
 
 @upcaster("CardPlayed", 0)
-def _card_played_v0(data: dict) -> dict:
+def _card_played_v0(data: dict[str, Any]) -> dict[str, Any]:
     """v0 CardPlayed had no ``fifteen_left`` (before selminha's TAKE THE 15): it was never set."""
     return {**data, "fifteen_left": False}
 
 
 @upcaster("TableOpened", 1)
-def _table_opened_v1(data: dict) -> dict:
+def _table_opened_v1(data: dict[str, Any]) -> dict[str, Any]:
     """v1 TableOpened came before accounts: its host was a guest."""
     return {**data, "host_account": False}
 
 
 @upcaster("PlayerSeated", 1)
-def _player_seated_v1(data: dict) -> dict:
+def _player_seated_v1(data: dict[str, Any]) -> dict[str, Any]:
     """v1 PlayerSeated came before accounts: the player was a guest."""
     return {**data, "account": False}
 
 
-def upcast(type_name: str, v: int, data: dict, *, version=None) -> dict:
+def upcast(type_name: str, v: int, data: dict[str, Any], *, version: object = None) -> dict[str, Any]:
     """``data`` written at schema ``v`` of ``type_name``, lifted to the current schema."""
     current = SCHEMA_VERSIONS[type_name]
     if v > current:
@@ -202,7 +208,7 @@ def upcast(type_name: str, v: int, data: dict, *, version=None) -> dict:
 
 # --- records ---------------------------------------------------------------
 
-def to_record(event, *, version: int, at: str, actor: str) -> dict:
+def to_record(event: Event, *, version: int, at: str, actor: str) -> Record:
     """The log record of ``event``, which made table version ``version``.
 
     The schema is not checked here, on the hot path: the engine builds events as
@@ -218,14 +224,14 @@ def to_record(event, *, version: int, at: str, actor: str) -> dict:
             "data": data}
 
 
-def check_record(record: dict) -> None:
+def check_record(record: Record) -> None:
     """Raise LogError unless the record's data fits its type's schema."""
     errors = SCHEMAS[record["type"]].validate(record["data"])
     if errors:
         raise LogError(record["version"], f"{record['type']} does not fit its schema: {errors}")
 
 
-def from_record(record) -> object:
+def from_record(record: object) -> Event:
     """The engine event a record holds (upcast and validated); LogError if it cannot be."""
     if not isinstance(record, dict):
         raise LogError(None, "a record must be a JSON object")
@@ -252,12 +258,12 @@ def from_record(record) -> object:
         raise LogError(version, f"bad {name} data: {exc}") from None
 
 
-def dumps(record: dict) -> str:
+def dumps(record: Record) -> str:
     """A record as compact UTF-8 JSON, as the log stores it (orjson: it is on every move's path)."""
     return orjson.dumps(record, option=orjson.OPT_NON_STR_KEYS).decode()
 
 
-def loads(text, *, version=None) -> dict:
+def loads(text: bytes | str, *, version: object = None) -> Record:
     """A record from JSON text; LogError when it is not JSON (orjson: six times the stdlib's speed)."""
     try:
         record = orjson.loads(text)
@@ -268,7 +274,7 @@ def loads(text, *, version=None) -> dict:
     return record
 
 
-def summary(record: dict, limit: int = 90) -> str:
+def summary(record: Record, limit: int = 90) -> str:
     """A one-line digest of a record's data (for ``escoba replay``)."""
     data = record.get("data") or {}
     parts = []
@@ -285,7 +291,7 @@ def summary(record: dict, limit: int = 90) -> str:
 
 
 __all__ = [
-    "ACTOR_OPERATOR", "ACTOR_SYSTEM", "LogError", "SCHEMAS", "SCHEMA_VERSIONS", "UPCASTERS",
+    "ACTOR_OPERATOR", "ACTOR_SYSTEM", "Entry", "Event", "LogError", "Record", "SCHEMAS", "SCHEMA_VERSIONS", "UPCASTERS",
     "dumps", "from_record", "loads", "seat_actor", "summary", "to_record", "upcast",
     "upcaster",
 ]

@@ -19,7 +19,7 @@ import os
 import sys
 import urllib.error
 import urllib.request
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 import engine
 from engine import events as ev
@@ -27,10 +27,10 @@ from engine.state import State, evolve
 
 from .config import Config
 from .export import read_file, read_text
-from .records import LogError, from_record, summary
+from .records import LogError, Record, from_record, summary
 
 
-def check_event(state: State, event) -> str | None:
+def check_event(state: State, event: ev.Event) -> str | None:
     """Why ``event`` cannot follow ``state`` (beyond what folding itself catches), or None."""
     if state.status == "new" and not isinstance(event, ev.TableOpened):
         return f"the log must begin with TableOpened, not {engine.event_type(event)}"
@@ -51,7 +51,8 @@ def check_event(state: State, event) -> str | None:
     return None
 
 
-def replay_records(records: Iterable[dict], *, until: int | None = None, on_step=None) -> State:
+def replay_records(records: Iterable[Record], *, until: int | None = None,
+                   on_step: Callable[[Record, State], object] | None = None) -> State:
     """Fold ``records`` one by one, checking each; LogError where the log breaks.
 
     ``on_step(record, state)`` is called after each event.
@@ -128,7 +129,7 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
-def _records_from_redis(table_id: str, url: str | None) -> list[dict]:
+def _records_from_redis(table_id: str, url: str | None) -> list[Record]:
     from . import compaction
     from .connection import tables_client
     from .records import loads
@@ -153,7 +154,7 @@ def _records_from_redis(table_id: str, url: str | None) -> list[dict]:
 SERVER_TIMEOUT = 30
 
 
-def _records_from_server(table_id: str, server: str, token: str | None) -> list[dict]:
+def _records_from_server(table_id: str, server: str, token: str | None) -> list[Record]:
     """The log from ``GET {server}/admin/tables/{id}/log`` (the admin token in the header)."""
     from urllib.parse import quote
 
@@ -208,7 +209,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"escoba replay: cannot read the log: {type(exc).__name__}: {exc}", file=sys.stderr)
         return 1
 
-    def step(record: dict, state: State) -> None:
+    def step(record: Record, state: State) -> None:
         print(f"v{record['version']:<5} {record['type']:<17} {record.get('actor', '?'):<8} "
               f"{summary(record)}", file=out)
         print(f"       {compact(state)}", file=out)

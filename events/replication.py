@@ -41,10 +41,13 @@ import logging
 import threading
 import time
 import weakref
+from typing import Any, NamedTuple
 
+import redis as redis_lib
 from redis import exceptions as redis_errors
+from redis.cluster import RedisCluster
 
-from .connection import is_cluster
+from .connection import Client, PausingCluster
 
 log = logging.getLogger("escoba.events")
 
@@ -83,7 +86,7 @@ class NotAcknowledged(redis_errors.ConnectionError):
 class Count:
     """A counter of this process's (``/metrics``)."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self._lock = threading.Lock()
         self.values: dict[str, int] = {}
 
@@ -104,14 +107,14 @@ UNREPLICATED = Count()
 LOST_LOGS = Count()
 
 
-def replica_acks(setting: int | None, tables) -> int:
+def replica_acks(setting: int | None, tables: Client) -> int:
     """How many replicas an append waits for: ``setting`` (ESCOBA_REPLICA_ACKS) when given, else
     the default above, from what the masters said the first time a client asked."""
     if setting is not None:
         if setting < 0:
             raise ValueError("ESCOBA_REPLICA_ACKS must be 0 or more")
         return setting
-    if not is_cluster(tables):
+    if not isinstance(tables, RedisCluster):
         return 0
     try:  # once per client (a worker builds a service per job)
         return _DEFAULTS[tables]
@@ -124,10 +127,10 @@ def replica_acks(setting: int | None, tables) -> int:
     return found
 
 
-_DEFAULTS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_DEFAULTS: weakref.WeakKeyDictionary[RedisCluster, int] = weakref.WeakKeyDictionary()
 
 
-def _every_master_has_a_replica(cluster) -> bool:
+def _every_master_has_a_replica(cluster: RedisCluster) -> bool:
     # each master's own count of its connected replicas (the cluster's gossip lags behind it)
     try:
         for node in cluster.get_primaries():
@@ -139,34 +142,34 @@ def _every_master_has_a_replica(cluster) -> bool:
         return False
 
 
-def node_client(tables, key: str):
+def node_client(tables: Client, key: str) -> redis_lib.Redis:
     """The client whose connections reach the master of ``key``'s slot (one Redis: ``tables``)."""
-    if not is_cluster(tables):
+    if not isinstance(tables, RedisCluster):
         return tables
     node = tables.get_node_from_key(key)
     return node.redis_connection or tables.get_redis_connection(node)
 
 
-class Waited(tuple):
+class Waited(NamedTuple):
     """What ``run_then_wait`` got: ``(reply, acknowledged replicas, the node's client, alone)``;
     ``alone``: the node listed fewer replicas online than asked for (none to wait for)."""
 
-    __slots__ = ()
-
-    def __new__(cls, reply, acked: int, client, alone: bool):
-        return super().__new__(cls, (reply, acked, client, alone))
+    reply: Any  # the command's, as redis-py's pipeline parsed it
+    acked: int
+    client: redis_lib.Redis
+    alone: bool
 
 
 # node (host:port) -> True while it was last seen with fewer replicas online than its writes ask
 _ALONE: dict[str, bool] = {}
 
 
-def _node_name(client) -> str:
+def _node_name(client: redis_lib.Redis) -> str:
     kwargs = client.connection_pool.connection_kwargs
     return f"{kwargs.get('host')}:{kwargs.get('port')}"
 
 
-def online_replicas(role) -> int:
+def online_replicas(role: object) -> int:
     """How many replicas a master's ``ROLE`` reply lists (only those online: a replica still in
     its first sync is not listed); 0 for a replica's own ROLE."""
     if not isinstance(role, (list, tuple)) or not role or role[0] not in (b"master", "master"):
@@ -174,7 +177,8 @@ def online_replicas(role) -> int:
     return len(role[2]) if len(role) > 2 and isinstance(role[2], (list, tuple)) else 0
 
 
-def run_then_wait(tables, key: str, command: tuple, replicas: int, timeout: float, *,
+def run_then_wait(tables: Client, key: str, command: tuple[str | bytes | int | float, ...], replicas: int,
+                  timeout: float, *,
                   script: str | None = None, mark: str | None = None) -> Waited:
     """``command`` then ``ROLE`` and ``WAIT replicas timeout`` on one connection to the master of
     ``key``'s slot (one round trip): a ``Waited``.
@@ -192,9 +196,9 @@ def run_then_wait(tables, key: str, command: tuple, replicas: int, timeout: floa
     for _ in range(REDIRECTS):
         client = node_client(tables, key)
         name = _node_name(client)
-        paused = getattr(tables, "paused", None)  # events.connection.PausingCluster
-        if paused is not None and paused(name):  # failed a moment ago: fail at once, ask for the map
-            tables.ask_for_map(name)
+        pausing = tables if isinstance(tables, PausingCluster) else None
+        if pausing is not None and pausing.paused(name):  # failed a moment ago: fail at once, ask for the map
+            pausing.ask_for_map(name)
             raise redis_errors.ConnectionError(f"{name} failed a moment ago")
         alone_before = _ALONE.get(name, False)
         wait_ms = ALONE_WAIT_MS if alone_before else max(1, int(timeout * 1000))
@@ -205,13 +209,13 @@ def run_then_wait(tables, key: str, command: tuple, replicas: int, timeout: floa
         try:
             reply, role, acked = pipe.execute(raise_on_error=False)
         except (redis_errors.ConnectionError, redis_errors.TimeoutError):
-            if paused is not None:
-                tables.pause(name)
-                tables.ask_for_map(name)  # the node may be gone: the next command asks the cluster anew
+            if pausing is not None:
+                pausing.pause(name)
+                pausing.ask_for_map(name)  # the node may be gone: the next command asks the cluster anew
             else:
                 _remap(tables)
             raise
-        if isinstance(reply, redis_errors.MovedError) and is_cluster(tables):
+        if isinstance(reply, redis_errors.MovedError) and isinstance(tables, RedisCluster):
             tables.nodes_manager.move_slot(reply)
             continue
         if isinstance(reply, redis_errors.NoScriptError) and script is not None:
@@ -240,7 +244,7 @@ def settle(table_id: str, version: int, waited: Waited, wanted: int, policy: str
     """Return when ``waited`` counts as acknowledged: ``wanted`` replicas hold the write, or the
     master has none online and ``policy`` is ACCEPT (counted and logged: held by its AOF alone);
     else raise ``NotAcknowledged`` (counted and logged)."""
-    acked, alone = waited[1], waited[3]
+    acked, alone = waited.acked, waited.alone
     if acked >= wanted:
         return
     if alone and policy == ACCEPT:
@@ -267,7 +271,7 @@ def unreplicated(table_id: str, version: int, acked: int, wanted: int) -> None:
 _HEALTH: dict[int, tuple[float, int]] = {}
 
 
-def unreplicated_masters(tables, wanted: int) -> int:
+def unreplicated_masters(tables: Client, wanted: int) -> int:
     """How many masters list fewer than ``wanted`` replicas online (ROLE on each, asked at most every
     ``HEALTH_FOR`` s per client): /healthz's "degraded". 0 when nothing is waited for."""
     if wanted <= 0:
@@ -277,18 +281,18 @@ def unreplicated_masters(tables, wanted: int) -> int:
     if known is not None and moment - known[0] < HEALTH_FOR:
         return known[1]
     clients = ([node.redis_connection or tables.get_redis_connection(node) for node in tables.get_primaries()]
-               if is_cluster(tables) else [tables])
+               if isinstance(tables, RedisCluster) else [tables])
     alone = 0
-    paused = getattr(tables, "paused", None)  # events.connection.PausingCluster
+    pausing = tables if isinstance(tables, PausingCluster) else None
     for client in clients:
         name = _node_name(client)
-        if paused is not None and paused(name):
+        if pausing is not None and pausing.paused(name):
             continue  # failed a moment ago: not waited for again (a /healthz within its own timeout)
         try:
             lonely = online_replicas(client.execute_command("ROLE")) < wanted
         except redis_errors.RedisError:
-            if paused is not None:
-                tables.pause(name)
+            if pausing is not None:
+                pausing.pause(name)
             continue  # a master away is the cluster's to report (a failover): not counted here
         _ALONE[name] = lonely
         alone += lonely
@@ -296,12 +300,12 @@ def unreplicated_masters(tables, wanted: int) -> int:
     return alone
 
 
-_remapped: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_remapped: weakref.WeakKeyDictionary[RedisCluster, float] = weakref.WeakKeyDictionary()
 REMAP_EVERY = 0.5  # s: a burst of failed writes to one dead node asks the cluster once, not each
 
 
-def _remap(tables) -> None:
-    if not is_cluster(tables):
+def _remap(tables: Client) -> None:
+    if not isinstance(tables, RedisCluster):
         return
     moment = time.monotonic()
     if moment - _remapped.get(tables, -1e9) < REMAP_EVERY:

@@ -8,11 +8,13 @@ the engine's, folded from the log; no rule is decided here or in the page.
 
 from __future__ import annotations
 
+from typing import Any
+
 import engine
 from engine import events as ev
 from engine.state import State, evolve
 
-from .records import from_record, summary
+from .records import Record, from_record, summary
 
 OVER = ("finished", "expired")
 
@@ -25,7 +27,7 @@ def _public_actor(actor: str, state: State) -> str:
     return actor
 
 
-def _shown(record: dict, event, operator: bool) -> dict:
+def _shown(record: Record, event: ev.Event, operator: bool) -> Record:
     """A record as the reviewer sees it: the operator's decks for later games stay hidden
     from players (they may be dealt in a rematch)."""
     data = record["data"] if operator else engine.redact(event, None)["data"] \
@@ -36,13 +38,13 @@ def _shown(record: dict, event, operator: bool) -> dict:
 class Review:
     """One table's log folded once: the steps, and the states at each version on demand."""
 
-    def __init__(self, records: list[dict], *, operator: bool):
+    def __init__(self, records: list[Record], *, operator: bool):
         self.records = records
         self.operator = operator
-        self.steps: list[dict] = []
+        self.steps: list[dict[str, Any]] = []
         self.last_over: int | None = None  # the last version at which a game was over
         state = State().copy()
-        self._actors = []
+        self._actors: list[str] = []
         for record in records:
             event = from_record(record)
             actor = _public_actor(record.get("actor", "?"), state)
@@ -68,7 +70,7 @@ class Review:
             evolve(state, from_record(record))
         return state
 
-    def step(self, version: int, *, deck: str | None = None) -> dict:
+    def step(self, version: int, *, deck: str | None = None) -> dict[str, Any]:
         """The record at ``version`` and the full view after it, labelled in ``deck``'s design
         (the reader's own, as for a table's view; None: the table's)."""
         record = self.records[version - 1]

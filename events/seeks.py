@@ -51,10 +51,11 @@ import json
 import secrets
 import zlib
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import orjson
 
+from .connection import Client
 from .text import as_text
 
 WAITING, MATCHED, PAIRED, CANCELLED, EXPIRED = "waiting", "matched", "paired", "cancelled", "expired"
@@ -71,7 +72,7 @@ COMMIT_GROUPS = 250  # tables a wave takes in one Lua step (a few ms of Redis ea
 
 # --- names -------------------------------------------------------------------------
 
-def settings_hash(settings: dict) -> str:
+def settings_hash(settings: dict[str, Any]) -> str:
     """Eight hex digits naming a pool's settings (the chosen overrides, canonical JSON)."""
     canonical = json.dumps(settings or {}, sort_keys=True, separators=(",", ":"))
     return hashlib.sha1(canonical.encode()).hexdigest()[:8]
@@ -82,7 +83,7 @@ class Pool:
     preset: str
     players: int
     rated: bool
-    settings: dict
+    settings: dict[str, Any]
     correspondence: bool = False
 
     @property
@@ -90,13 +91,13 @@ class Pool:
         base = f"{self.preset}:{self.players}:{int(self.rated)}:{settings_hash(self.settings)}"
         return base + (":c" if self.correspondence else "")
 
-    def meta(self) -> dict:
+    def meta(self) -> dict[str, str]:
         return {"preset": self.preset, "players": str(self.players), "rated": str(int(self.rated)),
                 "settings": json.dumps(self.settings, sort_keys=True),
                 "correspondence": str(int(self.correspondence))}
 
 
-def pool_from_meta(meta: dict) -> Pool:
+def pool_from_meta(meta: dict[bytes | str, bytes | str]) -> Pool:
     m = {as_text(k): as_text(v) for k, v in meta.items()}
     return Pool(m["preset"], int(m["players"]), m["rated"] == "1", json.loads(m["settings"]),
                 m.get("correspondence") == "1")
@@ -130,6 +131,14 @@ def pool_of(seek_id: str) -> str | None:
     if not parts[1].isdigit() or parts[2] not in ("0", "1") or len(parts[3]) != 8:
         return None
     return ":".join(parts[:-1])
+
+
+def _pool_named(seek_id: str) -> str:
+    """The pool of a seek id read before (a step on a seek the caller found): ValueError if it names none."""
+    name = pool_of(seek_id)
+    if name is None:
+        raise ValueError(f"{seek_id!r} names no pool")
+    return name
 
 
 def pool_bucket(pool_name: str) -> int:
@@ -312,7 +321,7 @@ class Waiting(NamedTuple):
     rating: float | None
     created: float
     bot_after: float | None
-    info: dict  # what POST /seeks wrote for the wave (player, name, the seat token's hash)
+    info: dict[str, Any]  # what POST /seeks wrote for the wave (player, name, the seat token's hash)
 
 
 class Pooled(NamedTuple):
@@ -330,7 +339,7 @@ class Live(NamedTuple):
     ``stale_before`` (among them), when the earliest of the others was heard."""
 
     ids: list[str]
-    rows: list[list]
+    rows: list[list[Any]]
     gone: set[str]
     earliest_seen: float | None
 
@@ -338,7 +347,7 @@ class Live(NamedTuple):
 INFO_FIELDS = ("created", "bot_after", "rating", "identity", "last")
 
 
-def info_record(seek_id: str, info: dict) -> bytes:
+def info_record(seek_id: str, info: dict[str, Any]) -> bytes:
     """A live seek's entry in its pool's ``info`` hash: the JSON array of ``INFO_FIELDS`` (an array
     parses in half an object's time, and a wave reads thousands); a guest's identity (its own seek
     id) is left null."""
@@ -347,7 +356,7 @@ def info_record(seek_id: str, info: dict) -> bytes:
                          None if identity == seek_id else identity, list(info.get("last") or ()) or None])
 
 
-def info_rows(info: dict) -> tuple[list[str], list[list]]:
+def info_rows(info: dict[Any, Any]) -> tuple[list[str], list[list[Any]]]:
     """The ids and rows (``INFO_FIELDS``) of an ``info`` hash as HGETALL gives it: every value parsed
     in one call (a JSON array of them all). A value written before 2026-12-06 is a JSON object
     (these names and more): its row is made of it, so a pool holding both reads whole."""
@@ -372,7 +381,7 @@ def info_rows(info: dict) -> tuple[list[str], list[list]]:
     return ids, rows
 
 
-def _making_spec(raw: str) -> tuple[list[str] | None, dict]:
+def _making_spec(raw: str) -> tuple[list[str] | None, dict[str, Any]]:
     """A ``making`` entry: (its seeks in seat order, the spec the wave gave); (None, the whole spec)
     for one written before 2026-12-06."""
     if raw.startswith("{"):
@@ -384,7 +393,7 @@ def _making_spec(raw: str) -> tuple[list[str] | None, dict]:
 class Seeks:
     """The steps, on the tables' store (a Redis or a cluster: every step is one pool's slot)."""
 
-    def __init__(self, redis):
+    def __init__(self, redis: Client):
         self.redis = redis
         self._add = redis.register_script(_ADD)
         self._end = redis.register_script(_END)
@@ -395,8 +404,8 @@ class Seeks:
         self._mark = redis.register_script(_MARK)
 
     # --- a seek ---------------------------------------------------------------------
-    def add(self, pool: Pool, seek_id: str, fields: dict, now: float, *, live: bool,
-            info: dict | None = None) -> tuple[int, bool]:
+    def add(self, pool: Pool, seek_id: str, fields: dict[str, object], now: float, *, live: bool,
+            info: dict[str, Any] | None = None) -> tuple[int, bool]:
         """Write a seek (and, live, put it in its pool); (live seeks waiting, a wave wanted at once)."""
         name = pool.name
         ttl = CORRESPONDENCE_TTL + 86400 if pool.correspondence else LIVE_TTL
@@ -409,7 +418,7 @@ class Seeks:
                   info_record(seek_id, info or {"created": now}), TRIGGER_MS, *meta, *flat])
         return int(n), bool(int(at_once))
 
-    def read(self, seek_id: str) -> dict | None:
+    def read(self, seek_id: str) -> dict[str, str] | None:
         """The seek's hash (text), or None."""
         name = pool_of(seek_id)
         if name is None:
@@ -419,18 +428,18 @@ class Seeks:
 
     def heard(self, seek_id: str, now: float) -> None:
         """Its holder is there (a poll, a socket): heard at ``now`` (only while it waits in its pool)."""
-        name = pool_of(seek_id)
+        name = _pool_named(seek_id)
         self.redis.zadd(key(name, "seen"), {seek_id: now}, xx=True, gt=True)
 
     def end(self, seek_id: str, status: str = CANCELLED) -> str | None:
         """Cancel (or expire) a waiting seek; the status it had (None: no such seek)."""
-        name = pool_of(seek_id)
+        name = _pool_named(seek_id)
         old = self._end(keys=[seek_key(name, seek_id), key(name, "seen"), key(name, "info")],
                         args=[seek_id, status])
         return None if old is None else as_text(old)
 
-    def set_fields(self, seek_id: str, fields: dict) -> None:
-        name = pool_of(seek_id)
+    def set_fields(self, seek_id: str, fields: dict[str, object]) -> None:
+        name = _pool_named(seek_id)
         self.redis.hset(seek_key(name, seek_id), mapping={k: _arg(v) for k, v in fields.items()})
 
     # --- a pool's due entry (the workers' ticker reads it) -------------------------------
@@ -471,7 +480,7 @@ class Seeks:
         heard.sort(key=lambda w: w.created)
         return Pooled(heard, sorted(live.gone), live.earliest_seen)
 
-    def commit(self, pool_name: str, now: float, expire: list[str], groups: list) -> tuple[int, list[str]]:
+    def commit(self, pool_name: str, now: float, expire: list[str], groups: list[Any]) -> tuple[int, list[str]]:
         """The wave's one step: expire ``expire`` (if still unheard), take each group ``(table id, spec,
         [seek ids in seat order], [identities])`` whose seeks all still wait (the identities, optional: the
         accounts at the table, each then noted as having played the others last). (expired, the table
@@ -504,12 +513,12 @@ class Seeks:
             made += [group[0] for group, flag in zip(chunk, flags, strict=True) if flag == "1"]
         return expired, made
 
-    def making(self, pool_name: str) -> dict[str, dict]:
+    def making(self, pool_name: str) -> dict[str, dict[str, Any]]:
         """The tables chosen and not yet made: table id -> the spec the wave gave (``at``: when)."""
         found = self.redis.hgetall(key(pool_name, "making"))
         return {as_text(k): _making_spec(as_text(v))[1] for k, v in found.items()}
 
-    def spec(self, pool_name: str, table_id: str) -> dict | None:
+    def spec(self, pool_name: str, table_id: str) -> dict[str, Any] | None:
         """The whole spec of a table chosen and not yet made (``workers.pairing.open_table`` makes it):
         its preset and settings, rated or not, and its seats in order, each a seek's (its player,
         name, the hash of its seat token, account or not: read from the seek's hash) or a bot's."""
@@ -526,7 +535,7 @@ class Seeks:
                 pipe.hmget(seek_key(pool_name, seek_id), fields)
             meta, *found = pipe.execute()
         pool = pool_from_meta(meta)
-        seats: list[dict] = []
+        seats: list[dict[str, Any]] = []
         for seek_id, values in zip(members, found, strict=True):
             player, name, grant, account = (as_text(v) for v in values)
             seats.append({"seek": seek_id, "player": player, "name": name, "grant": grant,
@@ -553,13 +562,13 @@ class Seeks:
 
     # --- correspondence ------------------------------------------------------------------
     def take_seat(self, seek_id: str, seats: int) -> int:
-        name = pool_of(seek_id)
+        name = _pool_named(seek_id)
         return int(self._take_seat(keys=[seek_key(name, seek_id)], args=[seats]))
 
     def give_back_seat(self, seek_id: str) -> None:
-        self.redis.hincrby(seek_key(pool_of(seek_id), seek_id), "accepted", -1)
+        self.redis.hincrby(seek_key(_pool_named(seek_id), seek_id), "accepted", -1)
 
-    def list_in_lobby(self, seek_id: str, row: dict, created: float) -> None:
+    def list_in_lobby(self, seek_id: str, row: dict[str, Any], created: float) -> None:
         b = lobby_bucket(seek_id)
         with self.redis.pipeline(transaction=False) as pipe:
             pipe.zadd(lobby_open_key(b), {seek_id: created})
@@ -573,7 +582,7 @@ class Seeks:
             pipe.hdel(lobby_rows_key(b), seek_id)
             pipe.execute()
 
-    def lobby(self, now: float, limit: int = 100) -> list[dict]:
+    def lobby(self, now: float, limit: int = 100) -> list[dict[str, Any]]:
         """The open correspondence seeks, newest first: the newest ``limit`` of each bucket (two
         reads a bucket, pipelined), those older than 7 days dropped on the way."""
         oldest = now - CORRESPONDENCE_TTL
@@ -588,7 +597,7 @@ class Seeks:
                 found.append((float(score), b, as_text(member)))
         found.sort(reverse=True)
         found = found[:limit]
-        rows: list[dict] = []
+        rows: list[dict[str, Any]] = []
         by_bucket: dict[int, list[str]] = {}
         for _, b, seek_id in found:
             by_bucket.setdefault(b, []).append(seek_id)
@@ -615,7 +624,7 @@ return 1
 """
 
 
-def _arg(value) -> str:
+def _arg(value: object) -> str:
     if value is None:
         return ""
     if isinstance(value, bool):
@@ -633,7 +642,7 @@ __all__ = [
 ]
 
 
-def live_tables(redis, slots: list[int], limit: int, start: int = 0, buckets_max: int = 64) -> list[str]:
+def live_tables(redis: Client, slots: list[int], limit: int, start: int = 0, buckets_max: int = 64) -> list[str]:
     """Up to ``limit`` tables playing now (or between rounds), for the lobby: read from the tables'
     status buckets (events/buckets.py), one page of each bucket from the ``start``-th listed slot on,
     at most ``buckets_max`` buckets: bounded, whatever the number of tables."""
@@ -658,7 +667,7 @@ def live_tables(redis, slots: list[int], limit: int, start: int = 0, buckets_max
     return found
 
 
-def player_rating(redis, player_id: str | None, preset: str, players: int) -> float | None:
+def player_rating(redis: Client, player_id: str | None, preset: str, players: int) -> float | None:
     """A player's rating for a pool (its preset, and the mode its player count makes): the one place
     quick pairing reads it, from the ratings' projection (events/ratings.py). None for a guest and
     for an account not yet rated there (a wave counts it as 1500: workers/matching.py)."""

@@ -21,7 +21,7 @@ import random
 import secrets
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
@@ -31,16 +31,18 @@ from engine.commands import WITH_CHANCE, Command, NextRound, Open
 from engine.state import State
 
 from . import compaction, decoding, replication, snapshots, stages
-from .hooks import ChangeHook, NotesUnacknowledged, ReadsBack
+from .connection import Client
+from .hooks import ChangeHook, NotesUnacknowledged, ReadsBack, StepParts, WritesRow
 from .locks import short_lock
-from .records import LogError, dumps, from_record, loads, to_record
+from .records import Entry, LogError, Record, dumps, from_record, loads, to_record
 from .seconds import PerSecond
 from .store import (
     IDEMPOTENCY_TTL,
     AlreadyApplied,
+    Append,
     Appended,
-    Count,
     EventStore,
+    Idempotency,
     VersionConflict,
     idempotency_key,
 )
@@ -60,7 +62,7 @@ HOST_ACTOR = "seat:0"
 class Outcome:
     version: int
     state: State
-    records: list
+    records: list[Record]
     repeated: bool = False
     appended: Appended | None = None  # what the append read back for the hook
 
@@ -79,7 +81,7 @@ def iso_utc(ts: float) -> str:
     return f"{_utc_second(whole)}.{us // 1000:03d}Z"
 
 
-def fold_records(state: State, records: list[dict]) -> State:
+def fold_records(state: State, records: list[Record]) -> State:
     """``state`` with ``records`` folded in, checking the versions run on without a gap.
 
     Raises LogError naming the version where the log cannot be folded.
@@ -106,7 +108,7 @@ def fold_records(state: State, records: list[dict]) -> State:
         raise
 
 
-def fold_entries(state: State, entries: list[tuple[int, bytes]]) -> State:
+def fold_entries(state: State, entries: Sequence[Entry]) -> State:
     """``state`` with stored records (``[(version, JSON)]``, EventStore.read_raw) folded in:
     the fast decoder (events.decoding), the versions checked to run on without a gap."""
     events = []
@@ -145,7 +147,7 @@ def new_table_ids(n: int) -> list[str]:
 
 
 class TableService:
-    def __init__(self, redis, *, clock: Callable[[], float] = time.time,
+    def __init__(self, redis: Client, *, clock: Callable[[], float] = time.time,
                  rng: random.Random | None = None,
                  on_change: ChangeHook | ReadsBack | None = None,
                  snapshot_every: int = snapshots.SNAPSHOT_EVERY,
@@ -163,7 +165,7 @@ class TableService:
         self.rng = rng if rng is not None else random.SystemRandom()
         # on_change(table_id, state, records) runs after every append. A hook that also has
         # read_back(table_id) -> (keys, stamp) gets those hashes of the table, read in the
-        # append's own Lua step (store.append_reading), as a fourth argument: no round trip.
+        # append's own Lua step (Append.read_back), as a fourth argument: no round trip.
         self.on_change = on_change
         self.snapshot_every = snapshot_every
         self.idempotency_ttl = idempotency_ttl
@@ -191,6 +193,7 @@ class TableService:
         self._on_change = hook
         self._reads_back = hook if isinstance(hook, ReadsBack) else None
         self._notes_unacknowledged = hook if isinstance(hook, NotesUnacknowledged) else None
+        self._writes_row = hook if isinstance(hook, WritesRow) else None
 
     # --- reading -----------------------------------------------------------
     def load(self, table_id: str, until: int | None = None, *, acknowledged: bool = True) -> State:
@@ -240,7 +243,7 @@ class TableService:
             self._remember(table_id, state)
         return state
 
-    def _tail(self, table_id: str, base: State, until: int | None, acknowledged: bool = True) -> list | None:
+    def _tail(self, table_id: str, base: State, until: int | None, acknowledged: bool = True) -> list[Entry] | None:
         """The stored records after ``base`` (up to ``until``); None when the log no longer holds
         ``base``'s own version. A copy read before (this process's, or a snapshot) is checked
         against the store on every load: the record at its version comes back with the tail, so
@@ -253,7 +256,7 @@ class TableService:
             return None
         return entries[1:]
 
-    def _read(self, table_id: str, after: int, until: int | None, acknowledged: bool) -> list:
+    def _read(self, table_id: str, after: int, until: int | None, acknowledged: bool) -> list[Entry]:
         if acknowledged and self.store.replica_acks:  # (one Redis without acks: the plain read, as ever)
             return self.store.read_raw(table_id, after=after, until=until, acknowledged=True)
         return self.store.read_raw(table_id, after=after, until=until)
@@ -278,7 +281,7 @@ class TableService:
         return State()
 
     def load_noticed(self, table_id: str, version: int, after: int | None = None,
-                     encoded: list | None = None) -> State:
+                     encoded: list[str] | list[bytes] | None = None) -> State:
         """The state at ``version`` or later, for a change notice (events/store.change_notice):
         this process's copy when it is that new; the notice's records folded into the copy when
         it is at ``after`` (no read of the log); a load otherwise."""
@@ -297,12 +300,12 @@ class TableService:
             return state
         return self.load(table_id)
 
-    def records(self, table_id: str, after: int = 0) -> list[dict]:
+    def records(self, table_id: str, after: int = 0) -> list[Record]:
         """Every record after ``after`` (the admin log, ``escoba replay``), compacted or not."""
         return [loads(raw, version=v) for v, raw in self.entries(table_id, after)]
 
     def entries(self, table_id: str, after: int = 0, until: int | None = None,
-                limit: int | None = None) -> list[tuple[int, bytes]]:
+                limit: int | None = None) -> list[Entry]:
         """``[(version, record JSON)]`` after ``after`` up to ``until``, at most ``limit``; from the
         stream, or from the archive of a compacted table. An empty or short answer where
         ``until`` says there must be more (or none at all from the start) looks at the archive."""
@@ -326,7 +329,7 @@ class TableService:
                 return True
         return compaction.is_compacted(self.redis, table_id)
 
-    def archive(self, table_id: str):
+    def archive(self, table_id: str) -> compaction.Archive | None:
         """A compacted table's archive (a few kept in this process: it never changes), or None."""
         with self._lock:
             archive = self._archives.get(table_id)
@@ -395,19 +398,16 @@ class TableService:
     def execute(self, table_id: str, command: Command | Mapping[str, object], *, actor: str,
                 expected_version: int | None = None,
                 idempotency_key: str | None = None,
-                grant: tuple[str, str] | None = None, local: str | None = None,
-                count: Count | None = None, posted: Callable[[State], None] | None = None) -> Outcome:
+                grant: tuple[str, str] | None = None, parts: StepParts | None = None,
+                posted: Callable[[State], None] | None = None) -> Outcome:
         """Decide ``command`` at the table and append its events; the outcome.
 
         ``grant`` = ``(token_hash, player)``: a seat token issued in the append's own
-        step (taking a seat), so a seat is never taken without its token. ``local``: the
-        caller's listener id when it posts the change to its own sockets itself (the append
-        then publishes no notice if no other process listens: ``EventStore.append_reading``).
+        step (taking a seat), so a seat is never taken without its token. ``parts``: the
+        caller's own parts of each attempt's append (events/hooks.py ``StepParts``: the API's
+        listener id and rate count), put in its ``Append`` unread; the step's ``CountOver`` reaches
+        the caller as raised.
         Raises engine.RuleError: the rules' refusals, ``not_found``, ``version_conflict``.
-
-        ``count``: the request's rate counter (events.store.Count), counted in the first append's
-        own step (OverLimit: over the limit, and no repeat); a request that never reaches an append
-        leaves it uncounted (``count.counted``) for the caller to count.
 
         ``posted(state)``: called with the new state once it is appended, before the snapshot (when one
         is due) and the change hook, so the caller's sockets see the move without waiting for their
@@ -426,12 +426,14 @@ class TableService:
             # First try this process's latest state without reading the log: the append
             # is checked against the stream's version, so a stale guess can only conflict.
             # A guess never answers for the rules: any refusal is confirmed on a fresh load.
-            state = self._cached(table_id) if attempt == 0 else None
-            fresh = state is None
-            if fresh:
+            cached = self._cached(table_id) if attempt == 0 else None
+            fresh = cached is None
+            if cached is None:
                 state = self.load(table_id, acknowledged=False)  # appended after the log's last entry
                 if table_id in self._archives:  # this load read the archive: no round trip
                     raise _closed(state)
+            else:
+                state = cached
             current = state.version
             if expected_version is not None and expected_version != state.version:
                 if not fresh:
@@ -449,8 +451,7 @@ class TableService:
                     {"current": state.version},
                 )
             try:
-                outcome = self._apply(table_id, state, command, actor, idempotency_key, grant=grant, local=local,
-                                      count=count)
+                outcome = self._apply(table_id, state, command, actor, idempotency_key, grant=grant, parts=parts)
             except replication.NotAcknowledged:
                 self._unacknowledged(table_id)
                 raise
@@ -471,8 +472,8 @@ class TableService:
                 current = exc.current
                 continue
             except AlreadyApplied as exc:
-                if self.store.replica_acks:  # another request's append, maybe not acknowledged yet
-                    self.store.confirm(table_id, actor, idempotency_key)
+                if self.store.replica_acks and idempotency_key is not None:  # another request's append,
+                    self.store.confirm(table_id, actor, idempotency_key)  # maybe not acknowledged yet
                 return self._repeat(table_id, exc.version)
             if outcome.records:
                 if posted is not None:
@@ -517,8 +518,7 @@ class TableService:
 
     def _apply(self, table_id: str, state: State, command: Command, actor: str,
                idem: str | None, *, created_at: float | None = None,
-               grant: tuple[str, str] | None = None, local: str | None = None,
-               count: Count | None = None) -> Outcome:
+               grant: tuple[str, str] | None = None, parts: StepParts | None = None) -> Outcome:
         events, new_state = engine.decide_and_fold(state, self.with_chance(command))
         if not events:
             return Outcome(state.version, state, [], False)
@@ -530,24 +530,25 @@ class TableService:
         new_version = state.version + len(records)
         idempotency = None
         if idem is not None:
-            idempotency = (
+            idempotency = Idempotency(
                 idempotency_key(table_id, actor, idem),
                 f'{{"version": {new_version:d}}}',  # json.dumps({"version": ...})'s very text
                 self.idempotency_ttl,
             )
         read_back, stamp = self._hook_reads(table_id)
-        row_of = getattr(self.on_change, "row", None)  # the table's row, set in the append's step
-        row = row_of(table_id, state, new_state, records) if row_of is not None else None
+        writes_row = self._writes_row  # the table's row, set in the append's step
+        row = writes_row.row(table_id, state, new_state, records) if writes_row is not None else None
         status = new_state.status if any(r["type"] in STATUS_CHANGES for r in records) else None
         encoded = [dumps(r) for r in records]
+        append = Append(table_id, state.version, records, encoded, idempotency,
+                        read_back=read_back, stamp=stamp, created_at=created_at, status=status, grant=grant,
+                        row=row, quiet_for=parts.quiet_for if parts is not None else None,
+                        count=parts.count() if parts is not None else None)
         self._in_flight[table_id] = (state.version, encoded, new_state)
         if stages.ON:
             stages.mark("decided")
         try:
-            appended = self.store.append_reading(table_id, state.version, records, idempotency=idempotency,
-                                                 read_back=read_back, stamp=stamp, created_at=created_at,
-                                                 status=status, grant=grant, encoded=encoded, local=local,
-                                                 count=count, row=row)
+            appended = self.store.append(append)
         finally:
             if self._in_flight.get(table_id, (None, None))[1] is encoded:
                 del self._in_flight[table_id]

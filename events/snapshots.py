@@ -15,6 +15,7 @@ the folded one exactly: lists are JSON arrays, and every JSON object is a tag:
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 import orjson
 
@@ -22,7 +23,8 @@ import engine
 from engine.rules import Settings
 from engine.state import Seat, State
 
-from .store import snapshot_key, table_key
+from .connection import Client
+from .store import EventStore, snapshot_key, table_key
 
 SNAPSHOT_EVERY = 50
 # Checkpoints for reading the past (the event feed and socket catch-up after version N):
@@ -47,7 +49,7 @@ _PLAIN = frozenset({type(None), bool, int, float, str})
 _FIELDS = {name: tuple(f.name for f in dataclasses.fields(cls)) for name, cls in _DATACLASSES.items()}
 
 
-def _enc(v):
+def _enc(v: Any) -> Any:  # a state's value -> JSON data (Any: told apart by type() on the hot path)
     # the hot path of a snapshot: lists of card codes, so plain values are tested first
     kind = type(v)
     if kind in _PLAIN:
@@ -64,7 +66,7 @@ def _enc(v):
     raise SnapshotError(f"cannot encode {kind.__name__} in a snapshot")
 
 
-def _dec(v):
+def _dec(v: Any) -> Any:  # JSON data, as orjson gives it -> a state's value
     # every load of a table starts here: plain values (card codes, mostly) are tested first, by type
     kind = type(v)
     if kind in _PLAIN:
@@ -81,12 +83,12 @@ def _dec(v):
     raise SnapshotError(f"unreadable value in a snapshot: {v!r:.80}")
 
 
-def state_to_json(state: State) -> dict:
+def state_to_json(state: State) -> dict[str, Any]:
     """``state`` as JSON-ready data."""
     return {name: _enc(getattr(state, name)) for name in _STATE_FIELDS}
 
 
-def state_from_json(data: dict) -> State:
+def state_from_json(data: dict[str, Any]) -> State:
     """A state from ``state_to_json``'s data; SnapshotError when it does not fit ``State``."""
     if not isinstance(data, dict) or set(data) != set(_STATE_FIELDS):
         raise SnapshotError("the snapshot's fields are not the state's")
@@ -103,7 +105,7 @@ def dumps_snapshot(state: State) -> bytes:
         {"engine": engine.ENGINE_VERSION, "version": state.version, "state": state_to_json(state)})
 
 
-def loads_snapshot(raw) -> State | None:
+def loads_snapshot(raw: bytes | str | None) -> State | None:
     """The state a stored snapshot holds, or None when it is stale or unreadable."""
     if raw is None:
         return None
@@ -123,7 +125,7 @@ def checkpoints_key(table_id: str) -> str:
     return table_key(table_id, "checkpoints")
 
 
-def load_snapshot(redis, table_id: str) -> State | None:
+def load_snapshot(redis: Client, table_id: str) -> State | None:
     return loads_snapshot(redis.get(snapshot_key(table_id)))
 
 
@@ -137,7 +139,7 @@ return 1
 """
 
 
-def save_snapshot(store, table_id: str, state: State, every: int = SNAPSHOT_EVERY) -> None:
+def save_snapshot(store: EventStore, table_id: str, state: State, every: int = SNAPSHOT_EVERY) -> None:
     """The newest snapshot; also the checkpoint of the stretch of ``every`` versions it falls in,
     and the checkpoint that falls out of the recent ones goes unless it is a sparse one (one
     step of ``store``'s, an EventStore: on its direct connection where it has one, as the append;
@@ -156,7 +158,7 @@ def save_snapshot(store, table_id: str, state: State, every: int = SNAPSHOT_EVER
                       str(old) if old > 0 and old % (every * SPARSE_EVERY) else ""])
 
 
-def load_checkpoint(redis, table_id: str, at_most: int, every: int = SNAPSHOT_EVERY) -> State | None:
+def load_checkpoint(redis: Client, table_id: str, at_most: int, every: int = SNAPSHOT_EVERY) -> State | None:
     """The state of the newest checkpoint at or before version ``at_most``, or None.
 
     First the checkpoint of ``at_most``'s stretch (one round trip; its state may be a few
@@ -183,7 +185,7 @@ def load_checkpoint(redis, table_id: str, at_most: int, every: int = SNAPSHOT_EV
     return None
 
 
-def delete_snapshot(redis, table_id: str) -> None:
+def delete_snapshot(redis: Client, table_id: str) -> None:
     redis.delete(snapshot_key(table_id), checkpoints_key(table_id))
 
 

@@ -27,7 +27,7 @@ LAG_EVERY = 0.005  # seconds the lag watcher sleeps: it notes how much later tha
 FLUSH_EVERY = 0.5  # seconds between two writes, each one line of every row since (orjson: the write is short)
 
 _local = threading.local()  # a greenlet's own under gevent's monkey-patching
-_out: deque = deque()  # JSON-ready rows, until the flusher writes them
+_out: deque[list[object]] = deque()  # JSON-ready rows, until the flusher writes them
 _gc_started: list[float] = []
 
 
@@ -63,7 +63,7 @@ def mailed(at: float) -> float:
     return 0.0
 
 
-def _on_gc(phase: str, info: dict) -> None:
+def _on_gc(phase: str, info: dict[str, int]) -> None:
     # the pass's wall time, and the process's CPU time over it: on a busy machine the first also
     # holds the time the process waited for a core, which the second leaves out
     if phase == "start":

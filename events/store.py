@@ -13,18 +13,18 @@ bucket whose tag hashes to the same slot, see ``events/buckets.py``):
 - ``table:{ID}:confirmed``  the version a job last confirmed its replicas hold (``confirm_log``; a minute's TTL)
 - ``table:{ID}:acked``  with replica acks: the last version acknowledged (its replicas held it, or
   ESCOBA_UNREPLICATED=accept took it on the master alone); views read the log only up to it
-- ``table:{ID}:limit:moves:<token hash>``  a seat token's moves in the current window (``Count``; the
-  window's TTL), counted in the append's step (api/http/limits.py ``MoveLimit``)
+- ``table:{ID}:limit:...``  a caller's rate counter (``Append.count``: the API's per-token move limit,
+  api/http/limits.py), counted in the append's step
 - ``escoba:tables:{T}``   the index bucket of the table's slot: sorted set of table ids (score: creation time)
 - ``escoba:status:{T}``   the status bucket: table id -> status; ``escoba:counts:{T}``: status -> tables
 - ``escoba:slots``        the slots whose buckets hold anything (events/buckets.py; not in the step)
 
-``append`` is a single Lua script: it checks the table's current version
-against the expected one, refuses a request whose idempotency key is already
-used, XADDs every record, sets the idempotency key, grants a seat token, keeps
-the index and status buckets and publishes the change notice, all in one step.
+``append`` takes one ``Append`` (a frozen value naming every part of the step) and runs a single
+Lua script: it checks the table's current version against the expected one, refuses a request
+whose idempotency key is already used, XADDs every record, sets the idempotency key, grants a seat
+token, keeps the index and status buckets and publishes the change notice, all in one step.
 The notice is left out when the appender says it is the table's only listener
-(``local``): it posts the change to its own sockets itself, and no other process
+(``Append.quiet_for``): it posts the change to its own sockets itself, and no other process
 listens. A listener adds itself before it reads the log on each subscription (the
 resync, api/sockets/fanout.py), so whatever it was not sent it reads there.
 Either the whole batch is in the log, with everything that goes with it, or none
@@ -52,16 +52,20 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple, TypeAlias
 
 import orjson
+import redis as redis_lib
+from redis.commands.core import Script
 from redis.exceptions import NoScriptError
 
 from . import replication
 from .buckets import SlotDirectory, bucket_key, read_buckets
-from .connection import is_cluster
-from .direct import Direct, WrongReply
-from .records import dumps, loads
+from .connection import Client, is_cluster
+from .direct import Direct, Reply, WrongReply
+from .records import Entry, Record, dumps, loads
 from .text import as_text
 
 # index kinds (events/buckets.py): tables by creation time, status by table, tables by status
@@ -73,6 +77,8 @@ READ_CHUNK = 1000
 NOTICE_RECORDS_MAX = 16 * 1024  # characters of records a change notice carries (a deal is ~1 KB)
 
 log = logging.getLogger("escoba.events")
+
+Arg: TypeAlias = str | int | float  # a script's ARGV item as sent
 
 
 def table_key(table_id: str, name: str) -> str:
@@ -129,29 +135,12 @@ class VersionConflict(Exception):
         self.current = current
 
 
-class OverLimit(Exception):
-    """The request's rate counter (``Count``) went over its limit: nothing was appended."""
+class CountOver(Exception):
+    """The step's count (``Append.count``) went over its limit: nothing else was written."""
 
     def __init__(self, retry_after: int):
-        super().__init__(f"over the limit for {retry_after} s more")
+        super().__init__(f"over the count's limit for {retry_after} s more")
         self.retry_after = retry_after
-
-
-@dataclass
-class Count:
-    """A fixed-window rate counter a request is counted on once (``counted``): in the append's own
-    step when the request reaches it, else by ``EventStore.count``. ``key`` is the table's own
-    (``limit_key``), so both land in the table's cluster slot."""
-
-    key: str
-    limit: int
-    window: int  # seconds, from the window's first request
-    counted: bool = False
-
-
-def limit_key(table_id: str, name: str) -> str:
-    """A rate counter of the table's (``name``: what it counts, and whose)."""
-    return table_key(table_id, "limit:" + name)
 
 
 class AlreadyApplied(Exception):
@@ -162,24 +151,68 @@ class AlreadyApplied(Exception):
         self.version = version
 
 
-# KEYS: [1] the stream, [2] the idempotency key (the stream again when ARGV[8] is not '1'),
-#       [3] the index bucket, [4] the status bucket, [5] the status counts bucket,
-#       [6] the tokens hash, [7] the listeners set, [8] the request's rate counter (the stream again
-#       when ARGV[16] is ''), [9] the table's row hash (events/my_tables.py; the stream again when
-#       no row is written), [10] the acknowledged mark (``acked_key``; the stream again when no
-#       replica acks are waited for), [11..] the hashes to read back
-# ARGV: [1] expected version, [2] number of records, [3] channel ('' = no notice),
-#       [4] notice message, [5] idempotency value, [6] its ttl (seconds),
-#       [7] '1' = stamp the new version in the first hash to read back, [8] see KEYS[2],
-#       [9] 'SPUBLISH' (a cluster: sharded pub/sub) or 'PUBLISH', [10] index score ('' = not a create),
-#       [11] table id, [12] the table's status after the batch ('' = unchanged),
-#       [13] token hash to grant ('' = none), [14] its player, [15] the appender's listener id
-#       ('' = none: the notice is published whoever listens), [16] the counter's limit ('' = not
-#       counted), [17] its window (seconds), [18] the new version (expected + number of records), [19..] records
+class Idempotency(NamedTuple):
+    """A request's idempotency key (``idempotency_key``), set in the append's step with ``SET NX``:
+    a second request with it appends nothing and is answered ``AlreadyApplied``. (An ``Append``'s
+    parts are NamedTuples, as its ``grant`` and ``row`` are tuples: every move builds them, and a
+    frozen dataclass costs several times a tuple to build.)"""
+
+    key: str
+    value: str  # ``{"version": N}``, the version the append makes
+    ttl: int = IDEMPOTENCY_TTL  # seconds
+
+
+class RateCount(NamedTuple):
+    """A fixed-window counter of the table's own (``table_key``) that the step increments before
+    anything else, whatever follows: over ``limit`` within ``window`` seconds of its first count, the
+    step writes nothing more and the append raises ``CountOver`` (a repeat still gets its first
+    answer). The store knows no limit of its own: the API builds these (api/http/limits.py)."""
+
+    key: str
+    limit: int
+    window: int
+
+
+@dataclass(frozen=True, slots=True)
+class Append:
+    """Everything one append's Lua step takes, by name: ``EventStore.append`` builds the step's KEYS
+    and ARGV from it and from nothing else (its store's ``publish`` and replica acks aside).
+
+    Every key it names must be the table's own (one cluster slot): ``append`` refuses any other.
+    """
+
+    table_id: str
+    expected_version: int  # the log's length the append is made at: VersionConflict otherwise
+    records: Sequence[Record]  # versions expected_version + 1, + 2, ...
+    encoded: Sequence[str] | None = None  # the records as ``records.dumps`` writes them (None: dumped here)
+    idempotency: Idempotency | None = None
+    notice: bool = True  # publish the change notice (``change_notice``)
+    quiet_for: str | None = None  # a listener id (``listen``): no notice when it is the only listener
+    read_back: tuple[str, ...] = ()  # hashes of the table's, read after the writes and returned
+    stamp: bool = False  # first set read_back[0]'s field ``version`` to the new version (never lowered)
+    created_at: float | None = None  # the table's creation: its index entry's score
+    status: str | None = None  # the table's status after the batch (its status bucket and counts)
+    grant: tuple[str, str] | None = None  # (token hash, player): a seat token granted
+    row: tuple[str, Mapping[str, str]] | None = None  # (key, fields): a hash of the table's set
+    count: RateCount | None = None  # counted first, whatever follows
+
+
+# The step's slots are built from an ``Append`` by ``_step_slots`` alone, and named at the script's top
+# by the same names (an unused key slot holds the stream again, an unused ARGV slot ''):
+# KEYS: [1] the stream, [2] the idempotency key, [3] the index bucket, [4] the status bucket,
+#       [5] the status counts bucket, [6] the tokens hash, [7] the listeners set, [8] the count's
+#       counter, [9] the row's hash, [10] the acknowledged mark (``acked_key``, when replica acks are
+#       waited for), [11..] the hashes to read back
+# ARGV: [1] expected_version, [2] the number of records, [3] the notice's channel ('' = none),
+#       [4] the notice, [5] the idempotency value, [6] its ttl, [7] stamp ('1'), [8] idempotency ('1'),
+#       [9] 'SPUBLISH' (a cluster: sharded pub/sub) or 'PUBLISH', [10] created_at (the index score),
+#       [11] table_id, [12] status, [13] the grant's token hash, [14] its player, [15] quiet_for,
+#       [16] the count's limit, [17] its window, [18] the new version, [19..] the records, then the
+#       row's fields and values
 # Returns {1, new_version, old_stamp, hash, ...} | {0, current_version} (conflict)
-#       | {2, applied_version} (repeat) | {3, seconds until the counter's window ends} (over the limit)
-# The request is counted first, whatever follows (a conflict, a repeat, the append): the moves'
-# per-token limit (api/http/limits.py) costs a move no round trip and no write of its own. Over the
+#       | {2, applied_version} (repeat) | {3, seconds until the count's window ends} (over the count)
+# The request is counted first, whatever follows (a conflict, a repeat, the append): the API's
+# per-token move limit (api/http/limits.py) costs a move no round trip and no write of its own. Over the
 # limit a repeat still gets its first answer, and nothing else happens. So it does when the store
 # refuses the step's first write (full: maxmemory, where every write is refused and reads are not):
 # the count and the key's SET are pcalls, and a refused one reads the key as a repeat would.
@@ -194,75 +227,80 @@ class AlreadyApplied(Exception):
 # after XLEN said expected cannot fail (and under maxmemory the SET, the step's first write, is the
 # one refused, with nothing written).
 _APPEND = """
-local expected = tonumber(ARGV[1])
-local n = tonumber(ARGV[2])
-local idem = ARGV[8] == '1'
+local stream, idem_key, index, status_bucket, counts = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local tokens, listeners, counter, row, acked = KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10]
 local first = 11
+local expected, n = tonumber(ARGV[1]), tonumber(ARGV[2])
+local channel, notice, idem_value, idem_ttl = ARGV[3], ARGV[4], ARGV[5], ARGV[6]
+local stamp, idem, publish = ARGV[7] == '1', ARGV[8] == '1', ARGV[9]
+local created_at, table_id, status = ARGV[10], ARGV[11], ARGV[12]
+local token_hash, player, quiet_for = ARGV[13], ARGV[14], ARGV[15]
+local count_limit, count_window, new_version = ARGV[16], ARGV[17], ARGV[18]
 local function repeated(seen)
   return {2, tonumber(string.match(seen, '"version"%s*:%s*(%d+)') or -1)}
 end
 local function repeat_or(answer)
-  local seen = idem and redis.call('GET', KEYS[2])
+  local seen = idem and redis.call('GET', idem_key)
   if seen then return repeated(seen) end
   return answer
 end
-if ARGV[16] ~= '' then
-  local count = redis.pcall('INCR', KEYS[8])
+if count_limit ~= '' then
+  local count = redis.pcall('INCR', counter)
   if type(count) == 'table' then return repeat_or(count) end
-  if count == 1 then redis.call('EXPIRE', KEYS[8], ARGV[17]) end
-  if count > tonumber(ARGV[16]) then return repeat_or({3, redis.call('TTL', KEYS[8])}) end
+  if count == 1 then redis.call('EXPIRE', counter, count_window) end
+  if count > tonumber(count_limit) then return repeat_or({3, redis.call('TTL', counter)}) end
 end
-local current = redis.call('XLEN', KEYS[1])
+local current = redis.call('XLEN', stream)
 if current ~= expected then return repeat_or({0, current}) end
 if idem then
-  local seen = redis.pcall('SET', KEYS[2], ARGV[5], 'NX', 'GET', 'EX', ARGV[6])
+  local seen = redis.pcall('SET', idem_key, idem_value, 'NX', 'GET', 'EX', idem_ttl)
   if type(seen) == 'table' then return repeat_or(seen) end
   if seen then return repeated(seen) end
 end
-if KEYS[10] ~= KEYS[1] then redis.call('SET', KEYS[10], expected, 'NX') end
+if acked ~= stream then redis.call('SET', acked, expected, 'NX') end
 for i = 1, n - 1 do
-  redis.call('XADD', KEYS[1], tostring(expected + i) .. '-0', 'e', ARGV[18 + i])
+  redis.call('XADD', stream, tostring(expected + i) .. '-0', 'e', ARGV[18 + i])
 end
-redis.call('XADD', KEYS[1], ARGV[18] .. '-0', 'e', ARGV[18 + n])
-if ARGV[10] ~= '' then
-  redis.call('ZADD', KEYS[3], 'NX', ARGV[10], ARGV[11])
+redis.call('XADD', stream, new_version .. '-0', 'e', ARGV[18 + n])
+if created_at ~= '' then
+  redis.call('ZADD', index, 'NX', created_at, table_id)
 end
-if ARGV[12] ~= '' then
-  local old = redis.call('HGET', KEYS[4], ARGV[11])
-  if old ~= ARGV[12] then
-    redis.call('HSET', KEYS[4], ARGV[11], ARGV[12])
-    if old then redis.call('HINCRBY', KEYS[5], old, -1) end
-    redis.call('HINCRBY', KEYS[5], ARGV[12], 1)
+if status ~= '' then
+  local old = redis.call('HGET', status_bucket, table_id)
+  if old ~= status then
+    redis.call('HSET', status_bucket, table_id, status)
+    if old then redis.call('HINCRBY', counts, old, -1) end
+    redis.call('HINCRBY', counts, status, 1)
   end
 end
-if ARGV[13] ~= '' then
-  redis.call('HSET', KEYS[6], ARGV[13], ARGV[14])
+if token_hash ~= '' then
+  redis.call('HSET', tokens, token_hash, player)
 end
 if #ARGV > 18 + n then
-  redis.call('HSET', KEYS[9], unpack(ARGV, 19 + n, #ARGV))
+  redis.call('HSET', row, unpack(ARGV, 19 + n, #ARGV))
 end
-if ARGV[3] ~= '' then
+if channel ~= '' then
   local alone = false
-  if ARGV[15] ~= '' then
-    local listeners = redis.call('SMEMBERS', KEYS[7])
-    alone = #listeners == 1 and listeners[1] == ARGV[15]
+  if quiet_for ~= '' then
+    local heard = redis.call('SMEMBERS', listeners)
+    alone = #heard == 1 and heard[1] == quiet_for
   end
-  if not alone then redis.call(ARGV[9], ARGV[3], ARGV[4]) end
+  if not alone then redis.call(publish, channel, notice) end
 end
 local out = {1, expected + n, 0}
 for i = first, #KEYS do
   out[#out + 1] = redis.call('HGETALL', KEYS[i])
 end
-if ARGV[7] == '1' then
+if stamp then
   local hash, at = out[4], nil
   for i = 1, #hash, 2 do
     if hash[i] == 'version' then at = i + 1 break end
   end
   out[3] = at and tonumber(hash[at]) or 0
   if expected + n > out[3] then
-    redis.call('HSET', KEYS[first], 'version', ARGV[18])
+    redis.call('HSET', KEYS[first], 'version', new_version)
     if not at then at = #hash + 2; hash[at - 1] = 'version' end
-    hash[at] = ARGV[18]
+    hash[at] = new_version
   end
 end
 return out
@@ -270,8 +308,8 @@ return out
 
 
 # KEYS: [1] the acknowledged mark, [2] the listeners set. ARGV: [1] a version now acknowledged,
-# [2] the notice's channel ('' = none), [3] the notice, [4] 'SPUBLISH' or 'PUBLISH', [5] the appender's
-# listener id ('' = none). Raises the mark to the version (never lowers it), then publishes the
+# [2] the notice's channel ('' = none), [3] the notice, [4] 'SPUBLISH' or 'PUBLISH', [5] the append's
+# quiet_for ('' = none). Raises the mark to the version (never lowers it), then publishes the
 # notice as the append's step would have (not when the appender is the table's only listener).
 _ACKED = """
 local at = tonumber(redis.call('GET', KEYS[1]) or '-1')
@@ -301,30 +339,30 @@ return redis.call('XRANGE', KEYS[1], ARGV[1], stop, 'COUNT', ARGV[3])
 """
 
 
-def change_notice(table_id: str, after: int, version: int, encoded: list[str]) -> str:
+def change_notice(table_id: str, after: int, version: int, encoded: Sequence[str]) -> str:
     """The change notice of a batch appended after version ``after``: the new version, and the
     batch's records (their stored JSON) when they are small, so a process whose copy of the
     table is at ``after`` folds them in and needs no read of the log (api/sockets/fanout.py). The notice
     stays inside the server (Redis pub/sub to the API's listeners), like the log it copies."""
-    notice = {"table_id": table_id, "version": version}
+    notice: dict[str, object] = {"table_id": table_id, "version": version}
     if sum(len(e) for e in encoded) <= NOTICE_RECORDS_MAX:
         notice.update(after=after, records=encoded)
     return orjson.dumps(notice).decode()
 
 
-def flat_hash(flat) -> dict[str, str]:
+def flat_hash(flat: list[bytes | str]) -> dict[str, str]:
     """A flat HGETALL reply from Lua as a dict of strings."""
-    texts = iter([v.decode() if type(v) is bytes else v for v in flat])
+    texts = iter([v.decode() if isinstance(v, bytes) else v for v in flat])
     return dict(zip(texts, texts, strict=True))
 
 
-def _stream_entries(reply, key: str, after: int) -> list[tuple[int, bytes]]:
+def _stream_entries(reply: Reply, key: str, after: int) -> list[Entry]:
     """``[(version, record), ...]`` from a raw XRANGE reply of ``key`` read after version ``after``, checked
     to be that: a list of ``[id, [field, value, ...]]`` holding an ``e`` field, versions rising from after
     ``after``. Anything else is another command's reply, raised as ``WrongReply`` (never read as a log)."""
     if type(reply) is not list:
         raise WrongReply("XRANGE", key, reply)
-    out = []
+    out: list[Entry] = []
     last = after
     for entry in reply:
         if type(entry) is not list or len(entry) != 2 or type(entry[0]) is not bytes or type(entry[1]) is not list:
@@ -342,7 +380,7 @@ def _stream_entries(reply, key: str, after: int) -> list[tuple[int, bytes]]:
     return out
 
 
-def _entry_version(entry_id) -> int:
+def _entry_version(entry_id: bytes | str) -> int:
     return int(as_text(entry_id).split("-", 1)[0])
 
 
@@ -352,17 +390,7 @@ class Appended:
 
     version: int
     stamped_over: int = 0  # the stamp hash's ``version`` before this append
-    hashes: tuple = ()  # one dict per key of ``read_back``, as it was after the append
-
-
-# KEYS: [1] a rate counter. ARGV: [1] its window (seconds), [2] its limit. Counts one request (the window
-# starts with the first); returns the seconds until the window ends when that was over the limit, else 0.
-_COUNT = """
-local count = redis.call('INCR', KEYS[1])
-if count == 1 then redis.call('EXPIRE', KEYS[1], tonumber(ARGV[1])) end
-if count > tonumber(ARGV[2]) then return math.max(1, redis.call('TTL', KEYS[1])) end
-return 0
-"""
+    hashes: tuple[dict[str, str], ...] = ()  # one per key of ``read_back``, as it was after the append
 
 
 # KEYS: [1] an idempotency key. Sets it again as it is (a write the replicas must copy, after
@@ -381,7 +409,7 @@ class EventStore:
     WAIT); ``ack_timeout``: seconds to wait for them (events/replication.py).
     """
 
-    def __init__(self, redis, *, replica_acks: int = 0, ack_timeout: float = replication.ACK_TIMEOUT,
+    def __init__(self, redis: Client, *, replica_acks: int = 0, ack_timeout: float = replication.ACK_TIMEOUT,
                  unreplicated: str = replication.ACCEPT):
         if unreplicated not in replication.POLICIES:
             raise ValueError(f"ESCOBA_UNREPLICATED must be one of {', '.join(replication.POLICIES)}")
@@ -391,102 +419,31 @@ class EventStore:
         self.unreplicated = unreplicated  # ESCOBA_UNREPLICATED (events/replication.py)
         self._append = redis.register_script(_APPEND)
         self._touch = redis.register_script(_TOUCH)
-        self._count = redis.register_script(_COUNT)
         self._acked = redis.register_script(_ACKED)
         self._read_acked = redis.register_script(_READ_ACKED)
-        self._scripts: dict = {}  # run_script's, by their text
+        self._scripts: dict[str, Script] = {}  # run_script's, by their text
         self._direct = Direct.for_client(redis)  # the append's EVALSHA without redis-py's per-command work
         self.slots = SlotDirectory(redis)
         # sharded pub/sub on a cluster: a notice goes only to the shard that owns the table
         self.publish = "SPUBLISH" if is_cluster(redis) else "PUBLISH"
 
     # --- writing -----------------------------------------------------------
-    def append(self, table_id: str, expected_version: int, records: list[dict], *,
-               idempotency: tuple | None = None, notice: bool = True) -> int:
-        """Append ``records`` after ``expected_version``; the new version.
+    def append(self, append: Append) -> Appended:
+        """Run ``append``'s step: every record after ``expected_version``, with every part it names,
+        or nothing. What it did (``Appended``: the new version, the hashes read back).
 
-        ``idempotency`` is ``(key, value, ttl)`` or ``(key, value)``: the key is
-        set in the same step. Raises VersionConflict when the table is at
-        another version (nothing appended), AlreadyApplied when the key exists.
+        Raises VersionConflict when the table is at another version, AlreadyApplied when the
+        idempotency key was used (``version``: the first request's), CountOver when ``count`` went
+        over its limit (and the request is no repeat); nothing is appended then (the count aside).
+        ValueError for an ``Append`` the step must not run: no records, versions that do not follow
+        ``expected_version``, a key that is not the table's own (another cluster slot).
         """
-        return self.append_reading(table_id, expected_version, records, idempotency=idempotency,
-                                   notice=notice).version
-
-    def append_reading(self, table_id: str, expected_version: int, records: list[dict], *,
-                       idempotency: tuple | None = None, notice: bool = True,
-                       read_back: tuple[str, ...] = (), stamp: bool = False,
-                       created_at: float | None = None, status: str | None = None,
-                       grant: tuple[str, str] | None = None, encoded: list[str] | None = None,
-                       local: str | None = None, count: Count | None = None,
-                       row: tuple[str, dict[str, str]] | None = None) -> Appended:
-        """``append``, also reading back hashes of the same table in the same step.
-
-        ``read_back``: keys of the table's own (``table_key``), so a hook that follows
-        every append (the workers' timers) needs no round trip of its own. With
-        ``stamp`` the first of them gets field ``version`` = the new version first
-        (never lowered): a later writer of that hash can tell it is out of date.
-
-        In the same step: ``created_at`` puts the table in the index (its creation),
-        ``status`` records the table's status after the batch (and its bucket's
-        counts), ``grant`` = ``(token_hash, player)`` issues a seat token. ``encoded``: the records
-        as ``records.dumps`` writes them, when the caller has them already. ``local``: the
-        caller's listener id (``listen``), when it posts the change to its own sockets itself:
-        no notice is published if it is the table's only listener. ``count``: the request's rate
-        counter, counted here first unless it was already (``count.counted``); OverLimit when the
-        request goes over it and is no repeat. ``row`` = ``(key, fields)``: a hash of the table's own
-        set in the same step (the row of a player's list of tables, events/my_tables.py).
-        """
-        if not records:
-            raise ValueError("append needs at least one record")
-        for i, record in enumerate(records):
-            if record.get("version") != expected_version + i + 1:
-                raise ValueError(
-                    f"record {i} carries version {record.get('version')}, "
-                    f"expected {expected_version + i + 1}"
-                )
-        if stamp and not read_back:
-            raise ValueError("stamp needs a hash to stamp (read_back[0])")
-        prefix = table_key(table_id, "")
-        if any(not key.startswith(prefix) for key in read_back):
-            raise ValueError("read_back takes only the table's own keys (one cluster slot)")
-        new_version = expected_version + len(records)
-        stream = events_key(table_id)
-        idem_key, idem_value, ttl = stream, "", 0
-        if idempotency is not None:
-            idem_key, idem_value, *rest = idempotency
-            if not idem_key.startswith(prefix):
-                raise ValueError("the idempotency key must be the table's own (one cluster slot)")
-            ttl = int(rest[0]) if rest else IDEMPOTENCY_TTL
-            if not isinstance(idem_value, str):
-                idem_value = json.dumps(idem_value, separators=(",", ":"))
-        counting = count is not None and not count.counted
-        if counting and not count.key.startswith(prefix):
-            raise ValueError("the rate counter must be the table's own (one cluster slot)")
-        if row is not None and not row[0].startswith(prefix):
-            raise ValueError("the row must be the table's own hash (one cluster slot)")
+        table_id = append.table_id
         waits = self.replica_acks > 0
-        keys = [stream, idem_key, index_key(table_id), bucket_key(STATUS, table_id),
-                bucket_key(COUNTS, table_id), tokens_key(table_id), listeners_key(table_id),
-                count.key if counting else stream, row[0] if row else stream,
-                acked_key(table_id) if waits else stream]
-        channel = changes_channel(table_id) if notice else ""
-        if encoded is None:
-            encoded = [dumps(r) for r in records]
-        message = change_notice(table_id, expected_version, new_version, encoded) if notice else ""
-        token_hash, player = grant if grant is not None else ("", "")
-        # waiting for replicas: the step publishes nothing, the notice follows their acknowledgement
-        args = [expected_version, len(records), "" if waits else channel, message, idem_value, ttl,
-                "1" if stamp else "0", "1" if idempotency is not None else "0", self.publish,
-                "" if created_at is None else repr(float(created_at)), table_id, status or "",
-                token_hash, player, local or "", count.limit if counting else "",
-                count.window if counting else "", new_version]
-        args.extend(encoded)
-        if row:
-            for name, value in row[1].items():
-                args.extend((name, value))
-        if created_at is not None:
+        keys, args, channel, message = self._step_slots(append, waits)
+        if append.created_at is not None:
             self.slots.note(table_id)
-        keys.extend(read_back)
+        stream = keys[0]
         if waits:
             waited = replication.run_then_wait(
                 self.redis, stream, ("EVALSHA", self._append.sha, len(keys), *keys, *args),
@@ -494,28 +451,72 @@ class EventStore:
             reply, node = waited[0], waited[2]
         else:
             reply = self._run(self._append, keys, args)
-        if counting:
-            count.counted = True
         status, version = int(reply[0]), int(reply[1])
         if status == 3:
-            raise OverLimit(max(1, version))
+            raise CountOver(max(1, version))
         if status == 0:
             raise VersionConflict(version)
         if status == 2:  # (the WAIT above counted an older write: the caller confirms the repeat)
             raise AlreadyApplied(version)
         if waits:
             replication.settle(table_id, version, waited, self.replica_acks, self.unreplicated)
-            self._mark_acked(node, table_id, version, channel, message, local)
+            self._mark_acked(node, table_id, version, channel, message, append.quiet_for)
         return Appended(version, int(reply[2]), tuple(flat_hash(flat) for flat in reply[3:]))
 
-    def run_script(self, text: str, keys: list, args: list):
+    def _step_slots(self, append: Append, waits: bool) -> tuple[list[str], list[Arg], str, str]:
+        """The step's KEYS and ARGV (see ``_APPEND``) for ``append``, checked; and its notice's
+        channel and text ('' when it has none), which follow the replicas' acknowledgement when
+        ``waits`` (the step then publishes nothing)."""
+        table_id, expected, records = append.table_id, append.expected_version, append.records
+        if not records:
+            raise ValueError("append needs at least one record")
+        for i, record in enumerate(records):
+            if record.get("version") != expected + i + 1:
+                raise ValueError(f"record {i} carries version {record.get('version')}, expected {expected + i + 1}")
+        read_back = append.read_back
+        if append.stamp and not read_back:
+            raise ValueError("stamp needs a hash to stamp (read_back[0])")
+        prefix = table_key(table_id, "")
+        if any(not key.startswith(prefix) for key in read_back):
+            raise ValueError("read_back takes only the table's own keys (one cluster slot)")
+        idem, count, row = append.idempotency, append.count, append.row
+        if idem is not None and not idem.key.startswith(prefix):
+            raise ValueError("the idempotency key must be the table's own (one cluster slot)")
+        if count is not None and not count.key.startswith(prefix):
+            raise ValueError("the count's counter must be the table's own (one cluster slot)")
+        if row is not None and not row[0].startswith(prefix):
+            raise ValueError("the row must be the table's own hash (one cluster slot)")
+        new_version = expected + len(records)
+        stream = events_key(table_id)
+        keys = [stream, idem.key if idem is not None else stream, index_key(table_id),
+                bucket_key(STATUS, table_id), bucket_key(COUNTS, table_id), tokens_key(table_id),
+                listeners_key(table_id), count.key if count is not None else stream,
+                row[0] if row is not None else stream, acked_key(table_id) if waits else stream, *read_back]
+        encoded = append.encoded if append.encoded is not None else [dumps(r) for r in records]
+        channel = changes_channel(table_id) if append.notice else ""
+        message = change_notice(table_id, expected, new_version, encoded) if append.notice else ""
+        token_hash, player = append.grant if append.grant is not None else ("", "")
+        args: list[Arg] = [
+            expected, len(records), "" if waits else channel, message,
+            idem.value if idem is not None else "", idem.ttl if idem is not None else 0,
+            "1" if append.stamp else "0", "1" if idem is not None else "0", self.publish,
+            "" if append.created_at is None else repr(float(append.created_at)), table_id,
+            append.status or "", token_hash, player, append.quiet_for or "",
+            count.limit if count is not None else "", count.window if count is not None else "",
+            new_version, *encoded]
+        if row is not None:
+            for name, value in row[1].items():
+                args.extend((name, value))
+        return keys, args, channel, message
+
+    def run_script(self, text: str, keys: list[str], args: Sequence[Arg | bytes]) -> Reply:
         """The Lua ``text`` run on keys of one table's (one cluster slot), as the append's step is run."""
         script = self._scripts.get(text)
         if script is None:
             script = self._scripts.setdefault(text, self.redis.register_script(text))
         return self._run(script, keys, args)
 
-    def _run(self, script, keys: list, args: list):
+    def _run(self, script: Script, keys: list[str], args: Sequence[Arg | bytes]) -> Reply:
         """``script(keys=keys, args=args)``, on a direct connection when there is one (events/direct.py);
         a server that lacks the script (restarted, SCRIPT FLUSH) is given it, as redis-py's Script does."""
         if self._direct is None:
@@ -525,15 +526,6 @@ class EventStore:
         except NoScriptError:
             script.sha = self.redis.script_load(script.script)
             return self._direct.execute("EVALSHA", script.sha, len(keys), *keys, *args)
-
-    def count(self, count: Count) -> int:
-        """Count one request on ``count`` (a request that did not reach an append); the seconds until
-        its window ends when that was over the limit, else 0."""
-        if count.counted:
-            return 0
-        over = int(self._count(keys=[count.key], args=[count.window, count.limit]))
-        count.counted = True
-        return over
 
     def confirm(self, table_id: str, actor: str, key: str) -> int | None:
         """The version a request with this idempotency key made (None: no such request), once
@@ -569,13 +561,13 @@ class EventStore:
         replication.settle(table_id, version, waited, self.replica_acks, self.unreplicated)
         self._mark_acked(waited[2], table_id, version)
 
-    def _mark_acked(self, node, table_id: str, version: int, channel: str = "", message: str = "",
-                    local: str | None = None) -> None:
+    def _mark_acked(self, node: redis_lib.Redis, table_id: str, version: int, channel: str = "", message: str = "",
+                    quiet_for: str | None = None) -> None:
         """``version`` is acknowledged: views may read up to it (``acked_key``), and the change notice,
         if any, is published; one step on the node that acknowledged it. Best effort: the move stands,
         and a mark not raised now is by the table's next acknowledged write (views wait until then)."""
         keys = [acked_key(table_id), listeners_key(table_id)]
-        args = [version, channel, message, self.publish, local or ""]
+        args: list[Arg] = [version, channel, message, self.publish, quiet_for or ""]
         try:
             try:
                 node.evalsha(self._acked.sha, len(keys), *keys, *args)
@@ -602,7 +594,7 @@ class EventStore:
         self._publish(replication.node_client(self.redis, events_key(table_id)), table_id,
                       changes_channel(table_id), message)
 
-    def _publish(self, client, table_id: str, channel: str, message: str) -> None:
+    def _publish(self, client: redis_lib.Redis, table_id: str, channel: str, message: str) -> None:
         # the move stands and is acknowledged: a lost notice only delays sockets to the next one
         try:
             client.execute_command(self.publish, channel, message)
@@ -615,12 +607,12 @@ class EventStore:
         self.redis.zadd(index_key(table_id), {table_id: score}, nx=True)
 
     # --- reading -----------------------------------------------------------
-    def read(self, table_id: str, after: int = 0, until: int | None = None) -> list[dict]:
+    def read(self, table_id: str, after: int = 0, until: int | None = None) -> list[Record]:
         """The records after version ``after`` up to ``until`` (inclusive), in order."""
         return [loads(raw, version=version) for version, raw in self.read_raw(table_id, after, until)]
 
     def read_raw(self, table_id: str, after: int = 0, until: int | None = None,
-                 limit: int | None = None, *, acknowledged: bool = False) -> list[tuple[int, bytes]]:
+                 limit: int | None = None, *, acknowledged: bool = False) -> list[Entry]:
         """``[(version, record JSON), ...]`` after ``after`` up to ``until``, at most ``limit``:
         undecoded, for the fast decoder (events.decoding) and the compactor. ``acknowledged`` (a
         view's read) with replica acks: only up to the table's acknowledged mark (``acked_key``)."""
@@ -631,7 +623,7 @@ class EventStore:
         start = f"{after + 1}-0"
         if until is not None and until <= after:
             return []
-        out: list[tuple[int, bytes]] = []
+        out: list[Entry] = []
         while True:
             count = READ_CHUNK if limit is None else min(READ_CHUNK, limit - len(out))
             if count <= 0:
@@ -640,19 +632,21 @@ class EventStore:
                 entries = self._direct.execute("XRANGE", key, start, end, "COUNT", count)
                 out.extend(_stream_entries(entries, key, after if not out else out[-1][0]))
             else:
-                entries = self.redis.xrange(key, min=start, max=end, count=count)
-                for entry_id, fields in entries:
-                    out.append((_entry_version(entry_id), fields.get(b"e", fields.get("e"))))
+                entries = self.redis.xrange(key, min=start, max=end, count=count) or []
+                for entry_id, fields in entries:  # (redis-py's reply: ids and fields, bytes or str)
+                    if entry_id is None or not fields:
+                        raise WrongReply("XRANGE", key, entries)
+                    out.append((_entry_version(entry_id), fields.get(b"e") or fields["e"]))
             if len(entries) < count:
                 return out
             start = f"{out[-1][0] + 1}-0"
 
     def _read_acknowledged(self, table_id: str, after: int, until: int | None,
-                           limit: int | None) -> list[tuple[int, bytes]]:
+                           limit: int | None) -> list[Entry]:
         if until is not None and until <= after:
             return []
         keys = [events_key(table_id), acked_key(table_id)]
-        out: list[tuple[int, bytes]] = []
+        out: list[Entry] = []
         start = f"{after + 1}-0"
         while True:
             count = READ_CHUNK if limit is None else min(READ_CHUNK, limit - len(out))
@@ -667,7 +661,7 @@ class EventStore:
     def version(self, table_id: str) -> int:
         """The table's current version (0: no such table)."""
         last = self.redis.xrevrange(events_key(table_id), count=1)
-        return _entry_version(last[0][0]) if last else 0
+        return _entry_version(last[0][0] or b"0-0") if last else 0
 
     def exists(self, table_id: str) -> bool:
         return bool(self.redis.exists(events_key(table_id)))
@@ -681,7 +675,7 @@ class EventStore:
 
     def table_ids(self) -> list[str]:
         """Every table in the index, oldest first (every bucket read, pipelined per node)."""
-        scored = []
+        scored: list[tuple[float, str]] = []
         for pairs in read_buckets(self.redis, self.slots.buckets(TABLES),
                                   lambda pipe, key: pipe.zrange(key, 0, -1, withscores=True)):
             scored.extend((float(score), as_text(member)) for member, score in pairs)

@@ -80,7 +80,7 @@ from rq.job import Job
 
 from events import my_tables
 from events.compaction import closed_for_good
-from events.hooks import NotesUnacknowledged, ReadsBack
+from events.hooks import NotesUnacknowledged, ReadsBack, WritesRow
 from events.store import flat_hash
 from events.text import as_text
 
@@ -653,7 +653,7 @@ def after_change(tables, table_id: str, state, records: list[dict], config,
         return None
 
 
-class TimersHook(ReadsBack, NotesUnacknowledged):
+class TimersHook(ReadsBack, NotesUnacknowledged, WritesRow):
     """``TableService(on_change=...)`` in the API and the workers: the timers after each append.
 
     ``read_back`` has the append's own Lua step stamp the version in ``table:{ID}:timers``

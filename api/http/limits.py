@@ -38,7 +38,7 @@ from werkzeug.middleware.proxy_fix import ProxyFix
 from api.auth import bearer_of, token_hash
 from api.http.errors import RateLimited, refused_response
 from events.config import Config
-from events.store import Count, limit_key
+from events.store import EventStore, RateCount, table_key
 
 CREATE_TABLE = "10 per minute;60 per hour"
 TAKE_SEAT = "30 per minute"
@@ -149,12 +149,60 @@ def sign_ins(limiter: Limiter | None) -> SignInLimit | None:
     return None if limiter is None else SignInLimit(limiter)
 
 
+def limit_key(table_id: str, name: str) -> str:
+    """A rate counter of the table's (``name``: what it counts, and whose): in the table's slot, so
+    the append's step may count it."""
+    return table_key(table_id, "limit:" + name)
+
+
+# KEYS: [1] a rate counter. ARGV: [1] its window (seconds), [2] its limit. Counts one request (the window
+# starts with the first), as the append's step counts its ``RateCount``; returns the seconds until the
+# window ends when that was over the limit, else 0.
+_COUNT = """
+local count = redis.call('INCR', KEYS[1])
+if count == 1 then redis.call('EXPIRE', KEYS[1], tonumber(ARGV[1])) end
+if count > tonumber(ARGV[2]) then return math.max(1, redis.call('TTL', KEYS[1])) end
+return 0
+"""
+
+
+class Count:
+    """A request's fixed-window counter, counted once (``counted``): in the first append's step when
+    the request reaches one (``step``: the store's ``Append.count``), else by itself (``alone``)."""
+
+    __slots__ = ("counted", "rate")
+
+    def __init__(self, key: str, limit: int, window: int):
+        self.rate = RateCount(key, limit, window)
+        self.counted = False
+
+    @property
+    def key(self) -> str:
+        return self.rate.key
+
+    def step(self) -> RateCount | None:
+        """The count for an append's step: the first's only. Marked counted as it is handed out: the
+        step counts before anything else, so a step sent has counted (its reply lost or not)."""
+        if self.counted:
+            return None
+        self.counted = True
+        return self.rate
+
+    def alone(self, store: EventStore) -> int:
+        """Count a request that reached no append's step (once): the seconds until its window ends
+        when that was over the limit, else 0."""
+        if self.counted:
+            return 0
+        self.counted = True
+        return int(store.run_script(_COUNT, [self.rate.key], [self.rate.window, self.rate.limit]))
+
+
 class MoveLimit:
     """The moves' per-token limit (``MOVES``: one window), counted in the table's own slot.
 
-    Every move counts, once: in the append's own step when it reaches one (events/store.py: no
+    Every move counts, once: in the append's own step when it reaches one (``Append.count``: no
     round trip and no write of its own, where a counter of its own was a second durable write a
-    move), else by itself after it was refused (``EventStore.count``). A request without a token
+    move), else by itself after it was refused (``Count.alone``). A request without a token
     is counted per client address by flask-limiter, as the other limits are, before anything else."""
 
     def __init__(self, limiter: Limiter, limit: str = MOVES):

@@ -13,7 +13,7 @@ import redis as redis_lib
 
 from events.connection import plain_client
 from events.direct import Direct
-from events.store import AlreadyApplied, EventStore, VersionConflict
+from events.store import AlreadyApplied, Append, EventStore, Idempotency, VersionConflict
 
 pytestmark = pytest.mark.integration
 
@@ -44,18 +44,19 @@ def test_the_stores_of_one_client_share_its_connections(client):
     first, second = EventStore(client), EventStore(client)
     assert first._direct is second._direct is Direct.for_client(client)
     t = tid()
-    first.append(t, 0, [rec(1)])
+    first.append(Append(t, 0, [rec(1)]))
     assert [v for v, _ in second.read_raw(t)] == [1] and first._direct._open == 1
 
 
 def test_appends_answer_as_redis_py_does(client):
     store, t = EventStore(client), tid()
-    assert store.append(t, 0, [rec(1), rec(2)], idempotency=(f"table:{{{t}}}:idem:a:k", "{\"version\": 2}")) == 2
+    key = f"table:{{{t}}}:idem:a:k"
+    assert store.append(Append(t, 0, [rec(1), rec(2)], idempotency=Idempotency(key, '{"version": 2}'))).version == 2
     with pytest.raises(VersionConflict) as conflict:
-        store.append(t, 0, [rec(1)])
+        store.append(Append(t, 0, [rec(1)]))
     assert conflict.value.current == 2
     with pytest.raises(AlreadyApplied) as repeat:
-        store.append(t, 2, [rec(3)], idempotency=(f"table:{{{t}}}:idem:a:k", "{\"version\": 3}"))
+        store.append(Append(t, 2, [rec(3)], idempotency=Idempotency(f"table:{{{t}}}:idem:a:k", "{\"version\": 3}")))
     assert repeat.value.version == 2
     assert [r["version"] for r in store.read(t)] == [1, 2]
     # the same command the ordinary way gives the same reply
@@ -65,9 +66,9 @@ def test_appends_answer_as_redis_py_does(client):
 
 def test_a_script_the_server_lost_is_loaded_again(client):
     store, t = EventStore(client), tid()
-    assert store.append(t, 0, [rec(1)]) == 1
+    assert store.append(Append(t, 0, [rec(1)])).version == 1
     client.script_flush()
-    assert store.append(t, 1, [rec(2)]) == 2
+    assert store.append(Append(t, 1, [rec(2)])).version == 2
 
 
 def test_a_reply_error_keeps_the_connection_and_is_raised(client):
@@ -129,7 +130,7 @@ def test_reads_answer_as_redis_py_does(client, redis_server, monkeypatch):
     direct, plain = EventStore(client), EventStore(redis_server.client())
     assert direct._direct is not None and plain._direct is None
     t = tid()
-    direct.append(t, 0, [rec(v) for v in range(1, 8)])
+    direct.append(Append(t, 0, [rec(v) for v in range(1, 8)]))
     monkeypatch.setattr("events.store.READ_CHUNK", 3)
     for after, until, limit in [(0, None, None), (3, None, None), (0, 5, None), (2, 6, 3), (7, None, None)]:
         assert direct.read_raw(t, after, until, limit) == plain.read_raw(t, after, until, limit)
@@ -255,7 +256,7 @@ def test_past_the_kept_connections_a_read_is_the_same_raw_reply(client, monkeypa
     """Issue 54: with every kept connection busy, the pool's way answered with redis-py's response
     callbacks applied (RESP3: ``[(id, {field: value})]``), and the log's reader failed on it."""
     store, t = EventStore(client), tid()
-    store.append(t, 0, [rec(1), rec(2)])
+    store.append(Append(t, 0, [rec(1), rec(2)]))
     direct = store._direct
     raw = direct.execute("XRANGE", f"table:{{{t}}}:events", "-", "+")
     monkeypatch.setattr("events.direct.IDLE_MAX", 0)
@@ -271,7 +272,7 @@ def test_a_reply_of_another_shape_is_a_clear_error_never_a_log(client, monkeypat
     from events.direct import WrongReply
 
     store, t = EventStore(client), tid()
-    store.append(t, 0, [rec(1), rec(2)])
+    store.append(Append(t, 0, [rec(1), rec(2)]))
     for wrong in ([(b"1-0", {b"e": b"{}"})], {b"e": b"x"}, [[b"1-0", [b"x", b"y"]]], [[b"2-0", [b"e", b"r"]],
                                                                                      [b"1-0", [b"e", b"r"]]], 7):
         monkeypatch.setattr(store._direct, "execute", lambda *args, wrong=wrong: wrong)
@@ -336,7 +337,7 @@ def test_many_greenlets_loading_tables_each_read_their_own_log(client, redis_ser
     for n in range(40):
         t = tid()
         records = [dict(rec(v), data={"seat": 1, "table": t, "n": v}) for v in range(1, 2 + n % 7)]
-        store.append(t, 0, records)
+        store.append(Append(t, 0, records))
         tables[t] = [raw.decode() for _, raw in store.read_raw(t)]
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     done = subprocess.run([sys.executable, "-c", LOADERS, redis_server.url, json.dumps(tables)], cwd=root,

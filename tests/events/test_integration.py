@@ -17,7 +17,7 @@ import pytest
 
 from events import autoplay
 from events.service import TableService
-from events.store import EventStore, VersionConflict
+from events.store import Append, EventStore, VersionConflict
 
 from ..redis_servers import start_plain
 
@@ -33,7 +33,7 @@ def rec(version: int) -> dict:
 def test_many_threads_one_expected_version_exactly_one_wins(tables):
     t = "race-" + secrets.token_urlsafe(6)
     store = EventStore(tables)
-    store.append(t, 0, [rec(1)])
+    store.append(Append(t, 0, [rec(1)]))
     threads, n = [], 24
     barrier = threading.Barrier(n)
     wins, conflicts, errors = [], [], []
@@ -43,7 +43,7 @@ def test_many_threads_one_expected_version_exactly_one_wins(tables):
         batch = [rec(2), rec(3)] if i % 2 else [rec(2)]
         barrier.wait()
         try:
-            wins.append(own.append(t, 1, batch))
+            wins.append(own.append(Append(t, 1, batch)).version)
         except VersionConflict as exc:
             conflicts.append(exc.current)
         except Exception as exc:  # pragma: no cover - reported below
@@ -73,7 +73,7 @@ def test_many_threads_appending_with_retries_leave_no_gap_or_duplicate(tables):
         while done < each:
             v = store.version(t)
             try:
-                store.append(t, v, [rec(v + 1)])
+                store.append(Append(t, v, [rec(v + 1)]))
                 done += 1
             except VersionConflict:
                 pass

@@ -201,16 +201,16 @@ def test_a_key_costs_no_lookup_and_a_repeat_the_rules_accept_is_still_answered_o
 def test_retries_after_a_conflict(fake_redis):
     svc, rival = new_service(fake_redis), new_service(fake_redis)
     tid = autoplay.new_table(svc, players=1)
-    real_append = svc.store.append_reading
+    real_append = svc.store.append
     raced = []
 
-    def append_after_a_rival(*args, **kw):
+    def append_after_a_rival(append):
         if not raced:
             raced.append(rival.execute(tid, {"type": "sit", "player": "r", "name": "R"},
                                        actor="seat:1"))
-        return real_append(*args, **kw)
+        return real_append(append)
 
-    svc.store.append_reading = append_after_a_rival
+    svc.store.append = append_after_a_rival
     out = svc.execute(tid, {"type": "sit", "player": "me", "name": "Me"}, actor="seat:2")
     assert out.version == 3
     assert [s.player if s else None for s in out.state.seats] == ["p0", "r", "me", None]
@@ -222,11 +222,11 @@ def test_gives_up_after_a_few_conflicts(fake_redis):
     tid = autoplay.new_table(svc)
     tries = []
 
-    def always_conflict(*a, **kw):
+    def always_conflict(append):
         tries.append(1)
         raise VersionConflict(99)
 
-    svc.store.append_reading = always_conflict
+    svc.store.append = always_conflict
     with pytest.raises(engine.RuleError) as exc:
         svc.execute(tid, {"type": "start", "by": 0}, actor="seat:0")
     assert exc.value.code == "version_conflict" and len(tries) == MAX_ATTEMPTS
@@ -361,14 +361,16 @@ def test_a_notice_of_its_own_append_heard_before_the_answer_is_the_state_it_work
     tid = autoplay.new_table(service, players=1)
     before = service.load(tid)
     heard = {}
-    real_append = service.store.append_reading
+    real_append = service.store.append
 
-    def append_and_hear(table_id, expected, records, **kw):
-        heard["notice"] = kw["encoded"]
-        heard["during"] = service.load_noticed(table_id, expected + len(records), expected, list(kw["encoded"]))
-        return real_append(table_id, expected, records, **kw)
+    def append_and_hear(append):
+        expected = append.expected_version
+        heard["notice"] = append.encoded
+        heard["during"] = service.load_noticed(append.table_id, expected + len(append.records), expected,
+                                               list(append.encoded))
+        return real_append(append)
 
-    service.store.append_reading = append_and_hear
+    service.store.append = append_and_hear
     reads = []
     real_read = service.store.read_raw
     service.store.read_raw = lambda *a, **k: reads.append(a) or real_read(*a, **k)

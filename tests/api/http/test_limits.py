@@ -8,7 +8,7 @@ import secrets
 from api.app import create_app
 from api.auth import token_hash
 from api.http import limits
-from events.store import EventStore, limit_key
+from events.store import EventStore, RateCount
 
 from ...redis_servers import command_calls, command_calls_since
 from ..conftest import Client
@@ -150,7 +150,7 @@ def test_a_retry_with_its_idempotency_key_gets_its_first_answer_over_the_limit(f
 
 
 def _moves_counted(redis, table_id: str, token: str) -> int:
-    raw = redis.get(limit_key(table_id, "moves:" + token_hash(token)[:32]))
+    raw = redis.get(limits.limit_key(table_id, "moves:" + token_hash(token)[:32]))
     return int(raw) if raw is not None else 0
 
 
@@ -179,3 +179,21 @@ def test_a_move_is_counted_once_in_its_own_append_and_a_refused_one_by_itself(re
     # refused by the rules (not its turn any more): counted too, once
     assert c.move(tid, mover, **play).status_code == 409
     assert _moves_counted(real_redis, tid, mover) == counted + 2
+
+
+def test_a_requests_count_goes_to_its_first_append_step_only_or_is_counted_alone(fake_redis):
+    """``Count``: a request is counted once, in the first append's step it reaches (``step`` hands the
+    step its ``RateCount`` once), else by itself (``alone``), on the same key in the table's slot."""
+    store, t = EventStore(fake_redis), "t" + secrets.token_urlsafe(8)
+    key = limits.limit_key(t, "moves:abc")
+    assert key.startswith(f"table:{{{t}}}:")
+    count = limits.Count(key, 2, 60)
+    assert count.step() == RateCount(key, 2, 60) and count.step() is None and count.alone(store) == 0
+    assert fake_redis.get(key) is None  # handed out, not counted: the step counts it
+    for i in (1, 2):
+        assert limits.Count(key, 2, 60).alone(store) == 0 and int(fake_redis.get(key)) == i
+    alone = limits.Count(key, 2, 60)
+    assert 1 <= alone.alone(store) <= 60 and int(fake_redis.get(key)) == 3  # over the limit: its window's rest
+    assert alone.alone(store) == 0 and alone.step() is None and int(fake_redis.get(key)) == 3  # once
+    fresh = limits.Count(limits.limit_key(t, "moves:other"), 2, 60)
+    assert fresh.alone(store) == 0 and 0 < fake_redis.ttl(fresh.key) <= 60

@@ -11,6 +11,7 @@ import orjson
 import pytest
 import redis as redis_lib
 
+from api.moves import MoveStep
 from api.sockets.fanout import Fanout
 from api.sockets.notices import NodeListener, ShardedListener
 from events import autoplay
@@ -339,7 +340,7 @@ def test_a_change_this_process_made_has_its_other_sockets_frames_built_at_once(l
     # as the API appends (local: the hub is the table's only listener, so no notice comes back to post
     # the version before published does)
     outcome = service.execute(tid, {"type": "sit", "player": "x1", "name": "X1"}, actor="guest",
-                              local=hub.listener_id)
+                              parts=MoveStep(hub.listener_id))
     hub.published(tid, outcome.state, skip=mover)
     names = [name for name, version in built if version == outcome.version]
     assert "mover" not in names and len(names) == 3 and len(set(names)) == 3
@@ -381,7 +382,7 @@ def test_a_change_this_process_made_is_sent_at_once_where_a_socket_takes_it_and_
     for q in boxes.values():
         q.wake.clear()
     outcome = service.execute(tid, {"type": "sit", "player": "x1", "name": "X1"}, actor="guest",
-                              local=hub.listener_id)
+                              parts=MoveStep(hub.listener_id))
     hub.published(tid, outcome.state, skip=mover)
     built = {name for kind, name in calls if kind == "built"}
     taken = {name for kind, name in calls if kind == "asked"} & {"a", "b", "c"}
@@ -492,7 +493,7 @@ def _listeners(backends, tid) -> set[str]:
 
 def test_a_move_made_here_is_published_only_while_another_process_listens(backends, topology):
     """Two API processes (two hubs). A hub joins the table's listeners with its subscription and
-    leaves with its last socket; a move made through ``here`` (``local``: it posts the move to its
+    leaves with its last socket; a move made through ``here`` (``MoveStep``'s ``quiet_for``: it posts the move to its
     own sockets) publishes its notice only while ``there`` listens too, and ``there``'s socket
     hears every such move."""
     service = TableService(backends.tables, rng=random.Random(5))
@@ -507,7 +508,7 @@ def test_a_move_made_here_is_published_only_while_another_process_listens(backen
         here.listener.on_notice = lambda raw: heard.append(orjson.loads(raw).get("version")) or deliver(raw)
 
         def move(command, actor):
-            outcome = service.execute(tid, command, actor=actor, local=here.listener_id)
+            outcome = service.execute(tid, command, actor=actor, parts=MoveStep(here.listener_id))
             here.published(tid, outcome.state)
             return outcome.version
 
@@ -553,7 +554,7 @@ def test_a_hub_that_cannot_join_the_listeners_retries_and_then_reads_the_log(bac
         writer.store.listen(tid, "elsewhere")  # the writer's own process, alone in the set
         q = hub.subscribe(tid)
         moved = writer.execute(tid, {"type": "sit", "player": "x1", "name": "X1"}, actor="guest",
-                               local="elsewhere").version  # no notice: no one else has joined
+                               parts=MoveStep("elsewhere")).version  # no notice: no one else has joined
         assert next_state(q, moved).version == moved  # the retry joined, then read the log
         assert len(tries) == 3 and _listeners(backends, tid) == {"elsewhere", hub.listener_id}
         hub.unsubscribe(tid, q)
@@ -578,7 +579,7 @@ def test_the_fanout_histogram_times_notices_not_local_posts(backends, topology):
         q = hub.subscribe(tid)
         next_state(q, 1)
         outcome = service.execute(tid, {"type": "sit", "player": "x1", "name": "X1"}, actor="guest",
-                                  local=hub.listener_id)  # as a move: no notice, no one else listens
+                                  parts=MoveStep(hub.listener_id))  # as a move: no notice, no one else listens
         hub.published(tid, outcome.state)
         assert next_state(q, outcome.version).version == outcome.version
         time.sleep(0.2)
