@@ -170,6 +170,7 @@ def test_a_command_is_one_send_and_under_gevent_its_reply_is_waited_for_on_the_s
         _send(conn, b"*1\r\n$4\r\nPING\r\n")  # a reply is waiting: back at once
         assert ours.recv(100) == b"+PONG\r\n" and server.recv(100) == b"*1\r\n$4\r\nPING\r\n"
         big = b"x" * (8 << 20)  # past the socket's buffer: the rest goes out as the server reads
+        ours.settimeout(1.0)  # the whole send's pauses, not one reply: 0.05 s failed on a loaded machine
         reader = gevent.spawn(lambda: b"".join(iter(lambda: server.recv(1 << 20), b"")))
         with pytest.raises(redis_lib.TimeoutError):
             _send(conn, big)
