@@ -439,18 +439,7 @@ def _measured(args, start, name: str) -> dict:
     try:
         server, games = start(redis)
         loop = Loop(server.port, games, args.think, args.senders, args.seed, args.transport)
-        reader.start()
-        for game in games:
-            for seat in (0, 1):
-                ws = Socket(game.index, seat)
-                ws.on_table = loop.on_table
-                ws.on_answer = loop.on_answer
-                ws.connect(server.port, f"/tables/{game.table_id}/ws?token={game.tokens[seat]}&frames={args.frames}")
-                game.sockets[seat] = ws
-        for game in games:
-            for ws in game.sockets.values():
-                reader.add(ws)
-        loop.start()
+        seat_sockets(server.port, games, loop, reader, args.frames)
         time.sleep(args.warmup)
         api0, redis0, calls0, client0 = cpu_split(server.pids()), redis.cpu_split(), redis.commands(), _own_cpu()
         redis.watch_stalls(STALL_MS)
@@ -526,6 +515,22 @@ def _measured(args, start, name: str) -> dict:
         if server is not None:
             server.stop()
         redis.stop()
+
+
+def seat_sockets(port: int, games: list[Game], loop: Loop, reader: Reader, frames: str) -> None:
+    """Both players' sockets of every game, heard by ``reader``, answered by ``loop``, which starts."""
+    reader.start()
+    for game in games:
+        for seat in (0, 1):
+            ws = Socket(game.index, seat)
+            ws.on_table = loop.on_table
+            ws.on_answer = loop.on_answer
+            ws.connect(port, f"/tables/{game.table_id}/ws?token={game.tokens[seat]}&frames={frames}")
+            game.sockets[seat] = ws
+    for game in games:
+        for ws in game.sockets.values():
+            reader.add(ws)
+    loop.start()
 
 
 def _floor_said(runs: list[dict], floors: list[dict], peers: list[dict], views: list[dict], kind: str) -> str:

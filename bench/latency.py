@@ -69,8 +69,8 @@ from bench._common import (  # noqa: E402
     start_private_redis,
     wait_healthy,
 )
-from bench._ws import Reader, Socket  # noqa: E402
-from bench.games import Game, Loop  # noqa: E402
+from bench._ws import Reader  # noqa: E402
+from bench.games import Game, Loop, seat_sockets  # noqa: E402
 from bench.peer import run_peer  # noqa: E402
 
 STALL_MS = 5  # an AOF fdatasync over this is a stall (Redis's latency monitor)
@@ -132,18 +132,7 @@ def run_escoba(root: Path, scripts, think: float, warmup: float, duration: float
             games.append(Game(i, *open_table(http, s), s))
         http.close()
         loop = Loop(server.port, games, think, 8, seed, "socket")
-        reader.start()
-        for game in games:
-            for seat in (0, 1):
-                ws = Socket(game.index, seat)
-                ws.on_table = loop.on_table
-                ws.on_answer = loop.on_answer
-                ws.connect(server.port, f"/tables/{game.table_id}/ws?token={game.tokens[seat]}&frames=patch")
-                game.sockets[seat] = ws
-        for game in games:
-            for ws in game.sockets.values():
-                reader.add(ws)
-        loop.start()
+        seat_sockets(server.port, games, loop, reader, "patch")
         time.sleep(warmup)
         api0, redis0, calls0 = cpu_split(server.pids()), redis.cpu_split(), redis.commands()
         redis.watch_stalls(STALL_MS)

@@ -32,6 +32,6 @@ def test_parts_runs_the_whole_step_and_the_step_without_each_part():
     assert done.returncode == 0, done.stderr[-2000:]
     ways = re.findall(r"^(the whole step|without [\w-]+) *: Redis user +[\d.]+ us", done.stdout, re.M)
     assert ways == ["the whole step", "without read-back", "without listeners", "without idempotency",
-                    "without count"], done.stdout
+                    "without count", "without row"], done.stdout
     costs = re.findall(r"^  ([\w-]+) +(-?[\d.]+) us an append", done.stdout, re.M)
-    assert [name for name, _ in costs] == ["read-back", "listeners", "idempotency", "count"], done.stdout
+    assert [name for name, _ in costs] == ["read-back", "listeners", "idempotency", "count", "row"], done.stdout
