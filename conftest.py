@@ -33,8 +33,8 @@ BENCH = ROOT / "tests" / "bench"
 # fixtures (tests/conftest.py) that start a Redis, a cluster or a served app of the suite's own
 SERVERS = frozenset({"redis_server", "real_redis", "redis_cluster", "queue_server", "replicated", "topology",
                      "backends", "stores", "tables", "redis_server_binary"})
-# what each collected test's tier marks were, by node id, before any -m deselected one (tests/test_tiers.py)
-TIER_MARKS = pytest.StashKey[dict]()
+# each collected test's node id and tier marks, before any -m deselected one (tests/test_tiers.py)
+TIER_MARKS = pytest.StashKey[list]()
 
 
 def tier_of(item: pytest.Item) -> str:
@@ -57,8 +57,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         tier = tier_of(item)
         if tier not in {m.name for m in item.iter_markers()}:
             item.add_marker(tier)
-    config.stash[TIER_MARKS] = {item.nodeid: [m.name for m in item.iter_markers() if m.name in TIERS]
-                                for item in items}
+    # a list, not a dict: schemathesis's tests of each operation share one node id
+    config.stash[TIER_MARKS] = [(item.nodeid, [m.name for m in item.iter_markers() if m.name in TIERS])
+                                for item in items]
 
 
 class TierTimes:
