@@ -19,6 +19,7 @@ import signal
 import fakeredis
 import pytest
 
+from . import redis_servers
 from .redis_servers import RedisClusterServers, RedisServer, redis_binary, redis_cli, start_cluster, start_plain
 
 
@@ -141,7 +142,6 @@ TOPOLOGIES = ["plain", "cluster"]
 
 def make_topology(request, name: str) -> Topology:
     """``name``'s Topology on the session's servers (any fixture scope may call it)."""
-    request.applymarker(pytest.mark.integration)
     if name == "plain":
         server = request.getfixturevalue("redis_server")
         return Topology("plain", server.url, server.url, None, [server])
@@ -215,3 +215,13 @@ def patched():
 def stock():
     """The libraries as they ship (``ESCOBA_STOCK=1``) for this test, whatever the run says."""
     yield from _libraries(True)
+
+
+@pytest.fixture(autouse=True)
+def _unit_tests_start_no_server(request):
+    """A test of the unit tier (conftest.py) that starts a redis-server fails, saying so: it belongs
+    in the integration tier, which CI runs after the fast one."""
+    if request.node.get_closest_marker("unit") is not None:
+        redis_servers.UNIT_TEST = request.node.nodeid
+    yield
+    redis_servers.UNIT_TEST = None

@@ -45,6 +45,10 @@ def slow_command(client, ms: int) -> None:
     client.eval(_BUSY, 0, ms)
 
 
+# the unit-tier test running now, if one is (set by tests/conftest.py): it may start no server
+UNIT_TEST: str | None = None
+
+
 def redis_binary() -> str | None:
     return shutil.which("redis-server")
 
@@ -73,6 +77,9 @@ class RedisServer:
         return f"redis://127.0.0.1:{self.port}/{db}"
 
     def start(self) -> RedisServer:
+        if UNIT_TEST is not None:
+            raise RuntimeError(f"{UNIT_TEST} starts a redis-server but is in the unit tier: mark it integration "
+                               "(conftest.py says how tiers are given)")
         binary = redis_binary()
         if binary is None:
             raise RuntimeError("redis-server is not installed")

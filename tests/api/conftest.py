@@ -111,17 +111,39 @@ def play_out(client, table_id, tokens, rng, *, until="finished", on_response=Non
     raise AssertionError("game did not end")
 
 
-@pytest.fixture(scope="module")
-def browser():
-    """Debian's chromium through Playwright, one per browser test module (they skip, saying why,
-    when chromium or playwright is missing)."""
+@pytest.fixture(scope="session")
+def _playwright():
     from playwright import sync_api
 
+    with sync_api.sync_playwright() as p:
+        yield p
+
+
+@pytest.fixture(scope="session")
+def _chromium(_playwright):
+    """Debian's chromium, one for the session in each process (a launch and its driver cost about a
+    second of CPU, and there are some twenty browser modules); each test opens its own context."""
     from .browser import ARGS, CHROMIUM
 
-    with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
-        try:
-            yield b
-        finally:
+    launched = []
+
+    def chromium():
+        if not launched or not launched[-1].is_connected():
+            launched.append(_playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True))
+        return launched[-1]
+
+    yield chromium
+    for b in launched:
+        if b.is_connected():
             b.close()
+
+
+@pytest.fixture
+def browser(_chromium):
+    """Debian's chromium through Playwright (the browser tests skip, saying why, when chromium or
+    playwright is missing); launched again if a test left it gone."""
+    b = _chromium()
+    yield b
+    # a context a failed test left open would hold its pages (and their timers) into the next test
+    for context in b.contexts:
+        context.close()

@@ -87,7 +87,6 @@ def test_the_single_redis_deployment_stays_as_it_was():
     assert "--cluster-enabled" not in " ".join(single["redis"]["command"])
 
 
-@pytest.mark.integration
 def test_the_files_redis_commands_make_a_cluster_the_server_finds(tmp_path):
     if redis_binary() is None or redis_cli() is None:
         pytest.skip("redis-server and redis-cli are needed to run the compose file's commands")

@@ -320,7 +320,6 @@ def _local_prometheus_config(tmp: Path, api: int, worker: int, exporter: int, no
     return path
 
 
-@pytest.mark.integration
 def test_every_query_of_the_dashboard_and_the_rules_finds_data_after_a_game(tmp_path):
     prometheus, exporter_bin = _tool("prometheus"), _tool("prometheus-redis-exporter")
     from ..api.conftest import play_out

@@ -12,7 +12,7 @@ import pytest
 from ..browser import Page, http, my_turn, needs_chromium, open_table, play_turn, start, until
 from ..served import Served
 
-pytestmark = [pytest.mark.browser, pytest.mark.integration, needs_chromium]
+pytestmark = [pytest.mark.browser, needs_chromium]
 sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright package is not installed")
 
 PLAYS = 6

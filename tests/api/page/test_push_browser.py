@@ -26,14 +26,11 @@ from ...workers.push_receiver import PushService, Subscriber
 from ...workers.test_integration import WorkerProcess
 
 CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-        "--disable-sync", "--no-first-run"]
 VAPID = push.generate_private_key()
 SETTINGS = {"ESCOBA_BOT_DELAY": "0.05", "ESCOBA_VAPID_PRIVATE_KEY": VAPID, "ESCOBA_NOTIFY_ALLOW_PRIVATE": "1"}
 
 pytestmark = [
     pytest.mark.browser,
-    pytest.mark.integration,
     pytest.mark.skipif(not os.path.exists(CHROMIUM), reason="Debian chromium is not installed at /usr/bin/chromium"),
 ]
 sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright package is not installed")
@@ -107,16 +104,15 @@ def worker(tmp_path, url):
     w.stop()
 
 
-def test_the_page_subscribes_and_the_worker_pushes_the_turn_to_it(site, worker, rdb):
+def test_the_page_subscribes_and_the_worker_pushes_the_turn_to_it(site, worker, rdb, browser):
     base, http = site
     host = http.post("/tables", json={"name": "Ana", "preset": "del15", "table_name": "Casa Ana"}).get_json()
     tid = host["table_id"]
     guest = http.post(f"/tables/{tid}/seats", json={"name": "Bea"}).get_json()
     browser_keys = Subscriber()
-    with PushService(browser_keys) as service, sync_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
+    with PushService(browser_keys) as service:
+        context = browser.new_context(permissions=["notifications"])
         try:
-            context = b.new_context(permissions=["notifications"])
             context.add_init_script(STUB)
             page = context.new_page()
             errors = []
@@ -167,4 +163,4 @@ def test_the_page_subscribes_and_the_worker_pushes_the_turn_to_it(site, worker, 
             assert not set(hands["hand"]) & set(json.dumps(message).replace('"', " ").split())
             assert errors == []
         finally:
-            b.close()
+            context.close()
