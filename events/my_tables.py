@@ -24,6 +24,7 @@ hook uses), and give the same sets and rows (tests/events/test_my_tables.py).
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Iterable, Iterator, Mapping
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, TypeAlias, cast
@@ -239,11 +240,12 @@ def _ties(redis: Client, key: str, score: int) -> int:
     return int(redis.zcount(key, score, score))
 
 
+_CURSOR = re.compile(r"([0-9]{1,16}):(.{1,64})")  # docs/api.md's pattern for it (no line break in the id)
+
+
 def parse_cursor(raw: str) -> tuple[int, str] | None:
-    score, sep, table_id = raw.partition(":")
-    if not sep or not score.isascii() or not score.isdigit() or len(score) > 16 or not 0 < len(table_id) <= 64:
-        return None
-    return int(score), table_id
+    found = _CURSOR.fullmatch(raw)
+    return None if found is None else (int(found.group(1)), found.group(2))
 
 
 # --- rebuilding from the logs -----------------------------------------------------------------------
