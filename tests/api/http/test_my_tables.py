@@ -185,6 +185,6 @@ def test_finished_tables_come_newest_first_in_pages(http, monkeypatch):
     assert [r["table_id"] for r in seen] == list(reversed(finished))
     assert all(r["status"] == "finished" and not r["your_turn"] and "away_claimable_at" not in r for r in seen)
     no_card_in(seen)
-    for cursor in ("xyz", "", "12:a%0Ab", "12:" + "a" * 65):  # as docs/api.md's pattern: a line break or an empty one too
+    for cursor in ("xyz", "", "12:a%0Ab", "12:" + "a" * 65):  # docs/api.md's pattern: an empty one too
         bad = http.get(f"/me/tables?status=finished&cursor={cursor}", headers=bearer(me["token"]))
         assert bad.status_code == 400, cursor
