@@ -143,8 +143,8 @@ def install(sock, app) -> None:
         finally:
             if handler_reads:  # its watchers stop and its socket closes with the handler, whatever ended it
                 ws.thread.join(LINGER + 1.0)
-            elif not ws.connected:  # threads (escoba dev): a refusal's or a 1008's close frame ends the wire
-                close_frame_last(ws)
+            elif ws.mode == "werkzeug" and not ws.connected:  # escoba dev: our close frame ends the wire
+                close_frame_last(ws)  # (gunicorn writes nothing after the handler: left as it was)
 
 
 FRAME_KINDS = ("view", "patch")  # ``frames=``: every change as the whole view (the default), or as a patch
