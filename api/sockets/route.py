@@ -23,6 +23,7 @@ an inflated client frame could be far larger than what was sent.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import socket
 import threading
@@ -97,6 +98,19 @@ class _LingeringSocket:
             sock.close()
 
 
+def close_frame_last(ws) -> None:
+    """Under werkzeug's threads (``escoba dev``), flask-sock has werkzeug write an HTTP answer on the
+    connection once the handler returns: after our close frame a browser read it as a frame
+    (Chromium: "Invalid frame header"). simple-websocket's thread closes the socket for writing
+    (``_LingeringSocket``) once the client answers the close: wait for it, and stop our side writing
+    if the client does not answer in time; werkzeug's write then finds the connection shut and
+    drops it quietly. For every socket the server closes itself, table's and seek's (api/sockets/seeks.py)."""
+    ws.thread.join(LINGER + 1.0)
+    if ws.thread.is_alive():
+        with contextlib.suppress(OSError):
+            ws.sock.shutdown(socket.SHUT_WR)
+
+
 def install(sock, app) -> None:
     @app.before_request
     def _no_compression():
@@ -129,6 +143,8 @@ def install(sock, app) -> None:
         finally:
             if handler_reads:  # its watchers stop and its socket closes with the handler, whatever ended it
                 ws.thread.join(LINGER + 1.0)
+            elif ws.mode == "werkzeug" and not ws.connected:  # escoba dev: our close frame ends the wire
+                close_frame_last(ws)  # (gunicorn writes nothing after the handler: left as it was)
 
 
 FRAME_KINDS = ("view", "patch")  # ``frames=``: every change as the whole view (the default), or as a patch

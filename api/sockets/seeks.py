@@ -13,9 +13,7 @@ handler only waits, on the connection's event with a timeout, so it is the same 
 
 from __future__ import annotations
 
-import contextlib
 import logging
-import socket
 import time
 
 import orjson
@@ -25,7 +23,7 @@ from simple_websocket import ConnectionClosed
 import engine
 from api.http import seeks as http
 from api.sockets import reader
-from api.sockets.route import LINGER, SEND_TIMEOUT, _LingeringSocket
+from api.sockets.route import LINGER, SEND_TIMEOUT, _LingeringSocket, close_frame_last
 
 LOOK_EVERY = 0.5  # seconds between looks at the seek
 HEARD_EVERY = 2.0  # seconds between "still here" to the pool (well inside its 10 s)
@@ -49,20 +47,7 @@ def install(sock) -> None:
             if reads is not None:
                 ws.thread.join(LINGER + 1.0)
             elif not ws.connected:
-                _close_frame_last(ws)
-
-
-def _close_frame_last(ws) -> None:
-    """Under werkzeug's threads (``escoba dev``), flask-sock has werkzeug write an HTTP answer on the
-    connection once the handler returns: after our close frame a browser read it as a frame
-    (Chromium: "Invalid frame header"). simple-websocket's thread closes the socket for writing
-    (``_LingeringSocket``) once the client answers the close: wait for it, and stop our side writing
-    if the client does not answer in time; werkzeug's write then finds the connection shut and
-    drops it quietly."""
-    ws.thread.join(LINGER + 1.0)
-    if ws.thread.is_alive():
-        with contextlib.suppress(OSError):
-            ws.sock.shutdown(socket.SHUT_WR)
+                close_frame_last(ws)
 
 
 def _send(ws, message: dict) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import socket
@@ -30,11 +31,13 @@ def _call(port, path, body=None, token=None):
         return json.loads(r.read())
 
 
-def test_escoba_dev_serves_and_plays_a_bots_only_game_to_the_end(tmp_path):
+@contextlib.contextmanager
+def _escoba_dev(tmp_path, **env_vars):
+    """``escoba dev`` on a free port, up and answering: yields the port."""
     port = _free_port()
     # the dev server keeps its VAPID key in the user's data dir: here, the test's own
     env = {**os.environ, "PYTHONPATH": str(ROOT), "ESCOBA_BOT_DELAY": "0.01",
-           "XDG_DATA_HOME": str(tmp_path / "data")}
+           "XDG_DATA_HOME": str(tmp_path / "data"), **env_vars}
     env.pop("REDIS_URL", None)
     env.pop("ESCOBA_VAPID_PRIVATE_KEY", None)
     out = (tmp_path / "dev.log").open("w")
@@ -49,6 +52,17 @@ def test_escoba_dev_serves_and_plays_a_bots_only_game_to_the_end(tmp_path):
             except OSError:
                 assert time.monotonic() < deadline, "escoba dev did not come up"
                 time.sleep(0.2)
+        yield port
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+def test_escoba_dev_serves_and_plays_a_bots_only_game_to_the_end(tmp_path):
+    with _escoba_dev(tmp_path) as port:
         banner = (tmp_path / "dev.log").read_text()
         assert f"http://127.0.0.1:{port}/" in banner and "NOTHING SURVIVES A RESTART" in banner
         assert b"<html" in urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=5).read().lower()
@@ -85,9 +99,81 @@ def test_escoba_dev_serves_and_plays_a_bots_only_game_to_the_end(tmp_path):
             time.sleep(0.3)
         best = max(side["points"] for side in view["scores"])
         assert best >= 10 and [s for s in view["scores"] if s["points"] == best][0]["seats"] == view["winners"]
-    finally:
-        proc.terminate()
+
+
+def _after_the_close(ws, answer: bool = True) -> tuple[int, bytes]:
+    """The server's close frame read off the wire (past any frames before it) and, as a browser does,
+    answered: its status, then every byte the server still sends until it ends the connection."""
+    ws.sock.settimeout(8)
+    buffer = b""
+
+    def take(n: int) -> bytes:
+        nonlocal buffer
+        while len(buffer) < n:
+            chunk = ws.sock.recv(4096)
+            assert chunk, "the connection ended inside a frame"
+            buffer += chunk
+        got, buffer = buffer[:n], buffer[n:]
+        return got
+
+    while True:
+        head = take(2)
+        assert not head[1] & 0x80, head  # a server's frames are not masked
+        size = head[1] & 0x7F
+        if size >= 126:
+            size = int.from_bytes(take(2 if size == 126 else 8), "big")
+        payload = take(size)
+        if head[0] == 0x88:
+            break
+    if answer:
+        ws.send_close()
+    rest = buffer
+    while chunk := ws.sock.recv(4096):
+        rest += chunk
+    return int.from_bytes(payload[:2], "big"), rest
+
+
+def test_escoba_dev_ends_a_table_socket_on_its_close_frame(tmp_path):
+    """A table socket the server closes itself: the close frame is the last thing on the wire. werkzeug
+    wrote its HTTP answer after it (Chromium: "Invalid frame header") on every refusal."""
+    import websocket
+
+    from api.sockets.moves import STRIKES_MAX
+
+    with _escoba_dev(tmp_path, ESCOBA_SOCKETS_PER_ADDRESS_TABLE="1") as port:
+        # a table for each case: a closed socket's slot is given back only after its connection ends
+        hosts = [_call(port, "/tables", {"name": "Ana", "preset": "del15", "settings": {"target": 10}})
+                 for _ in range(3)]
+
+        def opened(host: dict, query: str = ""):
+            return websocket.create_connection(f"ws://127.0.0.1:{port}/tables/{host['table_id']}/ws{query}",
+                                               timeout=8)
+
+        refused = opened(hosts[0], "?token=not-it")
         try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+            assert json.loads(refused.recv())["error"]["code"] == "unauthorized"
+            assert _after_the_close(refused) == (1000, b"")
+        finally:
+            refused.close()
+
+        striking = opened(hosts[1], f"?token={hosts[1]['token']}")
+        try:
+            assert json.loads(striking.recv())["type"] == "table"
+            for _ in range(STRIKES_MAX):
+                striking.send("not json")
+            assert _after_the_close(striking) == (1008, b"")
+        finally:
+            striking.close()
+
+        held = opened(hosts[2])
+        try:
+            assert json.loads(held.recv())["type"] == "table"
+            for answer in (True, False):  # a client that never answers the close is cut off in time too
+                extra = opened(hosts[2])
+                try:
+                    assert json.loads(extra.recv())["error"]["code"] == "too_many_sockets"
+                    assert _after_the_close(extra, answer) == (1008, b"")
+                finally:
+                    extra.close()
+        finally:
+            held.close()
