@@ -240,11 +240,13 @@ def _ties(redis: Client, key: str, score: int) -> int:
     return int(redis.zcount(key, score, score))
 
 
-_CURSOR = re.compile(r"([0-9]{1,16}):(.{1,64})")  # docs/api.md's pattern for it (no line break in the id)
+# the document's pattern for it (api/http/openapi.py), as a JSON Schema validator reads it: a search,
+# where "$" also matches before a last line break (one the table id then does not hold)
+_CURSOR = re.compile(r"^([0-9]{1,16}):(.{1,64})$")
 
 
 def parse_cursor(raw: str) -> tuple[int, str] | None:
-    found = _CURSOR.fullmatch(raw)
+    found = _CURSOR.search(raw)
     return None if found is None else (int(found.group(1)), found.group(2))
 
 
