@@ -29,15 +29,13 @@ def my_games():
     raw_cursor = request.args.get("cursor")
     ctx = _ctx()
     away_after = ctx.config.away_after
-    if status == my_tables.ACTIVE:
-        if raw_cursor is not None:
-            raise RuleError("bad_request", "The active tables come in one page: no cursor.", {"cursor": "not taken"})
-        return jsonify({"tables": my_tables.active_rows(ctx.redis, player.player_id, away_after)})
     cursor = None
     if raw_cursor is not None:  # an empty one too: not one this list gave
         cursor = my_tables.parse_cursor(raw_cursor)
         if cursor is None:
             raise RuleError("bad_request", "That cursor is not one this list gave.", {"cursor": "invalid"})
+    if status == my_tables.ACTIVE:  # one page: a cursor, valid for the route (docs/api.md), has nothing to page
+        return jsonify({"tables": my_tables.active_rows(ctx.redis, player.player_id, away_after)})
     rows, next_cursor = my_tables.finished_rows(ctx.redis, player.player_id, away_after, cursor)
     return jsonify({"tables": rows, **({"cursor": next_cursor} if next_cursor else {})})
 

@@ -188,3 +188,5 @@ def test_finished_tables_come_newest_first_in_pages(http, monkeypatch):
     for cursor in ("xyz", "", "12:a%0Ab", "12:" + "a" * 65):  # docs/api.md's pattern: an empty one too
         bad = http.get(f"/me/tables?status=finished&cursor={cursor}", headers=bearer(me["token"]))
         assert bad.status_code == 400, cursor
+    active = http.get("/me/tables?cursor=0:0", headers=bearer(me["token"]))  # one page: nothing to page
+    assert active.status_code == 200 and active.get_json() == mine(http, me["token"])
