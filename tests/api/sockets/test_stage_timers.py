@@ -4,6 +4,7 @@ come in the order its path runs them, the opponent's frame written before the ch
 from __future__ import annotations
 
 import threading
+import time
 
 import pytest
 from werkzeug.serving import make_server
@@ -46,6 +47,11 @@ def test_on_a_socket_moves_marks_come_in_its_paths_order(served, monkeypatch):
     monkeypatch.setattr(stages, "_out", type(stages._out)())
     for player in _a_socket_move(served):
         player.close()
+    # the move's row is kept once its last frame is written: the server's thread may still be on its way
+    # there when the client has read the ack
+    deadline = time.monotonic() + 5
+    while not any(row[0] == "move" for row in stages._out) and time.monotonic() < deadline:
+        time.sleep(0.01)
     moves = [row[1] for row in stages._out if row[0] == "move"]
     assert len(moves) == 1
     names = [name for name, _ in moves[0]]
