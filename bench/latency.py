@@ -1,6 +1,6 @@
 """The opponent's latency at three offered loads, escoba against boardgame.io, side by side in one run.
 
-    npm ci --prefix bench/peer     # once: boardgame.io 0.50.2 and node-persist (its FlatFile) into bench/peer
+    npm ci --prefix bench/peer     # once: boardgame.io 0.50.2, node-persist (its FlatFile) and ws into bench/peer
     python bench/latency.py --quick                  # about 2 minutes: 3 s a side and load, one round
     python bench/latency.py                          # about 10 minutes: 20 s a side and load, two rounds
     python bench/latency.py --also /tmp/old          # and another checkout's escoba beside it (git worktree):
