@@ -137,7 +137,7 @@ def create_app(redis=None, config: Config | None = None) -> Flask:
     app.register_blueprint(my_tables.bp)
     ratings.install(app)  # GET /leaderboard, GET /players/{name}, ratings in GET /me
     limiter = limits.install(app, redis, config)
-    app.extensions["escoba"].move_limit = limits.moves(limiter)
+    app.extensions["escoba"].move_limit = limits.moves(limiter, config.moves_limit)
     app.extensions["escoba"].sign_in_limit = limits.sign_ins(limiter)
     sock = Sock(app)
     sockets.install(sock, app)

@@ -1,6 +1,6 @@
 """The opponent's latency at three offered loads, escoba against boardgame.io, side by side in one run.
 
-    npm ci --prefix bench/peer     # once: boardgame.io 0.50.2 and node-persist (its FlatFile) into bench/peer
+    npm ci --prefix bench/peer     # once: boardgame.io 0.50.2, node-persist (its FlatFile) and ws into bench/peer
     python bench/latency.py --quick                  # about 2 minutes: 3 s a side and load, one round
     python bench/latency.py                          # about 10 minutes: 20 s a side and load, two rounds
     python bench/latency.py --also /tmp/old          # and another checkout's escoba beside it (git worktree):
@@ -10,9 +10,14 @@
 What it runs, each on its own and in turn (ABBA: the order turns each round, so a drift of the
 machine's speed over minutes favours no side):
 - escoba: ``escoba serve --workers 1`` (gunicorn's gevent worker, the image's heap where this machine has
-  jemalloc) over its own redis-server with AOF ``appendfsync always``, rate limits on, as production;
-  moves sent over the players' sockets, changes sent as patches (the page's way);
-- ``--also DIR``: the same, run from another checkout (e.g. ``git worktree add /tmp/old 807e37c``);
+  jemalloc) over its own redis-server with AOF ``appendfsync always``, rate limits on, as production,
+  but the moves' per-token limit raised far above the bench's pace (``ESCOBA_MOVES_LIMIT``, ``MOVES_LIMIT``
+  here: each player moves 5 to 8 times a second at 0.5 and 0.75 load, where production's 120 a minute
+  refused some 200 moves a run and stopped those games, so fewer moves were offered than the load
+  said; the count is still made in each move's append step, so its cost is measured); moves sent over
+  the players' sockets, changes sent as patches (the page's way);
+- ``--also DIR``: the same, run from another checkout (e.g. ``git worktree add /tmp/old 807e37c``; one
+  older than ``ESCOBA_MOVES_LIMIT`` keeps 120 moves a minute a token, and refuses some of the bench's);
 - boardgame.io 0.50.2, in memory (the target's peer) and with its FlatFile storage (node-persist, a
   file per match rewritten each move, not fsynced) (bench/peer.py, bench/peer/server.js).
 
@@ -22,6 +27,18 @@ scale of a move's latency (the think time is 25 to 200 times it), the same for e
 short phase measures the peer's saturation (boardgame.io in memory, no think time: its moves a
 second; ``--saturation N`` takes it as given); each load is then a share of it (``--loads``, 0.25,
 0.5 and 0.75), and ``think = tables / (share x saturation)``.
+
+The client: each side is played by a Node program with one event loop, so that both sides' latency
+carries the same kind of client's overhead: the peer's by bench/peer/load.js (socket.io), escoba's by
+bench/peer/escoba-load.js (``--client node``, the default: raw WebSockets through the ``ws`` package).
+This script opens escoba's tables and works out their games as before, then hands the node client a
+plan (the port, each table's id, seat tokens and moves); node plays the same open loop as load.js and
+gives its window's moves, latencies and spans in CLOCK_MONOTONIC seconds (``perf_counter``'s clock, so
+the spans line up with the stage timers), saying when its window starts and ends so that Redis is
+sampled over the same window. ``--client python`` plays escoba's side with bench/games.py's client
+(8 sender threads and bench/_ws.py's reader thread, under the GIL), as every run before 2026-12-06
+did: its own overhead was in escoba's latency (0.4 to 0.9 ms of the p50 at 0.25 and 0.5 load against
+escoba's own timers, and at 0.75 load its CPU crowded the 2 cores), not in the peer's.
 
 What it prints, a load at a time, a line a side: the moves a second it made, the opponent's latency
 (from just before the move's send to the opponent's socket holding the new version: the raw read of
@@ -48,6 +65,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -70,8 +88,8 @@ from bench._common import (  # noqa: E402
     wait_healthy,
 )
 from bench._ws import Reader  # noqa: E402
-from bench.games import Game, Loop, seat_sockets, stop_run  # noqa: E402
-from bench.peer import run_peer  # noqa: E402
+from bench.games import Game, Loop, seat_sockets  # noqa: E402
+from bench.peer import PEER_DIR, run_peer  # noqa: E402
 
 STALL_MS = 5  # an AOF fdatasync over this is a stall (Redis's latency monitor)
 LOOP_STALL_MS = 2.0  # the event loop woke this much late or more: something held it
@@ -86,6 +104,10 @@ STAGES = {
 }
 GROUPS = ("frame read", "decision", "append", "snapshot+hook", "log+metrics", "fan-out")
 OWN_WRITE = "written"  # the mover's ack and view, after the opponent's
+# the moves' per-token limit the bench's server runs with (ESCOBA_MOVES_LIMIT): the limits stay on, so each
+# move's count is still in its append's step and measured, but far above the bench's pace (each player
+# moves up to 5 to 8 times a second at 0.5 and 0.75 load, over the default 120 a minute: refused games stop)
+MOVES_LIMIT = "100000 per minute"
 
 
 def loadavg() -> str:
@@ -114,15 +136,14 @@ def start_escoba(root: Path, port: int, tables: int, env: dict) -> Server:
 
 
 def run_escoba(root: Path, scripts, think: float, warmup: float, duration: float, seed: str,
-               fsync: str = "always", timers: bool = True) -> dict:
+               fsync: str = "always", timers: bool = True, client: str = "node") -> dict:
     """One measured run: a fresh durable Redis and server, the tables opened anew, the loop, the window."""
     redis = start_private_redis(durable=True, fsync=fsync)
     stage_dir = tempfile.mkdtemp(prefix="bench-latency-stages-")
     env = server_env(REDIS_URL=redis.url, ESCOBA_RATE_LIMITS="on", ESCOBA_TRUSTED_PROXIES="1",
+                     ESCOBA_MOVES_LIMIT=MOVES_LIMIT,
                      **({"ESCOBA_STAGE_TIMES": f"{stage_dir}/stages"} if timers else {}))
     server = None
-    reader = Reader()
-    loop = None
     try:
         server = start_escoba(root, free_port(), len(scripts), env)
         http = Http(server.port)
@@ -131,44 +152,129 @@ def run_escoba(root: Path, scripts, think: float, warmup: float, duration: float
             http.forwarded_for = f"10.0.{i // 250}.{i % 250 + 1}"  # each table's own client address
             games.append(Game(i, *open_table(http, s), s))
         http.close()
-        loop = Loop(server.port, games, think, 8, seed, "socket")
+        window = RedisWindow(redis)
+        measure = node_window if client == "node" else python_window
+        got = measure(server, games, think, warmup, duration, seed, window)
+        n = got["moves"]
+        fsync = [(second - m / 1000 - window.wall, second + 1 - window.wall, m) for second, m in window.stalled]
+        return {**got, "cpu_ms": got["api_cpu"] * 1000 / max(1, n), "redis_ms": window.cpu * 1000 / max(1, n),
+                "client_ms": got["client_cpu"] * 1000 / max(1, n),
+                "step_us": (window.calls.get("usec:evalsha", 0) - window.calls0.get("usec:evalsha", 0)) / max(1, n),
+                "stages": read_stages(stage_dir, got["t0"], got["t1"]), "fsync": fsync}
+    finally:
+        if server is not None:
+            server.stop()
+        redis.stop()
+        shutil.rmtree(stage_dir, ignore_errors=True)
+
+
+class RedisWindow:
+    """Redis's CPU, commands and AOF fsync stalls over the measured window, sampled at its two ends."""
+
+    def __init__(self, redis):
+        self.redis = redis
+
+    def start(self) -> None:
+        self.cpu0, self.calls0 = self.redis.cpu_split(), self.redis.commands()
+        self.redis.watch_stalls(STALL_MS)
+        self.wall = time.time() - time.perf_counter()  # Redis notes its stalls by the clock's second
+
+    def end(self) -> None:
+        self.cpu = sum(b - a for a, b in zip(self.cpu0, self.redis.cpu_split(), strict=True))
+        self.stalled = self.redis.stalled_seconds()
+        self.calls = self.redis.commands()
+
+
+def node_window(server, games: list[Game], think: float, warmup: float, duration: float, seed: str,
+                window: RedisWindow) -> dict:
+    """The games played by bench/peer/escoba-load.js (Node, one event loop, as the peer's load.js): it is
+    handed the plan (the port, each table's id, seat tokens and moves), says when its window starts and
+    ends (Redis is sampled then), and gives its moves, latencies and spans in perf_counter's clock."""
+    if shutil.which("node") is None or not (PEER_DIR / "node_modules" / "ws").is_dir():
+        raise SystemExit("--client node needs node and bench/peer/node_modules (npm ci --prefix bench/peer); "
+                         "or give --client python")
+    plan = {"port": server.port, "server_pids": server.pids(), "think": think, "warmup": warmup,
+            "duration": duration, "seed": seed, "frames": "patch",
+            "tables": [{"id": g.table_id, "tokens": [g.tokens[0], g.tokens[1]], "start_version": g.start_version,
+                        "moves": [list(m) for m in g.moves]} for g in games]}
+    with tempfile.NamedTemporaryFile("w", prefix="bench-latency-plan-", suffix=".json", delete=False) as f:
+        json.dump(plan, f)
+    log_path = f"/tmp/bench-latency-node-{server.port}.log"
+    got = None
+    with open(log_path, "w") as log:
+        proc = subprocess.Popen(["node", "escoba-load.js", f.name], cwd=PEER_DIR, stdout=subprocess.PIPE,
+                                stderr=log, text=True, env={**os.environ, "NODE_ENV": "production"})
+    # a client that hangs is ended: 200 sockets opened one at a time take seconds, never a minute
+    watchdog = threading.Timer(warmup + duration + 120, proc.kill)
+    watchdog.start()
+    try:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            said = json.loads(line)
+            if said.get("window") == "start":
+                window.start()
+                late = time.perf_counter() - said["t"]
+                if not 0 <= late < 1.0:  # one clock (CLOCK_MONOTONIC) for node's spans and the stage timers
+                    print(f"    (node's clock is {late:.3f} s from perf_counter's: the spans and the stage timers "
+                          f"do not line up)", flush=True)
+            elif said.get("window") == "end":
+                window.end()
+            else:
+                got = said
+        proc.wait(10)
+    finally:
+        watchdog.cancel()
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        os.unlink(f.name)
+    if got is None or proc.returncode != 0:
+        with open(log_path) as log:
+            raise SystemExit(f"bench/peer/escoba-load.js failed ({proc.returncode}): {log.read()[-2000:]}")
+    return {"moves": got["moves"], "window": got["t1"] - got["t0"], "t0": got["t0"], "t1": got["t1"],
+            "lat": [x / 1000 for x in got["lat_ms"]], "spans": [tuple(s) for s in got["spans"]],
+            "missing": got["missing"], "errors": got["errors"], "first_error": got["first_error"],
+            "api_cpu": got["server_cpu_s"], "client_cpu": got["client_cpu_s"], "finished": got["finished"]}
+
+
+def python_window(server, games: list[Game], think: float, warmup: float, duration: float, seed: str,
+                  window: RedisWindow) -> dict:
+    """The games played by bench/games.py's client (8 sender threads, bench/_ws.py's reader thread): the
+    figures before 2026-12-06, with its own overhead in escoba's latency."""
+    reader = Reader()
+    loop = Loop(server.port, games, think, 8, seed, "socket")
+    try:
         seat_sockets(server.port, games, loop, reader, "patch")
         time.sleep(warmup)
-        api0, redis0, calls0 = cpu_split(server.pids()), redis.cpu_split(), redis.commands()
-        redis.watch_stalls(STALL_MS)
-        wall = time.time() - time.perf_counter()
+        api0, client0 = cpu_split(server.pids()), os.times()
+        window.start()
         loop.measuring = True
         t0 = time.perf_counter()
         time.sleep(duration)
         loop.measuring = False
         t1 = time.perf_counter()
         api = sum(b - a for a, b in zip(api0, cpu_split(server.pids()), strict=True))
-        rcpu = sum(b - a for a, b in zip(redis0, redis.cpu_split(), strict=True))
-        stalled = redis.stalled_seconds()
-        calls = redis.commands()
+        client1 = os.times()
+        window.end()
         loop.stop.set()
         time.sleep(1.0)  # the last sockets hear; the timers' files are written every half second
-        lat, spans, missing = [], [], 0
-        for gi, k, sent, _answered in list(loop.sent):
-            game = games[gi]
-            seat, _move, version = game.moves[k]
-            heard = game.sockets[1 - seat].first_at(version)
-            if heard is None:
-                missing += 1
-            else:
-                lat.append(heard - sent)
-                spans.append((sent, heard))
-        n = len(loop.sent)
-        finished = sum(1 for g in games if g.k >= len(g.moves))
-        fsync = [(second - m / 1000 - wall, second + 1 - wall, m) for second, m in stalled]
-        return {"moves": n, "window": t1 - t0, "lat": lat, "spans": spans, "missing": missing,
-                "errors": len(loop.errors), "first_error": loop.errors[0] if loop.errors else None,
-                "cpu_ms": api * 1000 / max(1, n), "redis_ms": rcpu * 1000 / max(1, n),
-                "step_us": (calls.get("usec:evalsha", 0) - calls0.get("usec:evalsha", 0)) / max(1, n),
-                "stages": read_stages(stage_dir, t0, t1), "fsync": fsync, "finished": finished}
     finally:
-        stop_run(loop, reader, server, redis)
-        shutil.rmtree(stage_dir, ignore_errors=True)
+        loop.stop.set()
+        reader.stop.set()
+    lat, spans, missing = [], [], 0
+    for gi, k, sent, _answered in list(loop.sent):
+        game = games[gi]
+        seat, _move, version = game.moves[k]
+        heard = game.sockets[1 - seat].first_at(version)
+        if heard is None:
+            missing += 1
+        else:
+            lat.append(heard - sent)
+            spans.append((sent, heard))
+    return {"moves": len(loop.sent), "window": t1 - t0, "t0": t0, "t1": t1, "lat": lat, "spans": spans,
+            "missing": missing, "errors": len(loop.errors), "first_error": loop.errors[0] if loop.errors else None,
+            "api_cpu": api, "client_cpu": (client1.user + client1.system) - (client0.user + client0.system),
+            "finished": sum(1 for g in games if g.k >= len(g.moves))}
 
 
 def read_stages(stage_dir: str, t0: float, t1: float) -> dict:
@@ -329,6 +435,10 @@ def main(argv=None) -> int:
     parser.add_argument("--timers", default="on", choices=("on", "off"),
                         help="escoba's stage timers (ESCOBA_STAGE_TIMES): on, their own CPU is in escoba's (a "
                              "greenlet waking 200 times a second, a write every half second); off for CPU alone")
+    parser.add_argument("--client", default="node", choices=("node", "python"),
+                        help="what plays escoba's side: node (bench/peer/escoba-load.js, the same kind of client "
+                             "as the peer's load.js), or python (bench/games.py's Loop: the figures before "
+                             "2026-12-06, its own overhead in escoba's latency)")
     parser.add_argument("--fsync", default="always", choices=("always", "everysec"),
                         help="escoba's Redis AOF: always, as production (the result); everysec is a diagnostic only "
                              "(the disk's share of the tail on a machine whose disk stalls), never the result")
@@ -350,7 +460,10 @@ def main(argv=None) -> int:
     print(f"latency: {args.tables} two-player tables, a socket a player, think x0.5..1.5; {warmup:g} s warm-up, "
           f"{duration:g} s measured a side and load, {rounds} round(s); escoba serve --workers 1 (gevent) over "
           f"redis-server appendfsync {args.fsync}{'' if args.fsync == 'always' else ' (NOT production: a diagnostic)'}"
-          f", rate limits on, stage timers {args.timers}; {os.cpu_count()} cores, {loadavg()}", flush=True)
+          f", rate limits on (moves {MOVES_LIMIT} a token, far above the bench's pace), stage timers {args.timers}; "
+          f"escoba's side measured by the {args.client} client"
+          f"{' (bench/peer/escoba-load.js)' if args.client == 'node' else ' (bench/games.py Loop)'}; "
+          f"{os.cpu_count()} cores, {loadavg()}", flush=True)
     print(f"interpreter: {interpreter()}", flush=True)
 
     saturation = args.saturation
@@ -382,7 +495,7 @@ def main(argv=None) -> int:
                 before = loadavg()
                 if isinstance(what, Path):
                     run = run_escoba(what, scripts, think, warmup, duration, f"{args.seed}:{k}", args.fsync,
-                                     args.timers == "on")
+                                     args.timers == "on", args.client)
                 else:
                     run = run_boardgame(what, args.tables, think, warmup, duration)
                 if run is None:
@@ -390,7 +503,9 @@ def main(argv=None) -> int:
                 results.setdefault((share, name), []).append(run)
                 p = pooled([run])
                 print(f"    round {k + 1} {name}: {p['moves']} moves, p50 {ms(p['p50'])} / p99 {ms(p['p99'])} ms, "
-                      f"CPU {p['cpu_ms']:.3f} ms ({before} -> {loadavg()})"
+                      f"CPU {p['cpu_ms']:.3f} ms"
+                      + (f" (its client's {run['client_ms']:.3f})" if "client_ms" in run else "")
+                      + f", errors {run['errors']}, never heard {run['missing']} ({before} -> {loadavg()})"
                       + (f", first error {run['first_error']}" if run.get("first_error") else ""), flush=True)
         peer_runs = results.get((share, "boardgame.io memory"))
         peer = pooled(peer_runs) if peer_runs else None

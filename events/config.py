@@ -40,6 +40,9 @@ class Config:
     notify_allow_private: bool = False
     # "off" turns the per-address and per-token limits off; else the limits of api/http/limits.py
     rate_limits: str = "on"
+    # the moves' per-seat-token limit (POST and socket moves alike): one window, in flask-limiter's words
+    # ("120 per minute"); a bench that plays faster than a person raises it rather than turn the limits off
+    moves_limit: str = "120 per minute"
     # how many proxies in front of the API append to X-Forwarded-For; 0: the peer's address counts
     trusted_proxies: int = 0
     # replicas that must hold a move before it is acknowledged; None (unset): 0 on one Redis, on a
@@ -81,6 +84,8 @@ class Config:
             vapid_subject=env.get("ESCOBA_VAPID_SUBJECT") or cls.vapid_subject,
             notify_allow_private=env.get("ESCOBA_NOTIFY_ALLOW_PRIVATE", "") == "1",
             rate_limits=env.get("ESCOBA_RATE_LIMITS", "on"),
+            moves_limit=_one_window(env.get("ESCOBA_MOVES_LIMIT", "").strip() or cls.moves_limit,
+                                    "ESCOBA_MOVES_LIMIT"),
             trusted_proxies=int(env.get("ESCOBA_TRUSTED_PROXIES", "0") or 0),
             replica_acks=int(env["ESCOBA_REPLICA_ACKS"]) if env.get("ESCOBA_REPLICA_ACKS", "").strip() else None,
             webauthn_rp_id=env.get("ESCOBA_WEBAUTHN_RP_ID", "").strip(),
@@ -100,4 +105,19 @@ def stock_libraries(env: Mapping[str, str] | None = None) -> bool:
 def _choice(value: str, name: str, allowed: tuple[str, ...]) -> str:
     if value not in allowed:
         raise ValueError(f"{name} must be one of {', '.join(allowed)} (not {value!r})")
+    return value
+
+
+def _one_window(value: str, name: str) -> str:
+    """A rate limit of one window ("120 per minute", "10/second"): the moves' count is one key counted in the
+    append's step (api/http/limits.py ``MoveLimit``), so a list of windows is refused, as is a limit of 0."""
+    from limits import parse_many
+
+    try:
+        items = parse_many(value)
+    except ValueError:
+        items = []
+    if len(items) != 1 or items[0].amount < 1:
+        raise ValueError(f"{name} must be one rate limit of at least 1, as \"120 per minute\" or \"10/second\" "
+                         f"(not {value!r})")
     return value

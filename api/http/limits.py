@@ -6,7 +6,7 @@ Defaults (``ESCOBA_RATE_LIMITS=off`` turns them all off, for benchmarks and test
 |---|---|---|
 | ``POST /tables`` (open a table) | client address | 10 a minute, 60 an hour |
 | ``POST /tables/{id}/seats`` (take a seat) | client address | 30 a minute |
-| ``POST /tables/{id}/moves`` and socket moves | seat token (at its table) | 120 a minute |
+| ``POST /tables/{id}/moves`` and socket moves | seat token (at its table) | 120 a minute (``ESCOBA_MOVES_LIMIT``) |
 | ``POST /tables/{id}/chat`` | seat token | 20 a minute |
 | ``POST /players`` (make an account) | client address | 5 a minute, 30 an hour |
 | failed sign-ins (``POST /sessions``, ``POST /sessions/passkey``) | the name tried | 5 a minute, 20 an hour |
@@ -42,8 +42,9 @@ from events.store import EventStore, RateCount, table_key
 
 CREATE_TABLE = "10 per minute;60 per hour"
 TAKE_SEAT = "30 per minute"
-# one window (one Redis round trip a move); a human plays a few moves a minute, bots use no HTTP
-MOVES = "120 per minute"
+# one window (one Redis round trip a move); a human plays a few moves a minute, bots use no HTTP. The
+# default: an operator sets another with ESCOBA_MOVES_LIMIT (events/config.py checks it at start)
+MOVES = Config.moves_limit
 CHAT = "20 per minute"
 SEEK = "30 per minute"
 CREATE_PLAYER = "5 per minute;30 per hour"
@@ -198,7 +199,7 @@ class Count:
 
 
 class MoveLimit:
-    """The moves' per-token limit (``MOVES``: one window), counted in the table's own slot.
+    """The moves' per-token limit (``ESCOBA_MOVES_LIMIT``: one window), counted in the table's own slot.
 
     Every move counts, once: in the append's own step when it reaches one (``Append.count``: no
     round trip and no write of its own, where a counter of its own was a second durable write a
@@ -220,8 +221,9 @@ class MoveLimit:
         return RateLimited(str(self.item), retry_after)
 
 
-def moves(limiter: Limiter | None) -> MoveLimit | None:
-    return None if limiter is None else MoveLimit(limiter)
+def moves(limiter: Limiter | None, limit: str = MOVES) -> MoveLimit | None:
+    """The moves' limit (``limit``: the config's ``moves_limit``), or None when the limits are off."""
+    return None if limiter is None else MoveLimit(limiter, limit)
 
 
 def _storage(redis) -> tuple[str, dict]:

@@ -162,7 +162,12 @@ def gunicorn_options(host: str, port: int, threads: int, workers: int, *,
 def serve(host: str, port: int, threads: int = 64, workers: int = 1, *,
           worker_class: str = "gevent", connections: int = DEFAULT_CONNECTIONS) -> int:
     from events import patches
+    from events.config import Config
 
+    try:  # a bad setting stops the command here, said once, not in every worker that boots and dies
+        Config.from_env()
+    except ValueError as exc:
+        raise SystemExit(f"escoba serve: {exc}") from None
     patches.check_all()  # before any worker forks: a library not the version its patch was written for stops here
     raise_fd_limit()
     Gunicorn(gunicorn_options(host, port, threads, workers, worker_class=worker_class,

@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 import dataclasses
+import os
 import secrets
+import subprocess
+import sys
+
+import pytest
 
 from api.app import create_app
 from api.auth import token_hash
 from api.http import limits
+from events.config import Config
 from events.store import EventStore, RateCount
 
 from ...redis_servers import command_calls, command_calls_since
@@ -75,6 +81,37 @@ def test_moves_and_chat_are_limited_per_token(fake_redis, config):
                               headers={"Authorization": f"Bearer {host['token']}"}))
     # no token is stored in the counters' keys
     assert not any(host["token"].encode() in k for k in fake_redis.keys("*"))
+
+
+def test_the_moves_limit_is_the_operators_setting(fake_redis, config):
+    """ESCOBA_MOVES_LIMIT: a lower limit refuses the move after it (a token's own count, refused ones too)."""
+    c = _limited(fake_redis, config, moves_limit=Config.from_env({"ESCOBA_MOVES_LIMIT": "3 per minute"}).moves_limit)
+    host = c.create()
+    guest = c.sit(host["table_id"])
+    tid = host["table_id"]
+    for _ in range(3):
+        assert c.move(tid, guest["token"], type="start").status_code == 403  # host_only, counted
+    body = _rate_limited(c.move(tid, guest["token"], type="start"))
+    assert "3 per 1 minute" in body["error"]["message"], body
+    assert c.move(tid, host["token"], type="start").status_code == 200  # the host's own count
+
+
+@pytest.mark.parametrize("value", ["120 a minute", "10 per minute;100 per hour", "0 per minute", "many"])
+def test_a_bad_moves_limit_is_refused_at_start(value):
+    with pytest.raises(ValueError, match="ESCOBA_MOVES_LIMIT must be one rate limit"):
+        Config.from_env({"ESCOBA_MOVES_LIMIT": value})
+    assert Config.from_env({"ESCOBA_MOVES_LIMIT": " "}).moves_limit == limits.MOVES == "120 per minute"
+    assert Config.from_env({"ESCOBA_MOVES_LIMIT": "10/second"}).moves_limit == "10/second"
+
+
+def test_escoba_serve_will_not_start_on_a_bad_moves_limit():
+    """Said once by the command, before gunicorn forks a worker that would die booting."""
+    env = {**os.environ, "ESCOBA_MOVES_LIMIT": "lots", "REDIS_URL": "redis://127.0.0.1:1/0"}
+    done = subprocess.run([sys.executable, "-m", "api.cli", "serve", "--port", "1"], env=env,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode != 0
+    assert "escoba serve: ESCOBA_MOVES_LIMIT must be one rate limit" in done.stderr, done.stderr[-2000:]
+    assert "Booting worker" not in done.stderr
 
 
 def test_x_forwarded_for_counts_only_behind_a_trusted_proxy(fake_redis, config):

@@ -270,6 +270,22 @@ def test_socket_moves_and_posts_share_one_rate_limit_and_a_flood_is_closed(fake_
         server.shutdown()
 
 
+def test_the_operators_moves_limit_counts_socket_moves_and_posts_alike(fake_redis, config):
+    app = create_app(fake_redis, dataclasses.replace(config, rate_limits="on", moves_limit="4 per minute"))
+    server = _serve(app)
+    client = Client(app.test_client())
+    try:
+        table_id, tokens = _seated(client)
+        player = SocketPlayer(f"127.0.0.1:{server.server_port}", table_id, tokens[1])
+        for i in range(2):
+            assert client.move(table_id, tokens[1], type="start").status_code == 403
+            assert player.move({"type": "start"}, f"m{i}")["error"]["code"] == "host_only"
+        assert player.move({"type": "start"}, "fifth")["error"]["code"] == "rate_limited"
+        player.close()
+    finally:
+        server.shutdown()
+
+
 FRAMES = [
     {"type": "move", "id": "a", "move": {"type": "resign"}},
     {"type": "move", "id": "a" * 100, "move": {}, "expected_version": 0},

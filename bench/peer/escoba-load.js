@@ -1,0 +1,223 @@
+// The open loop of bench/peer/load.js, against escoba: the same kind of client for both sides of
+// bench/latency.py (one Node event loop), where bench/games.py's Python client (sender threads, a
+// reader thread, the GIL) adds its own milliseconds to escoba's side.
+//
+//   node escoba-load.js PLAN.json
+//
+// bench/latency.py opens the tables and works out their games; the plan says, for each table, its
+// id, its two seat tokens, its moves ([seat, move, version after]) and the version before the first:
+//   {"port", "server_pids": [...], "think", "warmup", "duration", "seed", "frames",
+//    "tables": [{"id", "tokens": [t0, t1], "start_version", "moves": [[seat, move, version], ...]}]}
+// A socket per player, as bench/games.py seat_sockets opens it: GET /tables/{id}/ws?token=T&frames=F
+// (the token is the only auth; no hello), plain WebSocket, no compression offered (as the Python
+// client and the page). When the mover's socket holds the version before move k (a "table" or
+// "patch" frame of that version or later), it waits think x uniform(0.5, 1.5) and sends
+// {"type":"move","id":"g.k","move":...}; the game's next move waits for this one's ack (one move in
+// flight a game, as bench/games.py's Loop). An error, or an ack of another version, stops that game
+// and is counted, with the first one's text. The latency: from just before the send to the
+// opponent's socket's message event for a frame of the move's version or later (only the frame's
+// head is read, for its version, as bench/_ws.py does).
+//
+// Stdout, one JSON line each: {"window":"start","t":...} when the warm-up ends, {"window":"end","t":...}
+// when the window does (bench/latency.py samples Redis between them), then, 1 s later (the last
+// frames heard), the result: the moves sent in the window, their latencies (ms), their spans
+// [sent, heard] and the window's t0/t1, in seconds of CLOCK_MONOTONIC (process.hrtime.bigint():
+// libuv's uv_hrtime, clock_gettime(CLOCK_MONOTONIC) on Linux, as Python's time.perf_counter, so the
+// spans line up with escoba's own stage timers), and the server's CPU over the window from /proc.
+'use strict';
+
+const fs = require('fs');
+const { execSync } = require('child_process');
+const WebSocket = require('ws');
+
+const plan = JSON.parse(fs.readFileSync(process.argv[2], 'utf8'));
+const now = () => Number(process.hrtime.bigint()) / 1e9; // CLOCK_MONOTONIC, seconds
+
+// a seeded uniform [0, 1) for the think times (load.js's: mulberry32 over a string hash)
+function rng(seed) {
+  let h = 1779033703;
+  for (const ch of seed) h = Math.imul(h ^ ch.charCodeAt(0), 3432918353);
+  let a = h >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) | 0;
+    let t = Math.imul(a ^ (a >>> 15), 1 | a);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+const random = rng(String(plan.seed));
+
+function clockTicks() {
+  try {
+    return Number(execSync('getconf CLK_TCK').toString().trim()) || 100;
+  } catch {
+    return 100;
+  }
+}
+const CLK_TCK = clockTicks();
+
+/** utime + stime of the processes so far, in seconds (fields 14 and 15 of /proc/PID/stat). */
+function cpuSeconds(pids) {
+  let total = 0;
+  for (const pid of pids) {
+    try {
+      const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(')').pop().trim().split(/\s+/);
+      total += (Number(fields[11]) + Number(fields[12])) / CLK_TCK;
+    } catch {
+      // a process gone: its CPU is no longer counted (as bench/_common.py's cpu_split)
+    }
+  }
+  return total;
+}
+
+const say = (obj) => process.stdout.write(JSON.stringify(obj) + '\n');
+
+// --- the open loop ----------------------------------------------------------------------------
+
+// a frame's head, as the server writes it (orjson, compact): {"type":"table"|"patch","version":N,...
+const HEAD = /^\{"type": ?"(table|patch)", ?"version": ?(\d+)/;
+// a move's answer: {"type":"ack","id","version"} or {"type":"error","id",...}
+const ANSWER = /^\{"type":"(ack|error)","id":"([^"]*)"(?:,"version":(\d+))?/;
+
+const stats = { measuring: false, stopping: false, sent: 0, lat: [], spans: [], pending: [], errors: [] };
+
+const games = plan.tables.map((t, index) => ({
+  index,
+  id: t.id,
+  tokens: t.tokens,
+  moves: t.moves,
+  startVersion: t.start_version,
+  k: 0, // the next move
+  pending: false, // the next move is scheduled or in flight
+  stopped: false,
+  heard: [-1, -1], // the highest version each seat's socket holds
+  flight: null, // the move in flight: {k, version, opponent, t, measured, heardAt}
+  sockets: [null, null],
+}));
+
+function before(game, k) {
+  return k === 0 ? game.startVersion : game.moves[k - 1][2];
+}
+
+function maybeSchedule(game) {
+  if (game.pending || game.stopped || stats.stopping || game.k >= game.moves.length) return;
+  const seat = game.moves[game.k][0];
+  if (game.heard[seat] < before(game, game.k)) return;
+  game.pending = true;
+  const k = game.k;
+  const pause = plan.think ? plan.think * (0.5 + random()) * 1000 : 0;
+  setTimeout(() => send(game, k), pause);
+}
+
+function send(game, k) {
+  if (stats.stopping || game.stopped) return;
+  const [seat, move, version] = game.moves[k];
+  const frame = JSON.stringify({ type: 'move', id: `${game.index}.${k}`, move });
+  const flight = { k, version, opponent: 1 - seat, t: now(), measured: stats.measuring, heardAt: null };
+  game.flight = flight;
+  if (flight.measured) {
+    stats.sent += 1;
+    stats.pending.push(flight);
+  }
+  game.sockets[seat].send(frame);
+}
+
+function onMessage(game, seat, data) {
+  const at = now(); // the raw frame's arrival, before anything is parsed
+  const head = data.toString('latin1', 0, Math.min(data.length, 96));
+  const m = HEAD.exec(head);
+  if (m) {
+    const version = Number(m[2]);
+    if (version > game.heard[seat]) game.heard[seat] = version;
+    const f = game.flight;
+    if (f && f.heardAt === null && seat === f.opponent && version >= f.version) {
+      f.heardAt = at;
+      if (f.measured) {
+        stats.lat.push((at - f.t) * 1000);
+        stats.spans.push([f.t, at]);
+      }
+    }
+    maybeSchedule(game);
+    return;
+  }
+  const a = ANSWER.exec(head);
+  if (!a) return;
+  const k = Number(a[2].split('.')[1]);
+  const expected = game.moves[k][2];
+  if (a[1] !== 'ack' || Number(a[3]) !== expected) {
+    stats.errors.push(`game ${game.index} move ${k}: ${data.toString('utf8', 0, 200)}`);
+    if (game.flight && game.flight.k === k) game.flight.refused = true; // never heard, not missing
+    game.stopped = true; // this game stops here
+    return;
+  }
+  game.k = k + 1;
+  game.pending = false;
+  maybeSchedule(game);
+}
+
+function connect(game, seat) {
+  const url = `ws://127.0.0.1:${plan.port}/tables/${game.id}/ws?token=${game.tokens[seat]}&frames=${plan.frames}`;
+  return new Promise((resolve, reject) => {
+    const ws = new WebSocket(url, { perMessageDeflate: false, skipUTF8Validation: true });
+    ws.on('message', (data) => onMessage(game, seat, data));
+    ws.on('open', () => resolve(ws));
+    ws.on('error', (e) => {
+      if (ws.readyState === WebSocket.CONNECTING) reject(new Error(`${url}: ${e.message}`));
+      else stats.errors.push(`game ${game.index} seat ${seat}: ${e.message}`);
+    });
+    ws.on('close', (code) => {
+      if (!stats.stopping && !game.stopped) {
+        stats.errors.push(`game ${game.index} seat ${seat}: closed (${code})`);
+        game.stopped = true;
+      }
+    });
+  });
+}
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function main() {
+  // one at a time, as bench/games.py seat_sockets connects them; the loop starts once all are open
+  for (const game of games) {
+    for (const seat of [0, 1]) game.sockets[seat] = await connect(game, seat);
+  }
+  games.forEach(maybeSchedule);
+  await sleep(plan.warmup * 1000);
+
+  const cpu0 = cpuSeconds(plan.server_pids);
+  const self0 = process.cpuUsage();
+  stats.measuring = true;
+  const t0 = now();
+  say({ window: 'start', t: t0 });
+  await sleep(plan.duration * 1000);
+  stats.measuring = false;
+  const t1 = now();
+  stats.stopping = true; // no move is sent after the window, as bench/games.py's Loop stops
+  const serverCpu = cpuSeconds(plan.server_pids) - cpu0;
+  const self = process.cpuUsage(self0);
+  say({ window: 'end', t: t1 });
+  await sleep(1000); // the last sockets hear
+
+  const n = stats.sent;
+  say({
+    client: `node ${process.version}, ws ${require('ws/package.json').version}`,
+    moves: n,
+    t0,
+    t1,
+    lat_ms: stats.lat.map((x) => Number(x.toFixed(4))),
+    spans: stats.spans,
+    missing: stats.pending.filter((f) => f.heardAt === null && !f.refused).length,
+    server_cpu_s: serverCpu,
+    client_cpu_s: (self.user + self.system) / 1e6,
+    finished: games.filter((g) => g.k >= g.moves.length).length,
+    errors: stats.errors.length,
+    first_error: stats.errors[0] || null,
+  });
+  for (const game of games) game.sockets.forEach((ws) => ws && ws.terminate());
+  setTimeout(() => process.exit(0), 100);
+}
+
+main().catch((e) => {
+  console.error(e && e.stack ? e.stack : e);
+  process.exit(1);
+});

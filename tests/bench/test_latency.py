@@ -1,0 +1,38 @@
+"""bench/latency.py's escoba side, played by either client: the node client's clock is perf_counter's, and a
+tiny run of each plays its games through with no error, its spans inside its window."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import time
+
+import pytest
+
+from bench import latency
+from bench._common import game_script
+
+needs_node = pytest.mark.skipif(shutil.which("node") is None or not (latency.PEER_DIR / "node_modules" / "ws").is_dir(),
+                                reason="node and bench/peer/node_modules (npm ci --prefix bench/peer)")
+needs_redis = pytest.mark.skipif(shutil.which("redis-server") is None, reason="redis-server")
+
+
+@needs_node
+def test_nodes_hrtime_is_perf_counters_clock():
+    """The node client's spans are compared with the stage timers' perf_counter: one CLOCK_MONOTONIC."""
+    before = time.perf_counter()
+    said = subprocess.run(["node", "-e", "console.log(Number(process.hrtime.bigint()) / 1e9)"], capture_output=True,
+                          text=True, check=True).stdout
+    after = time.perf_counter()
+    assert before <= float(said) <= after
+
+
+@needs_redis
+@pytest.mark.parametrize("client", [pytest.param("node", marks=needs_node), "python"])
+def test_a_short_run_plays_through_with_either_client(client):
+    scripts = [game_script(f"test-latency:{i}", 40) for i in range(2)]
+    run = latency.run_escoba(latency.ROOT, scripts, 0.02, 0.3, 1.0, "test", client=client)
+    assert run["errors"] == 0, run["first_error"]
+    assert run["moves"] > 10 and run["missing"] == 0 and len(run["lat"]) == run["moves"]
+    assert all(run["t0"] <= sent < heard < run["t1"] + 1.5 for sent, heard in run["spans"])
+    assert run["stages"]["move"], "the stage timers' moves fall in the client's window: one clock"
