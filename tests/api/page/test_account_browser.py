@@ -57,7 +57,10 @@ def test_sign_up_out_and_in_by_password_and_a_wrong_password(server, browser):
         token = page.evaluate("JSON.parse(localStorage.getItem('escoba.player')).token")
         assert http("GET", f"{server.url}/me", token=token)["name"] == name
 
-        page.get_by_role("button", name=cat["account.sign_out"]).click()
+        # the page signs out here at once and tells the server after: wait for the server's answer
+        with page.expect_response(lambda r: r.request.method == "DELETE" and r.url.endswith("/sessions")) as ended:
+            page.get_by_role("button", name=cat["account.sign_out"]).click()
+        assert ended.value.status == 204, ended.value.status
         signed_out(page)
         # that session is over at the server too
         with pytest.raises(AssertionError, match="401"):

@@ -85,7 +85,12 @@ PROBLEMS = r"""() => {
     out.push(`the latest play is cut by the strip's edge: ${what(latest)}`);
   }
   const felt = box(document.getElementById('felt'));
-  const table = all('#table-cards .card:not(.gone)');
+  // a card moved by a transition or an animation (lifted, scaled while taken) is judged
+  // where it rests: the loop looks again every few ms, so a card that comes to rest off the felt is caught
+  const MOVES = ['transform', 'translate', 'scale', 'left', 'top', 'width', 'height'];
+  const moving = (el) => el.getAnimations().some((a) => a.playState === 'running'
+    && a.effect.getKeyframes().some((k) => MOVES.some((m) => m in k)));
+  const table = all('#table-cards .card:not(.gone)').filter(([el]) => !moving(el));
   table.forEach(([a, ra], i) => {
     const off = felt && (ra.left < felt.left - 1 || ra.right > felt.right + 1
       || ra.top < felt.top - 1 || ra.bottom > felt.bottom + 1);
