@@ -27,44 +27,24 @@
 'use strict';
 
 const fs = require('fs');
-const { execSync } = require('child_process');
 const WebSocket = require('ws');
+const { rng, cpuSplit } = require('./measure');
 
 const plan = JSON.parse(fs.readFileSync(process.argv[2], 'utf8'));
 const now = () => Number(process.hrtime.bigint()) / 1e9; // CLOCK_MONOTONIC, seconds
 
-// a seeded uniform [0, 1) for the think times (load.js's: mulberry32 over a string hash)
-function rng(seed) {
-  let h = 1779033703;
-  for (const ch of seed) h = Math.imul(h ^ ch.charCodeAt(0), 3432918353);
-  let a = h >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 const random = rng(String(plan.seed));
 
-function clockTicks() {
-  try {
-    return Number(execSync('getconf CLK_TCK').toString().trim()) || 100;
-  } catch {
-    return 100;
-  }
-}
-const CLK_TCK = clockTicks();
-
-/** utime + stime of the processes so far, in seconds (fields 14 and 15 of /proc/PID/stat). */
+/** utime + stime of the processes so far, in seconds (a process gone is no longer counted, as
+ * bench/_common.py's cpu_split). */
 function cpuSeconds(pids) {
   let total = 0;
   for (const pid of pids) {
     try {
-      const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(')').pop().trim().split(/\s+/);
-      total += (Number(fields[11]) + Number(fields[12])) / CLK_TCK;
+      const [user, system] = cpuSplit(pid);
+      total += user + system;
     } catch {
-      // a process gone: its CPU is no longer counted (as bench/_common.py's cpu_split)
+      // gone
     }
   }
   return total;
