@@ -35,5 +35,5 @@ def test_ci_runs_the_readmes_test_command_the_unit_tier_first():
     said = re.findall(r"python -m pytest [^&\n]*?(?=\s*(?:&&|$))", block)
     # the tiers' runs, wherever a step runs them (the second inside a function, beside the stock rerun)
     ci = re.findall(r'python -m pytest -q -n \d+ -m (?:unit|"not unit")', (root / ".ci" / "run").read_text())
-    assert said == ['python -m pytest -q -n 2 -m unit', 'python -m pytest -q -n 6 -m "not unit"'], said
+    assert said == ['python -m pytest -q -n 2 -m unit', 'python -m pytest -q -n 4 -m "not unit"'], said
     assert ci == said, ci
