@@ -86,27 +86,13 @@ class TierTimes:
 # slowest tests, so that the processes end together (xdist hands tests out in this order, and the
 # last one to start holds up the run's end)
 RUN_ORDER = ("unit", "browser", "deploy", "integration")
-# the modules that take a minute or more of test time, longest first, whatever their tier (measured
-# 2026-12-06 at -n 2 and -n 4; a module missing here only starts later): started first, so the short
-# tests fill in around them and no long one starts last
-HEAVY = ("tests/api/page/test_browser.py", "tests/api/page/test_screens.py", "tests/workers/test_integration.py",
-         "tests/api/http/test_schemathesis.py", "tests/api/page/test_review_browser.py",
-         "tests/api/page/test_reader_play.py", "tests/workers/test_survival.py", "tests/deploy/test_monitoring.py",
-         "tests/api/page/test_words_browser.py", "tests/workers/test_analysis.py",
-         "tests/workers/test_shards_integration.py", "tests/api/sockets/test_sockets_served.py",
-         "tests/events/test_replication.py")
 
 
 class TierOrder:
     @pytest.hookimpl(trylast=True)  # after pytest grouped tests by their fixtures' parameters
     def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
-        def rank(item: pytest.Item) -> tuple[int, int]:
-            tier = next(RUN_ORDER.index(m.name) for m in item.iter_markers() if m.name in RUN_ORDER)
-            path = Path(str(item.path))
-            module = path.relative_to(ROOT).as_posix() if path.is_relative_to(ROOT) else ""
-            if tier > 0 and module in HEAVY:
-                return (1, HEAVY.index(module))
-            return (2 if tier > 0 else 0, tier)
+        def rank(item: pytest.Item) -> int:
+            return next(RUN_ORDER.index(m.name) for m in item.iter_markers() if m.name in RUN_ORDER)
 
         items.sort(key=rank)  # stable: each module's tests stay together, in their order
 
