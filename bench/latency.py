@@ -232,7 +232,7 @@ def node_window(server, games: list[Game], think: float, warmup: float, duration
         with open(log_path) as log:
             raise SystemExit(f"bench/peer/escoba-load.js failed ({proc.returncode}): {log.read()[-2000:]}")
     return {"moves": got["moves"], "window": got["t1"] - got["t0"], "t0": got["t0"], "t1": got["t1"],
-            "lat": [x / 1000 for x in got["lat_ms"]], "spans": [tuple(s) for s in got["spans"]],
+            "lat": [heard - sent for sent, heard in got["spans"]], "spans": [tuple(s) for s in got["spans"]],
             "missing": got["missing"], "errors": got["errors"], "first_error": got["first_error"],
             "api_cpu": got["server_cpu_s"], "client_cpu": got["client_cpu_s"], "finished": got["finished"]}
 

@@ -20,8 +20,8 @@
 //
 // Stdout, one JSON line each: {"window":"start","t":...} when the warm-up ends, {"window":"end","t":...}
 // when the window does (bench/latency.py samples Redis between them), then, 1 s later (the last
-// frames heard), the result: the moves sent in the window, their latencies (ms), their spans
-// [sent, heard] and the window's t0/t1, in seconds of CLOCK_MONOTONIC (process.hrtime.bigint():
+// frames heard), the result: the moves sent in the window, their spans [sent, heard] (a move's
+// latency is heard - sent) and the window's t0/t1, in seconds of CLOCK_MONOTONIC (process.hrtime.bigint():
 // libuv's uv_hrtime, clock_gettime(CLOCK_MONOTONIC) on Linux, as Python's time.perf_counter, so the
 // spans line up with escoba's own stage timers), and the server's CPU over the window from /proc.
 'use strict';
@@ -59,7 +59,7 @@ const HEAD = /^\{"type": ?"(table|patch)", ?"version": ?(\d+)/;
 // a move's answer: {"type":"ack","id","version"} or {"type":"error","id",...}
 const ANSWER = /^\{"type":"(ack|error)","id":"([^"]*)"(?:,"version":(\d+))?/;
 
-const stats = { measuring: false, stopping: false, sent: 0, lat: [], spans: [], pending: [], errors: [] };
+const stats = { measuring: false, stopping: false, sent: 0, spans: [], pending: [], errors: [] };
 
 const games = plan.tables.map((t, index) => ({
   index,
@@ -112,10 +112,7 @@ function onMessage(game, seat, data) {
     const f = game.flight;
     if (f && f.heardAt === null && seat === f.opponent && version >= f.version) {
       f.heardAt = at;
-      if (f.measured) {
-        stats.lat.push((at - f.t) * 1000);
-        stats.spans.push([f.t, at]);
-      }
+      if (f.measured) stats.spans.push([f.t, at]);
     }
     maybeSchedule(game);
     return;
@@ -184,7 +181,6 @@ async function main() {
     moves: n,
     t0,
     t1,
-    lat_ms: stats.lat.map((x) => Number(x.toFixed(4))),
     spans: stats.spans,
     missing: stats.pending.filter((f) => f.heardAt === null && !f.refused).length,
     server_cpu_s: serverCpu,

@@ -1,5 +1,6 @@
 """A whole game played only through the accessibility tree (issue 57), as a screen reader's user plays it:
-Playwright's role and label locators and the keyboard, no CSS selector, no coordinates. In each language,
+Playwright's role and label locators and the keyboard, no CSS selector, no coordinates (when to act is read
+from the page's state, which the tree must then agree with). In each language,
 on a French design, its swapped twin and the Spanish baraja, against a bot to the end. Every play of the
 game (the server's events say which) is heard in the live region in the reader's words ("Queen of
 diamonds", "Valete de copas", "Sota de oros"), a capture read as its sum, and so are the turns, the
