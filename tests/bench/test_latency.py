@@ -34,5 +34,9 @@ def test_a_short_run_plays_through_with_either_client(client):
     run = latency.run_escoba(latency.ROOT, scripts, 0.02, 0.3, 1.0, "test", client=client)
     assert run["errors"] == 0, run["first_error"]
     assert run["moves"] > 10 and run["missing"] == 0 and len(run["lat"]) == run["moves"]
-    assert all(run["t0"] <= sent < heard < run["t1"] + 1.5 for sent, heard in run["spans"])
+    # node counts a move when it sends it in the window; the Python client when its answer comes in the
+    # window, so a move sent just before the window (a round trip before, far under a second) is counted
+    began = run["t0"] - (1.0 if client == "python" else 0.0)
+    assert all(began <= sent < heard < run["t1"] + 1.5 for sent, heard in run["spans"]), (
+        run["t0"], run["t1"], [s for s in run["spans"] if not began <= s[0] < s[1] < run["t1"] + 1.5][:3])
     assert run["stages"]["move"], "the stage timers' moves fall in the client's window: one clock"
