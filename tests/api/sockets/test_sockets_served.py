@@ -273,17 +273,18 @@ def _ppid(pid: int):
 
 
 def test_a_peer_that_answers_no_ping_is_dropped_and_one_that_answers_stays(served):
-    # a peer must answer each ping within one interval: 0.3 s was shorter than a stall of this test's
-    # own process on a loaded CI machine (the answering socket was dropped once, in a clean-clone run)
-    interval = 0.6
+    # a peer must answer each ping within one interval: 0.3 s, then 0.6 s, were shorter than a stall of this
+    # test's process or the server's on a loaded CI machine (the answering socket was dropped, once at each, in
+    # clean-clone runs; the second in the stock rerun beside the main run, at a load of about 8 on 2 cores)
+    interval = 1.5
     server = served(ESCOBA_SOCKET_PING_INTERVAL=interval)
     table_id = server.table()
     silent, _ = server.silent(table_id)
     answering = server.ws(table_id)  # websocket-client answers pings while it reads
     first(answering)
     assert wait_for(lambda: server.open_sockets() == 2)
-    deadline = time.monotonic() + 8 * interval
-    while time.monotonic() < deadline:  # read (and so answer pings) for eight intervals
+    deadline = time.monotonic() + 5 * interval
+    while time.monotonic() < deadline:  # read (and so answer pings) for five intervals: the silent one goes at 2
         answering.settimeout(0.2)
         with contextlib.suppress(websocket.WebSocketTimeoutException):
             answering.recv()
