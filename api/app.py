@@ -116,9 +116,10 @@ def create_app(redis=None, config: Config | None = None) -> Flask:
     app.config["SOCK_SERVER_OPTIONS"] = sockets.server_options(config)
     socket_limits = SocketLimits(config.sockets_per_address, config.sockets_per_address_table,
                                  config.sockets_per_table)
-    fanout = Fanout(redis, service, notice_seconds=metrics.fanout, posts=metrics.socket_posts)
+    views = ViewFrames()
+    fanout = Fanout(redis, service, notice_seconds=metrics.fanout, posts=metrics.socket_posts, frames=views)
     app.extensions["escoba"] = Context(redis, config, service, ChatStore(redis, service.archive),
-                                       fanout, metrics, socket_limits, ViewFrames(), backends,
+                                       fanout, metrics, socket_limits, views, backends,
                                        players=PlayerStore(redis))
 
     errors.install(app)

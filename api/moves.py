@@ -77,7 +77,7 @@ class Moved:
     deck: str | None
 
 
-def decide_move(ctx, ask: Ask, log: dict, posted=None) -> Moved:
+def decide_move(ctx, ask: Ask, log: dict, posted=None, ahead=None) -> Moved:
     """Every move, whatever carried it (a POST through Flask or api/http/hot.py, a socket frame through
     api/sockets/moves.py): the limit, the token, the schema, the idempotency key, the rules and the
     append, the log fields and the metrics. RuleError (or ValidationError, RateLimited) when it is
@@ -93,7 +93,8 @@ def decide_move(ctx, ask: Ask, log: dict, posted=None) -> Moved:
     that count is over the limit, as it would have been had it been counted first.
 
     ``posted(state)``: the caller's post of an appended move to its process's sockets
-    (``Fanout.published``), made before the change hook runs (``TableService.execute``)."""
+    (``Fanout.published``), made before the change hook runs (``TableService.execute``); ``ahead(state)``:
+    the caller's work on it while its append is in flight (``Fanout.ahead``)."""
     started = time.perf_counter()
     log.update(table_id=ask.table_id, transport=ask.transport)
     limit = ctx.move_limit
@@ -101,7 +102,7 @@ def decide_move(ctx, ask: Ask, log: dict, posted=None) -> Moved:
     if limit is not None and count is None:  # no token: per address, before anything else is read
         limit.per_address.hit(limits.token_key(ask.token, ask.address))
     try:
-        outcome, player, deck = _decided(ctx, ask, log, count, posted)
+        outcome, player, deck = _decided(ctx, ask, log, count, posted, ahead)
     except CountOver as exc:  # the append's step counted it over the limit, and it is no repeat
         raise limit.refused(exc.retry_after) from None
     except Exception:  # refused before an append: it counts too (nothing more if the step counted it)
@@ -116,7 +117,7 @@ def decide_move(ctx, ask: Ask, log: dict, posted=None) -> Moved:
     return _moved(ctx, ask, log, outcome, player, deck, started)
 
 
-def _decided(ctx, ask: Ask, log: dict, count, posted=None) -> tuple[Outcome, str, str | None]:
+def _decided(ctx, ask: Ask, log: dict, count, posted=None, ahead=None) -> tuple[Outcome, str, str | None]:
     """The move decided and appended (counted on ``count`` in the append's step): its outcome,
     the mover and the reader's deck."""
     table_id = ask.table_id
@@ -134,7 +135,7 @@ def _decided(ctx, ask: Ask, log: dict, count, posted=None) -> tuple[Outcome, str
     outcome = ctx.service.execute(
         table_id, engine.parse_command({**move, "player": player}), actor=f"player:{player}",
         expected_version=expected, idempotency_key=key, parts=MoveStep(ctx.fanout.listener_id, count),
-        posted=posted,
+        posted=posted, ahead=ahead,
     )
     return outcome, player, deck
 

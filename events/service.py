@@ -399,7 +399,8 @@ class TableService:
                 expected_version: int | None = None,
                 idempotency_key: str | None = None,
                 grant: tuple[str, str] | None = None, parts: StepParts | None = None,
-                posted: Callable[[State], None] | None = None) -> Outcome:
+                posted: Callable[[State], None] | None = None,
+                ahead: Callable[[State], None] | None = None) -> Outcome:
         """Decide ``command`` at the table and append its events; the outcome.
 
         ``grant`` = ``(token_hash, player)``: a seat token issued in the append's own
@@ -414,6 +415,11 @@ class TableService:
         writes (each a round trip to the store: a snapshot every ``snapshot_every`` versions, the
         timers when they change, as at a round's end): other processes' sockets hear the notice the
         append's own step published, before them too.
+
+        ``ahead(state)``: called with each attempt's new state just before its append is sent, so the
+        caller may begin work on it that overlaps the append's round trip (api/sockets/fanout.py builds the
+        other sockets' frames). None of that work may be seen unless ``posted`` is then called with that
+        very state: an attempt whose append is refused or fails is followed by no post.
 
         A used idempotency key is not looked up before deciding: the append refuses it in
         its own step (AlreadyApplied), so a repeat the rules accept is answered from there,
@@ -451,7 +457,8 @@ class TableService:
                     {"current": state.version},
                 )
             try:
-                outcome = self._apply(table_id, state, command, actor, idempotency_key, grant=grant, parts=parts)
+                outcome = self._apply(table_id, state, command, actor, idempotency_key, grant=grant, parts=parts,
+                                      ahead=ahead)
             except replication.NotAcknowledged:
                 self._unacknowledged(table_id)
                 raise
@@ -518,7 +525,8 @@ class TableService:
 
     def _apply(self, table_id: str, state: State, command: Command, actor: str,
                idem: str | None, *, created_at: float | None = None,
-               grant: tuple[str, str] | None = None, parts: StepParts | None = None) -> Outcome:
+               grant: tuple[str, str] | None = None, parts: StepParts | None = None,
+               ahead: Callable[[State], None] | None = None) -> Outcome:
         events, new_state = engine.decide_and_fold(state, self.with_chance(command))
         if not events:
             return Outcome(state.version, state, [], False)
@@ -545,6 +553,8 @@ class TableService:
                         row=row, quiet_for=parts.quiet_for if parts is not None else None,
                         count=parts.count() if parts is not None else None)
         self._in_flight[table_id] = (state.version, encoded, new_state)
+        if ahead is not None:
+            ahead(new_state)
         if stages.ON:
             stages.mark("decided")
         try:

@@ -209,7 +209,8 @@ def move_answer(ctx, ask: Ask, log: dict) -> Answer:
     """``POST /tables/{id}/moves``: the move applied (or refused, changing nothing), and the mover's
     new view."""
     # the table's sockets here hear it once it is appended, before the change hook runs
-    moved = decide_move(ctx, ask, log, lambda state: ctx.fanout.published(ask.table_id, state))
+    moved = decide_move(ctx, ask, log, lambda state: ctx.fanout.published(ask.table_id, state),
+                        lambda state: ctx.fanout.ahead(ask.table_id, state))
     state = moved.outcome.state
     if not moved.outcome.repeated:  # a post the early one did not make (posting a version twice does nothing)
         ctx.fanout.published(ask.table_id, state)

@@ -20,6 +20,7 @@ true: docs/fanout.md.
 from __future__ import annotations
 
 import logging
+import sys
 import threading
 import time
 import uuid
@@ -29,6 +30,7 @@ from typing import TYPE_CHECKING
 import orjson
 
 from api.sockets import frames
+from api.sockets.frames import Ahead, ViewFrames
 from api.sockets.notices import listener_for
 from events.locks import short_lock
 
@@ -55,7 +57,7 @@ class Mailbox:
     ``wake`` is set on every post; the socket's handler waits on it.
     """
 
-    __slots__ = ("wake", "state", "chats", "frames_for", "send_now")
+    __slots__ = ("wake", "state", "chats", "frames_for", "frames_ahead", "send_now")
     _lock = short_lock()  # one for every mailbox: posts and takes are a few instructions, never a wait
 
     def __init__(self, wake=None, frames_for=None):
@@ -65,6 +67,9 @@ class Mailbox:
         # state -> this socket's frames of it (its handler's own, kept in the views' cache): ``published``
         # builds them right after the mover's, while that work is still in the processor's caches
         self.frames_for = frames_for
+        # (state, ahead) -> the same frames, built into ``ahead`` (api/sockets/frames.py ``Ahead``) while the
+        # state's append is in flight (``Fanout.ahead``); None: this socket's are built once it is appended
+        self.frames_ahead = None
         # state -> whether this socket was sent its frames of it (or of a newer one) at once, by the poster,
         # its handler left asleep (api/sockets/route.py ``_Direct``); None, or False: the mailbox's way
         self.send_now = None
@@ -87,6 +92,20 @@ class Mailbox:
             chats = list(self.chats)
             self.chats.clear()
         return state, chats
+
+
+def _cooperative() -> bool:
+    """Whether this process runs gevent's way (its worker patched the standard library)."""
+    monkey = sys.modules.get("gevent.monkey")
+    return monkey is not None and monkey.is_module_patched("threading")
+
+
+def _build_ahead(ahead: Ahead, targets: list[Mailbox]) -> None:
+    for q in targets:
+        try:
+            q.frames_ahead(ahead.state, ahead)
+        except Exception:  # left to be built once appended, as without this
+            log.exception("could not build table %s's frames ahead of its append", ahead.table_id)
 
 
 def _sent_now(q: Mailbox, state) -> bool:
@@ -129,9 +148,13 @@ class Fanout:
     """
 
     def __init__(self, redis, service, check_every: float = CHECK_EVERY, notice_seconds=None,
-                 posts: dict[str, int] | None = None):
+                 posts: dict[str, int] | None = None, frames: ViewFrames | None = None):
         self.redis = redis
         self.service = service
+        self.frames = frames  # the process's views (``ahead``: none built ahead without it)
+        # table -> the frames being built for the state its append in flight would make (``ahead``), kept by
+        # ``published`` when that very state is appended; a refused one is dropped at the table's next move
+        self._ahead: dict[str, Ahead] = {}
         self.notice_seconds = notice_seconds  # a Histogram: each state notice's posting (escoba_fanout_seconds)
         self.check_every = check_every
         self._stopped = threading.Event()
@@ -176,6 +199,7 @@ class Fanout:
                 if last:
                     del self._watchers[table_id]
                     self._posted.pop(table_id, None)
+                    self._ahead.pop(table_id, None)
             if last:
                 self.listener.remove(table_id)
                 try:
@@ -202,11 +226,35 @@ class Fanout:
         while not self._stopped.wait(self.check_every):
             self.wake_all()
 
+    def ahead(self, table_id: str, state: State, skip: Mailbox | None = None) -> None:
+        """A change whose append is about to be sent (``TableService.execute(ahead=...)``): the table's other
+        sockets' frames of it are built in a greenlet of their own, which runs while the mover's greenlet waits
+        for Redis's reply (the append's round trip and fsync, several times longer than the build), so the
+        frames are ready when ``published`` sends them. They are kept apart (api/sockets/frames.py ``Ahead``)
+        and join the views' caches only if ``published`` is called with this very state: an append refused
+        leaves nothing behind. Under gevent only: with threads, a build beside the wait would contend for
+        the interpreter instead of filling an idle wait."""
+        if self.frames is None or not _cooperative():
+            return
+        with self._lock:
+            targets = [q for q in self._watchers.get(table_id, ())
+                       if q is not skip and q.frames_ahead is not None][:PREBUILT_MAX]
+            if not targets:
+                return
+            ahead = self._ahead[table_id] = self.frames.ahead(table_id, state)
+        import gevent
+
+        gevent.spawn(_build_ahead, ahead, targets)
+
     def published(self, table_id: str, state: State, skip: Mailbox | None = None) -> None:
         """A change this process appended (a move by POST or socket), posted to the table's mailboxes
         here at once, as its notice would be (``skip``: the mover's own socket, which sends it with
         its ack). Its notice, when it comes back through Redis, then finds that version posted and
         does nothing: the process's other sockets hear the move without that round trip."""
+        with self._lock:
+            ahead = self._ahead.pop(table_id, None) if self._ahead else None
+        if ahead is not None and ahead.state is state:  # built while it was appended: they are its frames
+            ahead.keep()
         with self._lock:
             targets = self._watchers.get(table_id)
             if not targets or self._posted.get(table_id, 0) >= state.version:

@@ -55,7 +55,13 @@ SHARED_PARTS = 512
 class ViewFrames:
     """The encoded view and the frames of one change for one reader, for the last ``size``
     (table, version, reader)s. The move's own answer (POST /moves) takes its view from here too,
-    so the mover's sockets are sent the view that answer already built."""
+    so the mover's sockets are sent the view that answer already built.
+
+    Each method takes ``ahead`` (an ``Ahead`` of this ``ViewFrames``, from ``ahead()``): frames of a
+    state whose append is still in flight, built apart from the caches and kept in them only once that
+    very state is appended (``Ahead.keep``). A state whose append is refused, another process having
+    appended that version first, leaves nothing here: the caches are keyed by version, and a frame of
+    a state that never was must never answer for the one that was."""
 
     def __init__(self, size: int = 4096, shared_parts: int = SHARED_PARTS):
         self.size = size
@@ -66,75 +72,120 @@ class ViewFrames:
         self.built = 0  # views built (the rest were sent from here)
         self.patched = 0  # patches built
 
-    def frames(self, table_id: str, state, seat: int | None, is_host: bool, deck: str | None) -> bytes:
+    def ahead(self, table_id: str, state) -> Ahead:
+        """A place for ``state``'s frames while its append is in flight (see the class)."""
+        return Ahead(self, table_id, state)
+
+    def frames(self, table_id: str, state, seat: int | None, is_host: bool, deck: str | None,
+               ahead: Ahead | None = None) -> bytes:
         """The ``table`` message of ``state`` for this reader and, on its turn, ``your_turn``."""
-        return self._get(table_id, state, seat, is_host, deck)[1]
+        return self._get(table_id, state, seat, is_host, deck, ahead)[1]
 
     def view_json(self, table_id: str, state, seat: int | None, is_host: bool, deck: str | None) -> bytes:
         """The reader's view of ``state`` as JSON."""
         return self._get(table_id, state, seat, is_host, deck)[0]
 
     def patch_frames(self, table_id: str, state, since: int, seat: int | None, is_host: bool,
-                     deck: str | None) -> bytes:
+                     deck: str | None, ahead: Ahead | None = None) -> bytes:
         """The ``patch`` message taking this reader's view of version ``since`` to ``state``'s (and, on
         its turn, ``your_turn``), for a socket that asked for patches; the ``table`` message when this
         process no longer holds ``since``'s shared part (it keeps a table's latest two)."""
         key = (table_id, state.version, seat, is_host, deck, since)
 
         def build():
-            shared = self._shared(table_id, state, deck)
+            shared = self._shared(table_id, state, deck, ahead)
             if shared.previous is None or shared.previous.fields["version"] != since:
-                return None, self._get(table_id, state, seat, is_host, deck)[1]
+                return None, self._get(table_id, state, seat, is_host, deck, ahead)[1]
             with self._lock:
                 self.patched += 1
             return None, _patch(state, seat, is_host, shared)
 
-        return self._remembered(self._built, key, self.size, build)[1]
+        return self._remembered(key, build, ahead)[1]
 
-    def _get(self, table_id, state, seat, is_host, deck) -> tuple[bytes, bytes]:
+    def _get(self, table_id, state, seat, is_host, deck, ahead: Ahead | None = None) -> tuple[bytes, bytes]:
         def build():
             with self._lock:  # called outside it
                 self.built += 1
-            shared = self._shared(table_id, state, deck)
+            shared = self._shared(table_id, state, deck, ahead)
             return _build(table_id, state, seat, is_host, shared.base, shared.encoded(table_id))
 
-        return self._remembered(self._built, (table_id, state.version, seat, is_host, deck), self.size, build)
+        return self._remembered((table_id, state.version, seat, is_host, deck), build, ahead)
 
-    def _shared(self, table_id, state, deck) -> _Shared:
+    def _shared(self, table_id, state, deck, ahead: Ahead | None = None) -> _Shared:
         """The part of a version's view every reader shares (engine.view.table_view), built once
         for the mover's answer and the other readers' views alike; only each table's latest is kept,
         with the one before it (a patch's base)."""
         key = (table_id, deck)
+        if ahead is not None and key in ahead.bases:
+            return ahead.bases[key]
         with self._lock:
             kept = self._bases.get(key)
-            if kept is not None and kept.version == state.version:
+            if kept is not None and kept.version == state.version and ahead is None:
                 self._bases.move_to_end(key)
                 return kept
         # the table's last part: its history's entries are taken again (engine.view.table_view)
         before = kept.base if kept is not None else None
         shared = _Shared(engine.table_view(state, deck=deck, previous=before), before)
+        if ahead is not None:
+            ahead.bases[key] = shared
+        else:
+            self._keep_shared(key, shared)
+        return shared
+
+    def _keep_shared(self, key: tuple, shared: _Shared) -> None:
         with self._lock:
             kept = self._bases.get(key)
-            if kept is None or kept.version < state.version:  # a late reader of an older version keeps nothing
+            if kept is None or kept.version < shared.version:  # a late reader of an older version keeps nothing
                 self._bases[key] = shared
                 self._bases.move_to_end(key)
                 while len(self._bases) > self.shared_parts:
                     self._bases.popitem(last=False)
-        return shared
 
-    def _remembered(self, cache: OrderedDict, key: tuple, limit: int, build):
-        """``cache[key]``, built (outside the lock) when missing; the least recent go past ``limit``."""
+    def _remembered(self, key: tuple, build, ahead: Ahead | None = None):
+        """``self._built[key]``, built (outside the lock) when missing; the least recent go past ``size``.
+        With ``ahead``, looked up and kept there only."""
+        if ahead is not None:
+            out = ahead.built.get(key)
+            if out is None:
+                out = ahead.built[key] = build()
+            return out
         with self._lock:
-            out = cache.get(key)
+            out = self._built.get(key)
             if out is not None:
-                cache.move_to_end(key)
+                self._built.move_to_end(key)
                 return out
         out = build()
-        with self._lock:
-            cache[key] = out
-            while len(cache) > limit:
-                cache.popitem(last=False)
+        self._keep_built(key, out)
         return out
+
+    def _keep_built(self, key: tuple, out: tuple[bytes, bytes]) -> None:
+        with self._lock:
+            self._built[key] = out
+            self._built.move_to_end(key)
+            while len(self._built) > self.size:
+                self._built.popitem(last=False)
+
+
+class Ahead:
+    """Frames of one state built while its append is in flight (``ViewFrames.ahead``; api/sockets/fanout.py
+    ``Fanout.ahead`` builds them in a greenlet of their own while the mover's waits for Redis's reply), kept
+    apart from the caches until ``keep``, which the fan-out calls only with the state appended."""
+
+    __slots__ = ("owner", "table_id", "state", "built", "bases")
+
+    def __init__(self, owner: ViewFrames, table_id: str, state):
+        self.owner = owner
+        self.table_id = table_id
+        self.state = state
+        self.built: dict[tuple, tuple[bytes, bytes]] = {}
+        self.bases: dict[tuple, _Shared] = {}
+
+    def keep(self) -> None:
+        """``state`` is appended: what was built for it joins the caches, as if built there."""
+        for key, shared in list(self.bases.items()):  # (copies: a build still running may add to them)
+            self.owner._keep_shared(key, shared)
+        for key, out in list(self.built.items()):
+            self.owner._keep_built(key, out)
 
 
 class _Shared:

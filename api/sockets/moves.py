@@ -101,7 +101,7 @@ class SocketMoves:
             deciding = True
             if stages.ON:
                 stages.mark("checked")
-            moved = moves.decide_move(self.ctx, ask, log, self._post)
+            moved = moves.decide_move(self.ctx, ask, log, self._post, self._ahead)
         except Exception as exc:
             # the envelope of every refusal (a POST's too): the error, its log line and metrics
             refused = refuse(self.ctx.metrics, self.logger, exc, log, "WS", self.path, started, SOCKET_ROUTE)
@@ -116,6 +116,10 @@ class SocketMoves:
             self.ctx.fanout.published(self.table_id, state, skip=self.mailbox)
         ack = b'{"type":"ack","id":%s,"version":%d}' % (orjson.dumps(ask.idempotency_key), version)
         return frames.text_frame(ack), state
+
+    def _ahead(self, state) -> None:
+        """The table's other sockets' frames of the move, built while its append is in flight."""
+        self.ctx.fanout.ahead(self.table_id, state, skip=self.mailbox)
 
     def _post(self, state) -> None:
         """The move, appended, to the table's other sockets here, before the change hook runs: they

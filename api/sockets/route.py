@@ -172,6 +172,8 @@ def _serve(ws, ctx, table_id: str) -> None:
             return
         sent = _Sent(kind == "patch")
         mailbox.frames_for = lambda state: _frames(ctx, table_id, state, player, deck, sent.base(state))
+        mailbox.frames_ahead = lambda state, ahead: _frames(ctx, table_id, state, player, deck, sent.base(state),
+                                                            ahead)
         reads = ws.thread if isinstance(ws.thread, reader.HandlerReads) else None  # gevent: this handler reads
         direct = _Direct(ws, reads.raw if reads is not None else None, sent, mailbox.frames_for)
         ctx.metrics.open_sockets.inc()
@@ -331,12 +333,12 @@ class _Sent:
         return self.version if self.patches and 0 <= self.version < state.version else None
 
 
-def _frames(ctx, table_id: str, state, player, deck, since: int | None = None) -> bytes:
+def _frames(ctx, table_id: str, state, player, deck, since: int | None = None, ahead=None) -> bytes:
     seat = state.seat_of(player) if player else None
     is_host = player is not None and player == state.host
     if since is not None:
-        return ctx.frames.patch_frames(table_id, state, since, seat, is_host, deck)
-    return ctx.frames.frames(table_id, state, seat, is_host, deck)
+        return ctx.frames.patch_frames(table_id, state, since, seat, is_host, deck, ahead)
+    return ctx.frames.frames(table_id, state, seat, is_host, deck, ahead)
 
 
 def _send(ws, data: bytes) -> None:

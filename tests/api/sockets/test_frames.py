@@ -38,7 +38,7 @@ def test_a_frame_carries_its_payload_at_every_length_encoding():
     assert unframe(message({"type": "ping"})) == [{"type": "ping"}]
 
 
-def playing_state():
+def playing_state(deck=None):
     s = engine.State()
     for command in ({"type": "open", "name": "t", "preset": "selminha", "settings": {}, "player": "p0",
                      "host_name": "Ana"},
@@ -46,7 +46,7 @@ def playing_state():
         s = engine.fold(s, engine.decide(s, command))
     from engine.cards import FULL_DECK
 
-    return engine.fold(s, engine.decide(s, {"type": "start", "by": 0, "deck": list(FULL_DECK), "pick": 0}))
+    return engine.fold(s, engine.decide(s, {"type": "start", "by": 0, "deck": deck or list(FULL_DECK), "pick": 0}))
 
 
 def test_each_reader_gets_its_own_view_and_nobody_elses_hidden_cards():
@@ -90,6 +90,41 @@ def _next(state):
     """The state after the player to move leaves their first card."""
     card = state.hands[state.turn][0]
     return engine.fold(state, engine.decide(state, {"type": "play", "by": state.turn, "card": card, "capture": []}))
+
+
+def test_frames_built_ahead_of_an_append_are_the_same_bytes_and_join_the_caches_only_when_kept():
+    """api/sockets/fanout.py ``Fanout.ahead``: the other sockets' frames of a move are built while its append
+    is in flight; a state whose append was refused (another process appended that version first) must
+    never answer for the one appended."""
+    from engine.cards import FULL_DECK
+
+    before = playing_state()
+    appended, refused = _next(before), _next(playing_state(list(reversed(FULL_DECK))))
+    assert appended.version == refused.version and appended.hands != refused.hands
+    frames = ViewFrames()
+    frames.frames("T", before, 0, True, None)  # the version before, as its sockets were sent it
+    lost = frames.ahead("T", refused)
+    for seat in (0, 1, None):
+        frames.frames("T", refused, seat, seat == 0, None, lost)
+        frames.patch_frames("T", refused, before.version, seat, seat == 0, None, lost)
+    built = frames.built
+    kept = frames.ahead("T", appended)
+    ahead = {seat: (frames.frames("T", appended, seat, seat == 0, None, kept),
+                    frames.patch_frames("T", appended, before.version, seat, seat == 0, None, kept))
+             for seat in (0, 1, None)}
+    assert frames.built == built + 3 and ("T", appended.version, 1, False, None) not in frames._built
+    kept.keep()  # ``appended`` is the one appended: its frames are kept, ``refused``'s never were
+    fresh = ViewFrames()
+    fresh.frames("T", before, 0, True, None)
+    for seat in (0, 1, None):
+        want = (fresh.frames("T", appended, seat, seat == 0, None),
+                fresh.patch_frames("T", appended, before.version, seat, seat == 0, None))
+        got = (frames.frames("T", appended, seat, seat == 0, None),
+               frames.patch_frames("T", appended, before.version, seat, seat == 0, None))
+        assert got == ahead[seat] == want
+        assert got[0] != lost.built[("T", refused.version, seat, seat == 0, None)][1]
+    assert frames.built == built + 3  # every one of them from the cache: none built again
+    assert frames._bases[("T", None)].base.fields == fresh._bases[("T", None)].base.fields
 
 
 def test_the_shared_parts_are_kept_fewer_and_a_part_built_again_makes_the_same_views():
