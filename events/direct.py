@@ -94,13 +94,16 @@ class Direct:
             direct = client._escoba_direct = cls(client)  # type: ignore[attr-defined]  # kept on the client
         return direct
 
-    def execute(self, *args: str | bytes | int | float) -> Reply:
-        """The reply to one command (as the connection parses it), or its error."""
+    def execute(self, *args: str | bytes | int | float, meanwhile: Callable[[], None] | None = None) -> Reply:
+        """The reply to one command (as the connection parses it), or its error. ``meanwhile()``: run once the
+        command is sent, before its reply is awaited (the server works on it meanwhile); it must not raise."""
         conn = self._take()
         if conn is None:  # as many as we keep are in use: the client's pool (which may wait)
+            if meanwhile is not None:
+                meanwhile()
             return self._through_pool(args)
         try:
-            _send(conn, _packed(conn, args))
+            _send(conn, _packed(conn, args), meanwhile)
             reply = conn.read_response()
         except redis_lib.ResponseError:
             self._give(conn)  # the whole reply was read: the connection is fine
@@ -183,9 +186,9 @@ def _packed(conn: Connection, args: tuple[str | bytes | int | float, ...]) -> by
     return _hiredis_pack(args)
 
 
-def _send(conn: Connection, data: bytes) -> None:
-    """``data`` on ``conn``'s socket, whole, then (under gevent) the wait for its reply; a socket's
-    failure as redis-py's connection raises it."""
+def _send(conn: Connection, data: bytes, meanwhile: Callable[[], None] | None = None) -> None:
+    """``data`` on ``conn``'s socket, whole, then ``meanwhile()`` and (under gevent) the wait for its reply; a
+    socket's failure as redis-py's connection raises it."""
     sock: GeventSocket = conn._sock
     try:
         sent = sock.send(data)
@@ -195,6 +198,8 @@ def _send(conn: Connection, data: bytes) -> None:
         raise _timeout(e, "writing to") from e
     except OSError as e:
         raise redis_lib.ConnectionError(f"Error while writing to socket: {e}") from e
+    if meanwhile is not None:
+        meanwhile()
     if hasattr(sock, "_read_event"):  # gevent's socket: its own read watcher, reused
         try:
             _wait_reply(conn, sock)

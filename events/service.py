@@ -416,10 +416,11 @@ class TableService:
         timers when they change, as at a round's end): other processes' sockets hear the notice the
         append's own step published, before them too.
 
-        ``ahead(state)``: called with each attempt's new state just before its append is sent, so the
-        caller may begin work on it that overlaps the append's round trip (api/sockets/fanout.py builds the
-        other sockets' frames). None of that work may be seen unless ``posted`` is then called with that
-        very state: an attempt whose append is refused or fails is followed by no post.
+        ``ahead(state)``: called with each attempt's new state while its append is in flight (after the step
+        is sent, before its reply is awaited, where the store can: ``EventStore.append(meanwhile=...)``), so
+        the caller's work on it overlaps Redis's (api/sockets/fanout.py builds the other sockets' frames).
+        None of that work may be seen unless ``posted`` is then called with that very state: an attempt
+        whose append is refused or fails is followed by no post.
 
         A used idempotency key is not looked up before deciding: the append refuses it in
         its own step (AlreadyApplied), so a repeat the rules accept is answered from there,
@@ -553,12 +554,10 @@ class TableService:
                         row=row, quiet_for=parts.quiet_for if parts is not None else None,
                         count=parts.count() if parts is not None else None)
         self._in_flight[table_id] = (state.version, encoded, new_state)
-        if ahead is not None:
-            ahead(new_state)
         if stages.ON:
             stages.mark("decided")
         try:
-            appended = self.store.append(append)
+            appended = self.store.append(append, (lambda: ahead(new_state)) if ahead is not None else None)
         finally:
             if self._in_flight.get(table_id, (None, None))[1] is encoded:
                 del self._in_flight[table_id]

@@ -52,7 +52,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple, TypeAlias
 
@@ -428,9 +428,13 @@ class EventStore:
         self.publish = "SPUBLISH" if is_cluster(redis) else "PUBLISH"
 
     # --- writing -----------------------------------------------------------
-    def append(self, append: Append) -> Appended:
+    def append(self, append: Append, meanwhile: Callable[[], None] | None = None) -> Appended:
         """Run ``append``'s step: every record after ``expected_version``, with every part it names,
         or nothing. What it did (``Appended``: the new version, the hashes read back).
+
+        ``meanwhile()``: the caller's work while the step is in flight, run once, after the step is sent and
+        before its reply is awaited where the connection allows (one Redis, the direct way: events/direct.py),
+        else just before it is sent; whatever it raises is logged, never the append's.
 
         Raises VersionConflict when the table is at another version, AlreadyApplied when the
         idempotency key was used (``version``: the first request's), CountOver when ``count`` went
@@ -444,13 +448,16 @@ class EventStore:
         if append.created_at is not None:
             self.slots.note(table_id)
         stream = keys[0]
+        meanwhile = _quiet(meanwhile) if meanwhile is not None else None
         if waits:
+            if meanwhile is not None:
+                meanwhile()
             waited = replication.run_then_wait(
                 self.redis, stream, ("EVALSHA", self._append.sha, len(keys), *keys, *args),
                 self.replica_acks, self.ack_timeout, script=_APPEND, mark=confirmed_key(table_id))
             reply, node = waited[0], waited[2]
         else:
-            reply = self._run(self._append, keys, args)
+            reply = self._run(self._append, keys, args, meanwhile)
         status, version = int(reply[0]), int(reply[1])
         if status == 3:
             raise CountOver(max(1, version))
@@ -516,14 +523,18 @@ class EventStore:
             script = self._scripts.setdefault(text, self.redis.register_script(text))
         return self._run(script, keys, args)
 
-    def _run(self, script: Script, keys: list[str], args: Sequence[Arg | bytes]) -> Reply:
+    def _run(self, script: Script, keys: list[str], args: Sequence[Arg | bytes],
+             meanwhile: Callable[[], None] | None = None) -> Reply:
         """``script(keys=keys, args=args)``, on a direct connection when there is one (events/direct.py);
-        a server that lacks the script (restarted, SCRIPT FLUSH) is given it, as redis-py's Script does."""
+        a server that lacks the script (restarted, SCRIPT FLUSH) is given it, as redis-py's Script does.
+        ``meanwhile()`` once: after the command is sent on a direct connection, else before it."""
         if self._direct is None:
+            if meanwhile is not None:
+                meanwhile()
             return script(keys=keys, args=args)
         try:
-            return self._direct.execute("EVALSHA", script.sha, len(keys), *keys, *args)
-        except NoScriptError:
+            return self._direct.execute("EVALSHA", script.sha, len(keys), *keys, *args, meanwhile=meanwhile)
+        except NoScriptError:  # (``meanwhile`` ran: the command was sent)
             script.sha = self.redis.script_load(script.script)
             return self._direct.execute("EVALSHA", script.sha, len(keys), *keys, *args)
 
@@ -690,3 +701,15 @@ class EventStore:
                 totals[status] = totals.get(status, 0) + int(n)
         return {status: n for status, n in totals.items() if n}
 
+
+def _quiet(work: Callable[[], None]) -> Callable[[], None]:
+    """``work``, whatever it raises logged: it runs between a step's send and its reply, where an error must
+    not pass for the step's."""
+
+    def run() -> None:
+        try:
+            work()
+        except Exception:
+            log.exception("the work beside an append failed")
+
+    return run

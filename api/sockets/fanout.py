@@ -20,7 +20,6 @@ true: docs/fanout.md.
 from __future__ import annotations
 
 import logging
-import sys
 import threading
 import time
 import uuid
@@ -92,20 +91,6 @@ class Mailbox:
             chats = list(self.chats)
             self.chats.clear()
         return state, chats
-
-
-def _cooperative() -> bool:
-    """Whether this process runs gevent's way (its worker patched the standard library)."""
-    monkey = sys.modules.get("gevent.monkey")
-    return monkey is not None and monkey.is_module_patched("threading")
-
-
-def _build_ahead(ahead: Ahead, targets: list[Mailbox]) -> None:
-    for q in targets:
-        try:
-            q.frames_ahead(ahead.state, ahead)
-        except Exception:  # left to be built once appended, as without this
-            log.exception("could not build table %s's frames ahead of its append", ahead.table_id)
 
 
 def _sent_now(q: Mailbox, state) -> bool:
@@ -227,14 +212,12 @@ class Fanout:
             self.wake_all()
 
     def ahead(self, table_id: str, state: State, skip: Mailbox | None = None) -> None:
-        """A change whose append is about to be sent (``TableService.execute(ahead=...)``): the table's other
-        sockets' frames of it are built in a greenlet of their own, which runs while the mover's greenlet waits
-        for Redis's reply (the append's round trip and fsync, several times longer than the build), so the
-        frames are ready when ``published`` sends them. They are kept apart (api/sockets/frames.py ``Ahead``)
-        and join the views' caches only if ``published`` is called with this very state: an append refused
-        leaves nothing behind. Under gevent only: with threads, a build beside the wait would contend for
-        the interpreter instead of filling an idle wait."""
-        if self.frames is None or not _cooperative():
+        """A change whose append is in flight (``TableService.execute(ahead=...)``, run between the step's send
+        and its reply): the table's other sockets' frames of it are built now, while Redis works on the step
+        (its fsync several times longer than the build), so they are ready when ``published`` sends them. They
+        are kept apart (api/sockets/frames.py ``Ahead``) and join the views' caches only if ``published`` is
+        called with this very state: an append refused leaves nothing behind."""
+        if self.frames is None:
             return
         with self._lock:
             targets = [q for q in self._watchers.get(table_id, ())
@@ -242,9 +225,11 @@ class Fanout:
             if not targets:
                 return
             ahead = self._ahead[table_id] = self.frames.ahead(table_id, state)
-        import gevent
-
-        gevent.spawn(_build_ahead, ahead, targets)
+        for q in targets:
+            try:
+                q.frames_ahead(state, ahead)
+            except Exception:  # left to be built once appended, as without this
+                log.exception("could not build table %s's frames ahead of its append", table_id)
 
     def published(self, table_id: str, state: State, skip: Mailbox | None = None) -> None:
         """A change this process appended (a move by POST or socket), posted to the table's mailboxes

@@ -168,8 +168,8 @@ class ViewFrames:
 
 class Ahead:
     """Frames of one state built while its append is in flight (``ViewFrames.ahead``; api/sockets/fanout.py
-    ``Fanout.ahead`` builds them in a greenlet of their own while the mover's waits for Redis's reply), kept
-    apart from the caches until ``keep``, which the fan-out calls only with the state appended."""
+    ``Fanout.ahead`` builds them between the step's send and its reply), kept apart from the caches until
+    ``keep``, which the fan-out calls only with the state appended."""
 
     __slots__ = ("owner", "table_id", "state", "built", "bases")
 
@@ -182,7 +182,7 @@ class Ahead:
 
     def keep(self) -> None:
         """``state`` is appended: what was built for it joins the caches, as if built there."""
-        for key, shared in list(self.bases.items()):  # (copies: a build still running may add to them)
+        for key, shared in list(self.bases.items()):  # (copies: a lock's wait may let another build add one)
             self.owner._keep_shared(key, shared)
         for key, out in list(self.built.items()):
             self.owner._keep_built(key, out)

@@ -204,11 +204,11 @@ def test_retries_after_a_conflict(fake_redis):
     real_append = svc.store.append
     raced = []
 
-    def append_after_a_rival(append):
+    def append_after_a_rival(append, meanwhile=None):
         if not raced:
             raced.append(rival.execute(tid, {"type": "sit", "player": "r", "name": "R"},
                                        actor="seat:1"))
-        return real_append(append)
+        return real_append(append, meanwhile)
 
     svc.store.append = append_after_a_rival
     out = svc.execute(tid, {"type": "sit", "player": "me", "name": "Me"}, actor="seat:2")
@@ -222,7 +222,7 @@ def test_gives_up_after_a_few_conflicts(fake_redis):
     tid = autoplay.new_table(svc)
     tries = []
 
-    def always_conflict(append):
+    def always_conflict(append, meanwhile=None):
         tries.append(1)
         raise VersionConflict(99)
 
@@ -363,12 +363,12 @@ def test_a_notice_of_its_own_append_heard_before_the_answer_is_the_state_it_work
     heard = {}
     real_append = service.store.append
 
-    def append_and_hear(append):
+    def append_and_hear(append, meanwhile=None):
         expected = append.expected_version
         heard["notice"] = append.encoded
         heard["during"] = service.load_noticed(append.table_id, expected + len(append.records), expected,
                                                list(append.encoded))
-        return real_append(append)
+        return real_append(append, meanwhile)
 
     service.store.append = append_and_hear
     reads = []
