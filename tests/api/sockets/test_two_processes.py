@@ -76,11 +76,12 @@ class Pair:
         self.procs = procs
 
 
-def _wait_healthy(port: int, proc: subprocess.Popen) -> None:
+def _wait_healthy(port: int, proc: subprocess.Popen, log) -> None:
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            raise AssertionError(f"escoba serve on {port} exited: {proc.stderr.read().decode()[-2000:]}")
+            log.seek(0)
+            raise AssertionError(f"escoba serve on {port} exited: {log.read().decode()[-2000:]}")
         try:
             with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=2) as r:
                 if r.status == 200:
@@ -91,7 +92,7 @@ def _wait_healthy(port: int, proc: subprocess.Popen) -> None:
 
 
 @pytest.fixture(scope="module", params=TOPOLOGIES)
-def pair(request):
+def pair(request, tmp_path_factory):
     """Two API processes on the topology, for the module."""
     topology = make_topology(request, request.param)
     env = {**os.environ, **topology.env, "PYTHONPATH": str(ROOT), "ESCOBA_RATE_LIMITS": "off",
@@ -99,12 +100,16 @@ def pair(request):
     ports = [free_port(), free_port()]
     # the production default: gunicorn's gevent worker (api/server/serve.py)
     serve = ["serve"]
+    # each process's log to a file: a pipe nobody reads fills (64 KB of log lines, a request a line) and the
+    # server then blocks on its next line, in a move or at shutdown (a 30 s teardown on the cluster: 15 s a
+    # process before it was killed)
+    logs = [tmp_path_factory.mktemp("serve").joinpath("log").open("w+b") for _ in ports]
     procs = [subprocess.Popen([sys.executable, "-m", "api.cli", *serve, "--port", str(p)],
-                              cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-             for p in ports]
+                              cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=log)
+             for p, log in zip(ports, logs, strict=True)]
     try:
-        for port, proc in zip(ports, procs, strict=True):
-            _wait_healthy(port, proc)
+        for port, proc, log in zip(ports, procs, logs, strict=True):
+            _wait_healthy(port, proc, log)
         yield Pair(topology, ports, procs)
     finally:
         for proc in procs:
@@ -115,6 +120,8 @@ def pair(request):
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait()
+        for log in logs:
+            log.close()
 
 
 def test_whole_games_through_both_processes(pair):
