@@ -232,7 +232,7 @@ def node_window(server, games: list[Game], think: float, warmup: float, duration
         with open(log_path) as log:
             raise SystemExit(f"bench/peer/escoba-load.js failed ({proc.returncode}): {log.read()[-2000:]}")
     return {"moves": got["moves"], "window": got["t1"] - got["t0"], "t0": got["t0"], "t1": got["t1"],
-            "lat": [heard - sent for sent, heard in got["spans"]], "spans": [tuple(s) for s in got["spans"]],
+            "lat": [s[1] - s[0] for s in got["spans"]], "spans": [tuple(s) for s in got["spans"]],
             "missing": got["missing"], "errors": got["errors"], "first_error": got["first_error"],
             "api_cpu": got["server_cpu_s"], "client_cpu": got["client_cpu_s"], "finished": got["finished"]}
 
@@ -270,7 +270,7 @@ def python_window(server, games: list[Game], think: float, warmup: float, durati
             missing += 1
         else:
             lat.append(heard - sent)
-            spans.append((sent, heard))
+            spans.append((sent, heard, game.table_id, version))
     return {"moves": len(loop.sent), "window": t1 - t0, "t0": t0, "t1": t1, "lat": lat, "spans": spans,
             "missing": missing, "errors": len(loop.errors), "first_error": loop.errors[0] if loop.errors else None,
             "api_cpu": api, "client_cpu": (client1.user + client1.system) - (client0.user + client0.system),
@@ -334,9 +334,43 @@ def side_line(name: str, p: dict, peer: dict | None) -> str:
     return line
 
 
+def outside_report(runs: list[dict]) -> list[str]:
+    """The client's wait outside the server's timers, move by move: from its send to the handler's wake (the
+    kernel's hop, and the wait for the worker when it is busy with another move) and from the opponent's frame
+    written to its arrival (the kernel's hop and the client's loop). A move's timers carry its table and
+    version (events/stages.py ``tag``), as its client's span does; a wake that answered two moves at once is
+    left out."""
+    timed = {}
+    for r in runs:
+        for row in r["stages"]["move"]:
+            tags = row[1] if len(row) > 1 else []
+            at = dict(row[0])
+            if len(tags) == 1 and "fanout" in at:
+                timed[tuple(tags[0])] = at
+    before, server, after = [], [], []
+    for r in runs:
+        for span in r["spans"]:
+            at = timed.get(tuple(span[2:4])) if len(span) >= 4 else None
+            if at is not None:
+                before.append(at["wake"] - span[0])
+                server.append(at["fanout"] - at["wake"])
+                after.append(span[1] - at["fanout"])
+    spans = sum(len(r["spans"]) for r in runs)
+    if not before:
+        return [f"    the client's wait outside the timers: no move matched (of {spans})"]
+    total = sum(before) + sum(server) + sum(after) or 1e-9
+
+    def part(values):
+        return f"{ms(percentile(values, 50))} / {ms(percentile(values, 99))} ms ({sum(values) / total * 100:.0f}%)"
+
+    return [f"    the client's wait, move by move ({len(before)} of {spans} moves matched by table and version; p50 / "
+            f"p99, share of the mean): its send -> the handler's wake {part(before)}; the server's part "
+            f"{part(server)}; the opponent's frame written -> heard {part(after)}"]
+
+
 def stage_report(runs: list[dict]) -> list[str]:
     """Escoba's own timers, pooled over the rounds: where its part of the opponent's wait goes."""
-    moves = [marks for r in runs for (marks,) in r["stages"]["move"]]
+    moves = [row[0] for r in runs for row in r["stages"]["move"]]
     if not moves:
         return ["    (no stage timers: --timers off, or a server without events/stages.py)"]
     rows = []
@@ -377,6 +411,7 @@ def stage_report(runs: list[dict]) -> list[str]:
     out.append("      after the opponent's frame, not in its wait: " + ", ".join(later)
                + f", the log line, the mover's ack and view written p50 {ms(percentile(own, 50))} / p99 "
                f"{ms(percentile(own, 99))} ms")
+    out.extend(outside_report(runs))
     lag = [x for r in runs for (_at, x) in r["stages"]["lag"]]
     if lag:
         out.append(f"    event loop lag ({len(lag)} wakes of a 5 ms sleep): p50 {ms(percentile(lag, 50))}"
@@ -400,7 +435,7 @@ def stage_report(runs: list[dict]) -> list[str]:
               f"{ms(max(mailed))} ms for their handler") if mailed else ""
     out.append(f"    changes left to a busy socket's mailbox: {len(mailed)} ({share:.2f}% of the moves){waited}")
     # which of the slowest 1% of the client's moves overlapped what
-    spans = sorted((h - s, s, h) for r in runs for s, h in r["spans"])
+    spans = sorted((h - s, s, h) for r in runs for s, h, *_ in r["spans"])
     slow = spans[-max(1, len(spans) // 100):]
     gcs = [(p[0] - p[1], p[0]) for r in runs for p in r["stages"]["gc"]]
     stalls = [(at - x - 0.005, at) for r in runs for at, x in r["stages"]["lag"] if x * 1000 >= LOOP_STALL_MS]

@@ -563,6 +563,7 @@ class TableService:
                 del self._in_flight[table_id]
         if stages.ON:
             stages.mark("appended")
+            stages.tag(table_id, appended.version)
         version = appended.version
         self._remember(table_id, new_state)
         return Outcome(version, new_state, records, False, appended)

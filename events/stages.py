@@ -34,6 +34,7 @@ _gc_started: list[float] = []
 def begin() -> None:
     """A socket handler woke: the moves it answers now are timed from here."""
     _local.marks = [("wake", time.perf_counter())]
+    _local.tags = None
 
 
 def mark(name: str) -> None:
@@ -42,13 +43,21 @@ def mark(name: str) -> None:
         marks.append((name, time.perf_counter()))
 
 
+def tag(table_id: str, version: int) -> None:
+    """The move being timed appended ``version`` at ``table_id``: the bench finds its client's span by it."""
+    if getattr(_local, "marks", None) is not None:
+        _local.tags = [*(getattr(_local, "tags", None) or ()), (table_id, version)]
+
+
 def end() -> None:
-    """The handler wrote its answers: file the marks if a move was appended since ``begin``."""
+    """The handler wrote its answers: file the marks (and the moves' tags) if a move was appended since
+    ``begin``."""
     marks = getattr(_local, "marks", None)
-    _local.marks = None
+    tags = getattr(_local, "tags", None) or []
+    _local.marks = _local.tags = None
     if marks is not None and any(name == "appended" for name, _ in marks):
         marks.append(("written", time.perf_counter()))
-        _out.append(["move", marks])
+        _out.append(["move", marks, tags])
 
 
 def note(kind: str, at: float, took: float) -> None:

@@ -20,7 +20,7 @@
 //
 // Stdout, one JSON line each: {"window":"start","t":...} when the warm-up ends, {"window":"end","t":...}
 // when the window does (bench/latency.py samples Redis between them), then, 1 s later (the last
-// frames heard), the result: the moves sent in the window, their spans [sent, heard] (a move's
+// frames heard), the result: the moves sent in the window, their spans [sent, heard, table, version] (a move's
 // latency is heard - sent) and the window's t0/t1, in seconds of CLOCK_MONOTONIC (process.hrtime.bigint():
 // libuv's uv_hrtime, clock_gettime(CLOCK_MONOTONIC) on Linux, as Python's time.perf_counter, so the
 // spans line up with escoba's own stage timers), and the server's CPU over the window from /proc.
@@ -112,7 +112,8 @@ function onMessage(game, seat, data) {
     const f = game.flight;
     if (f && f.heardAt === null && seat === f.opponent && version >= f.version) {
       f.heardAt = at;
-      if (f.measured) stats.spans.push([f.t, at]);
+      if (f.measured) stats.spans.push([f.t, at, game.id, f.version]); // the table and version: the bench finds
+      // the server's timers of this move by them
     }
     maybeSchedule(game);
     return;

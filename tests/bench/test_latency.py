@@ -37,6 +37,12 @@ def test_a_short_run_plays_through_with_either_client(client):
     # node counts a move when it sends it in the window; the Python client when its answer comes in the
     # window, so a move sent just before the window (a round trip before, far under a second) is counted
     began = run["t0"] - (1.0 if client == "python" else 0.0)
-    assert all(began <= sent < heard < run["t1"] + 1.5 for sent, heard in run["spans"]), (
+    assert all(began <= sent < heard < run["t1"] + 1.5 for sent, heard, *_ in run["spans"]), (
         run["t0"], run["t1"], [s for s in run["spans"] if not began <= s[0] < s[1] < run["t1"] + 1.5][:3])
     assert run["stages"]["move"], "the stage timers' moves fall in the client's window: one clock"
+    # each span names its table and version, as the server's timers of that move do: the client's wait is
+    # split move by move into before the handler's wake, the server's part and after the opponent's frame
+    assert all(isinstance(span[2], str) and isinstance(span[3], int) for span in run["spans"])
+    [line] = latency.outside_report([run])
+    matched = int(line.split("(")[1].split(" of ")[0])
+    assert matched >= run["moves"] // 2, line

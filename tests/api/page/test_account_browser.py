@@ -82,7 +82,9 @@ def test_sign_up_out_and_in_by_password_and_a_wrong_password(server, browser):
         # signed in, a table opened here seats the account, under its name, with the player token
         page.get_by_role("button", name="OPEN A TABLE").click()
         assert page.input_value("#create-name") == name
-        # signed in, a rated game is offered (a guest is not: tests/api/page/test_page.py)
+        # signed in, a rated game is offered (a guest is not: tests/api/page/test_page.py). The form's settings
+        # are built once the click's handler has the presets (a fetch): wait for them, all built at once
+        page.wait_for_selector("#create-settings select[data-setting]", state="attached")
         assert page.locator("#create-settings select[data-setting=rated]").count() == 1
         page.get_by_role("button", name="CREATE INVITE").click()
         page.wait_for_selector("#waiting:not([hidden])")

@@ -54,6 +54,9 @@ def test_on_a_socket_moves_marks_come_in_its_paths_order(served, monkeypatch):
         time.sleep(0.01)
     moves = [row[1] for row in stages._out if row[0] == "move"]
     assert len(moves) == 1
+    # the move's table and version, by which bench/latency.py finds its client's span
+    [tags] = [row[2] for row in stages._out if row[0] == "move"]
+    assert len(tags) == 1 and isinstance(tags[0][0], str) and tags[0][1] >= 2
     names = [name for name, _ in moves[0]]
     # the threaded server's reader thread reads the frames: no "read" mark (gevent's handler reads its own)
     assert names == ["wake", "checked", "decided", "appended", "fanout", "hooked", "written"]
