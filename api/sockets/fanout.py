@@ -56,19 +56,18 @@ class Mailbox:
     ``wake`` is set on every post; the socket's handler waits on it.
     """
 
-    __slots__ = ("wake", "state", "chats", "frames_for", "frames_ahead", "send_now")
+    __slots__ = ("wake", "state", "chats", "frames_for", "send_now")
     _lock = short_lock()  # one for every mailbox: posts and takes are a few instructions, never a wait
 
     def __init__(self, wake=None, frames_for=None):
         self.wake = wake if wake is not None else threading.Event()
         self.state = None
         self.chats: deque[bytes] = deque(maxlen=CHAT_BACKLOG)
-        # state -> this socket's frames of it (its handler's own, kept in the views' cache): ``published``
-        # builds them right after the mover's, while that work is still in the processor's caches
+        # (state, ahead=None) -> this socket's frames of it (its handler's own, kept in the views' cache):
+        # ``published`` builds them right after the mover's, while that work is still in the processor's
+        # caches; with ``ahead`` (api/sockets/frames.py ``Ahead``), into it, while the state's append is in
+        # flight (``Fanout.ahead``)
         self.frames_for = frames_for
-        # (state, ahead) -> the same frames, built into ``ahead`` (api/sockets/frames.py ``Ahead``) while the
-        # state's append is in flight (``Fanout.ahead``); None: this socket's are built once it is appended
-        self.frames_ahead = None
         # state -> whether this socket was sent its frames of it (or of a newer one) at once, by the poster,
         # its handler left asleep (api/sockets/route.py ``_Direct``); None, or False: the mailbox's way
         self.send_now = None
@@ -221,13 +220,13 @@ class Fanout:
             return
         with self._lock:
             targets = [q for q in self._watchers.get(table_id, ())
-                       if q is not skip and q.frames_ahead is not None][:PREBUILT_MAX]
+                       if q is not skip and q.frames_for is not None][:PREBUILT_MAX]
             if not targets:
                 return
             ahead = self._ahead[table_id] = self.frames.ahead(table_id, state)
         for q in targets:
             try:
-                q.frames_ahead(state, ahead)
+                q.frames_for(state, ahead)
             except Exception:  # left to be built once appended, as without this
                 log.exception("could not build table %s's frames ahead of its append", table_id)
 

@@ -171,9 +171,8 @@ def _serve(ws, ctx, table_id: str) -> None:
             _refuse(ws, None, None, None, error=e)
             return
         sent = _Sent(kind == "patch")
-        mailbox.frames_for = lambda state: _frames(ctx, table_id, state, player, deck, sent.base(state))
-        mailbox.frames_ahead = lambda state, ahead: _frames(ctx, table_id, state, player, deck, sent.base(state),
-                                                            ahead)
+        mailbox.frames_for = lambda state, ahead=None: _frames(ctx, table_id, state, player, deck, sent.base(state),
+                                                               ahead)
         reads = ws.thread if isinstance(ws.thread, reader.HandlerReads) else None  # gevent: this handler reads
         direct = _Direct(ws, reads.raw if reads is not None else None, sent, mailbox.frames_for)
         ctx.metrics.open_sockets.inc()

@@ -44,14 +44,12 @@ def test_frames_are_built_beside_the_append_and_only_the_appended_states_are_kep
     monkeypatch.setattr(direct, "_send", sending)
 
     def reader(seat):
-        q = Mailbox()
-        q.frames_for = lambda state: views.frames(table, state, seat, seat == 0, None)
-
-        def frames_ahead(state, ahead):
-            said.append(("built", state.version))
+        def frames_for(state, ahead=None):
+            if ahead is not None:
+                said.append(("built", state.version))
             return views.frames(table, state, seat, seat == 0, None, ahead)
 
-        q.frames_ahead = frames_ahead
+        q = Mailbox(frames_for=frames_for)
         fanout.subscribe(table, q)
         return q
 
