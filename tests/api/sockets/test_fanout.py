@@ -13,6 +13,8 @@ from api.sockets.frames import ViewFrames
 from events import autoplay, direct
 from events.service import TableService
 
+from .test_notices import next_state
+
 pytestmark = pytest.mark.integration
 
 
@@ -54,6 +56,7 @@ def test_frames_are_built_beside_the_append_and_only_the_appended_states_are_kep
         return q
 
     readers = [reader(0), reader(1)]
+    next_state(readers[0], 1)  # the subscription confirmed and its resync done: no read of the log comes later
 
     def move(name):
         return service.execute(table, {"type": "sit", "player": name, "name": name}, actor="guest",
