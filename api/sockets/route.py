@@ -98,6 +98,33 @@ class _LingeringSocket:
             sock.close()
 
 
+class _SharedSocket(_LingeringSocket):
+    """Under threads (``escoba dev``), two threads write one connection: the handler its frames, and
+    simple-websocket's thread its pings, pongs and close. A socket with a timeout writes as much as the
+    kernel takes in one ``send``, so one thread's ping could land inside the other's frame (Chromium:
+    "Invalid frame header"). Here every ``send`` writes its data whole, under one lock. Under gevent
+    the handler writes all of its socket's frames itself, under ``_Direct.lock``: not needed there."""
+
+    __slots__ = ("_writing",)
+
+    def __init__(self, sock):
+        super().__init__(sock)
+        self._writing = threading.Lock()
+
+    def send(self, data) -> int:
+        with self._writing:
+            self._sock.sendall(data)
+        return len(data)
+
+    def sendall(self, data) -> None:
+        self.send(data)
+
+
+def connection(sock, handler_reads: bool) -> _LingeringSocket:
+    """The socket simple-websocket is given to hold: its writes whole under threads, lingering on close."""
+    return _LingeringSocket(sock) if handler_reads else _SharedSocket(sock)
+
+
 def close_frame_last(ws) -> None:
     """Under werkzeug's threads (``escoba dev``), flask-sock has werkzeug write an HTTP answer on the
     connection once the handler returns: after our close frame a browser read it as a frame
@@ -124,7 +151,7 @@ def install(sock, app) -> None:
         handler_reads = isinstance(ws.thread, reader.HandlerReads)
         if handler_reads:  # gevent: nothing is read until the handler reads
             ws.ws = QuickFrames(ws.ws)
-        ws.sock = _LingeringSocket(ws.sock)
+        ws.sock = connection(ws.sock, handler_reads)
         try:
             try:
                 ws.sock.settimeout(SEND_TIMEOUT)

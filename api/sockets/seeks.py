@@ -23,7 +23,7 @@ from simple_websocket import ConnectionClosed
 import engine
 from api.http import seeks as http
 from api.sockets import reader
-from api.sockets.route import LINGER, SEND_TIMEOUT, _LingeringSocket, close_frame_last
+from api.sockets.route import LINGER, SEND_TIMEOUT, close_frame_last, connection
 
 LOOK_EVERY = 0.5  # seconds between looks at the seek
 HEARD_EVERY = 2.0  # seconds between "still here" to the pool (well inside its 10 s)
@@ -35,7 +35,7 @@ def install(sock) -> None:
     @sock.route("/seeks/<seek_id>/ws")
     def seek_socket(ws, seek_id):
         reads = ws.thread if isinstance(ws.thread, reader.HandlerReads) else None
-        ws.sock = _LingeringSocket(ws.sock)
+        ws.sock = connection(ws.sock, reads is not None)
         try:
             ws.sock.settimeout(SEND_TIMEOUT)
             _serve(ws, reads, seek_id, request.args.get("token"))

@@ -132,3 +132,63 @@ def test_a_ping_due_goes_out_after_the_rest_of_a_frame_a_move_began(direct):
     assert got and got[0][:len(frame)] == frame
     assert _server_frames(got[0][len(frame):]) == [(9, b"")]  # then the ping, whole
     assert not t.d.pending
+
+
+def _interleaved(writer) -> list[bytes]:
+    """What a slow reader gets while two threads write through ``writer(sock)``: one a few large frames,
+    the other many small ones (simple-websocket's pings beside the handler's frames, ``escoba dev``)."""
+    ours, theirs = socket.socketpair()
+    ours.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)
+    ours.settimeout(10.0)  # as the handler sets it: a send then takes what the kernel has room for
+    sock = writer(ours)
+    big, small = [bytes([65 + i]) * 200_000 for i in range(3)], [b"p" * 6] * 300
+    got = bytearray()
+
+    def read():
+        while chunk := theirs.recv(1024):
+            got.extend(chunk)
+
+    reader_thread = threading.Thread(target=read)
+    reader_thread.start()
+    writers = [threading.Thread(target=lambda: [sock.send(b) for b in big]),
+               threading.Thread(target=lambda: [sock.send(p) for p in small])]
+    for t in writers:
+        t.start()
+    for t in writers:
+        t.join()
+    ours.shutdown(socket.SHUT_WR)
+    reader_thread.join()
+    ours.close()
+    theirs.close()
+    runs, i = [], 0
+    while i < len(got):  # runs of one byte
+        j = i
+        while j < len(got) and got[j] == got[i]:
+            j += 1
+        runs.append(bytes(got[i:j]))
+        i = j
+    return runs
+
+
+def test_under_threads_a_ping_never_lands_inside_a_frame():
+    runs = _interleaved(lambda sock: route.connection(sock, handler_reads=False))
+    frames_seen = [r for r in runs if r[:1] != b"p"]
+    assert [len(r) for r in frames_seen] == [200_000] * 3, "a frame was split by another thread's write"
+    assert sum(len(r) for r in runs if r[:1] == b"p") == 6 * 300
+
+
+def test_the_plain_socket_would_split_a_frame():
+    # what the test above guards against: the kernel takes part of a frame, the other thread's
+    # write goes in, then the rest (or is lost, where the caller ignores what send returned)
+    runs = _interleaved(lambda sock: _Whole(sock))
+    assert any(r[:1] != b"p" and len(r) != 200_000 for r in runs)
+
+
+class _Whole:
+    """A frame written whole by its one writer (``wire.send_whole``), with no lock shared with another."""
+
+    def __init__(self, sock):
+        self._sock = sock
+
+    def send(self, data):
+        self._sock.sendall(data)
