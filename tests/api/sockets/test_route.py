@@ -177,18 +177,40 @@ def test_under_threads_a_ping_never_lands_inside_a_frame():
     assert sum(len(r) for r in runs if r[:1] == b"p") == 6 * 300
 
 
-def test_the_plain_socket_would_split_a_frame():
-    # what the test above guards against: the kernel takes part of a frame, the other thread's
-    # write goes in, then the rest (or is lost, where the caller ignores what send returned)
-    runs = _interleaved(lambda sock: _Whole(sock))
-    assert any(r[:1] != b"p" and len(r) != 200_000 for r in runs)
+class _Chunked:
+    """A socket that takes a frame in chunks (a full send buffer) and, after the first, waits a while for
+    another thread's write (a ping): the moment a ping would land inside the frame, made to happen."""
+
+    def __init__(self, wait: float):
+        self.out, self.pinged, self.wait = [], threading.Event(), wait
+
+    def settimeout(self, _):
+        pass
+
+    def sendall(self, data):
+        if len(data) == 1:
+            self.out.append(bytes(data))
+            self.pinged.set()
+            return
+        for i in range(0, len(data), 1000):
+            self.out.append(bytes(data[i:i + 1000]))
+            if i == 0:
+                self.pinged.wait(self.wait)
 
 
-class _Whole:
-    """A frame written whole by its one writer (``wire.send_whole``), with no lock shared with another."""
+@pytest.mark.parametrize("shared", [True, False])
+def test_a_ping_sent_while_a_frame_is_half_written_waits_for_the_rest(shared):
+    sock = _Chunked(0.3 if shared else 10.0)  # shared, the ping waits for the lock: this wait times out
+    conn = route.connection(sock, handler_reads=False) if shared else sock
 
-    def __init__(self, sock):
-        self._sock = sock
-
-    def send(self, data):
-        self._sock.sendall(data)
+    frame = threading.Thread(target=conn.sendall, args=(b"F" * 5000,))
+    frame.start()
+    while not sock.out:
+        threading.Event().wait(0.001)
+    other = threading.Thread(target=conn.sendall, args=(b"p",))
+    other.start()
+    frame.join()
+    other.join()
+    stream = b"".join(sock.out)
+    # shared: the frame, then the ping; the bare socket (the control) lets the ping in after 1,000 bytes
+    assert stream == (b"F" * 5000 + b"p" if shared else b"F" * 1000 + b"p" + b"F" * 4000)
