@@ -131,6 +131,8 @@ PROBLEMS = r"""() => {
   return out;
 }"""
 
+SETTLE_MS = 250  # a few frames: long enough for the page to lay out a new table, far shorter than a fault lasts
+
 # The banner and the seat it names: how far apart, and which seat is nearest to it
 BANNER = r"""() => {
   const b = document.querySelector('#banner:not([hidden])');
@@ -170,6 +172,12 @@ def _open(browser, size, lang="en"):
 
 def _look(page, where, seen_banners):
     problems = page.evaluate(PROBLEMS)
+    if problems:
+        # judged where things rest: a card is off the felt for a frame while the page lays out a new
+        # table (seen once under CI's load); what is still wrong a few frames later is a fault
+        page.wait_for_timeout(SETTLE_MS)
+        again = page.evaluate(PROBLEMS)
+        problems = [p for p in again if p in problems]
     if problems:
         shot(page, f"layout-problem-{where.replace(' ', '-')}")
     assert not problems, f"{where}: {problems}"
@@ -324,6 +332,9 @@ def test_the_layout_problems_are_seen(server, browser):
         page.evaluate("document.getElementById('main').style.minHeight = '3000px'")
         text = " | ".join(page.evaluate(PROBLEMS))
         assert "the document scrolls" in text and "#hand .card 7o is off the screen" in text, text
+        # a fault that stays is still one after _look's settling
+        with pytest.raises(AssertionError, match="the document scrolls"):
+            _look(page, "a page made too tall", set())
     finally:
         p.close()
 
