@@ -378,7 +378,9 @@ class PrivateRedis:
         shutil.rmtree(self.workdir, ignore_errors=True)
 
 
-def start_private_redis(durable: bool = True, fsync: str = "always") -> PrivateRedis:
+def start_private_redis(durable: bool = True, fsync: str = "always", realtime: int = 0) -> PrivateRedis:
+    """``realtime``: its main thread at this SCHED_FIFO priority (a diagnostic: bench/latency.py
+    ``--redis-realtime``; needs root or CAP_SYS_NICE); 0: as production runs it."""
     import shutil
     import tempfile
 
@@ -401,6 +403,8 @@ def start_private_redis(durable: bool = True, fsync: str = "always") -> PrivateR
         while time.time() < deadline:
             try:
                 if client.ping():
+                    if realtime:  # the main thread only (its pid): it reads the commands and fsyncs the AOF
+                        os.sched_setscheduler(proc.pid, os.SCHED_FIFO, os.sched_param(realtime))
                     return PrivateRedis(port, workdir, proc)
             except Exception:
                 time.sleep(0.05)

@@ -136,9 +136,9 @@ def start_escoba(root: Path, port: int, tables: int, env: dict) -> Server:
 
 
 def run_escoba(root: Path, scripts, think: float, warmup: float, duration: float, seed: str,
-               fsync: str = "always", timers: bool = True, client: str = "node") -> dict:
+               fsync: str = "always", timers: bool = True, client: str = "node", realtime: int = 0) -> dict:
     """One measured run: a fresh durable Redis and server, the tables opened anew, the loop, the window."""
-    redis = start_private_redis(durable=True, fsync=fsync)
+    redis = start_private_redis(durable=True, fsync=fsync, realtime=realtime)
     stage_dir = tempfile.mkdtemp(prefix="bench-latency-stages-")
     env = server_env(REDIS_URL=redis.url, ESCOBA_RATE_LIMITS="on", ESCOBA_TRUSTED_PROXIES="1",
                      ESCOBA_MOVES_LIMIT=MOVES_LIMIT,
@@ -477,6 +477,10 @@ def main(argv=None) -> int:
     parser.add_argument("--fsync", default="always", choices=("always", "everysec"),
                         help="escoba's Redis AOF: always, as production (the result); everysec is a diagnostic only "
                              "(the disk's share of the tail on a machine whose disk stalls), never the result")
+    parser.add_argument("--redis-realtime", type=int, default=0, metavar="PRIORITY",
+                        help="escoba's Redis's main thread at this SCHED_FIFO priority (1-99; needs root): a "
+                             "diagnostic of how long its wakes (the reply's, the fsync's) wait for a core, never "
+                             "the result (default 0: as production runs it)")
     args = parser.parse_args(argv)
     duration = args.duration or (3.0 if args.quick else 20.0)
     warmup = args.warmup or (1.5 if args.quick else 4.0)
@@ -495,7 +499,9 @@ def main(argv=None) -> int:
     print(f"latency: {args.tables} two-player tables, a socket a player, think x0.5..1.5; {warmup:g} s warm-up, "
           f"{duration:g} s measured a side and load, {rounds} round(s); escoba serve --workers 1 (gevent) over "
           f"redis-server appendfsync {args.fsync}{'' if args.fsync == 'always' else ' (NOT production: a diagnostic)'}"
-          f", rate limits on (moves {MOVES_LIMIT} a token, far above the bench's pace), stage timers {args.timers}; "
+          + (f", its main thread SCHED_FIFO {args.redis_realtime} (NOT production: a diagnostic)"
+             if args.redis_realtime else "")
+          + f", rate limits on (moves {MOVES_LIMIT} a token, far above the bench's pace), stage timers {args.timers}; "
           f"escoba's side measured by the {args.client} client"
           f"{' (bench/peer/escoba-load.js)' if args.client == 'node' else ' (bench/games.py Loop)'}; "
           f"{os.cpu_count()} cores, {loadavg()}", flush=True)
@@ -530,7 +536,7 @@ def main(argv=None) -> int:
                 before = loadavg()
                 if isinstance(what, Path):
                     run = run_escoba(what, scripts, think, warmup, duration, f"{args.seed}:{k}", args.fsync,
-                                     args.timers == "on", args.client)
+                                     args.timers == "on", args.client, args.redis_realtime)
                 else:
                     run = run_boardgame(what, args.tables, think, warmup, duration)
                 if run is None:
