@@ -45,7 +45,9 @@ What it prints, a load at a time, a line a side: the moves a second it made, the
 the frame here, the socket.io message as it arrives for the peer, as bench/games.py compares them)
 p50 / p99 / p99.9 pooled over the rounds, the server's CPU a move (escoba: the API's, and Redis's
 beside it), and the ratios to boardgame.io in memory with the target (p99 <= 1.2x, p50 <= 1.5x).
-Then, from escoba's own timers (``ESCOBA_STAGE_TIMES``, events/stages.py): each stage's share of the
+Then, from escoba's own timers (``ESCOBA_STAGE_TIMES``, events/stages.py; production does not set it, so
+by default the measured rounds run without them and one more run a load, apart, has them: ``--timers``):
+each stage's share of the
 time from the mover's handler waking to the opponent's frame written (frame read, decision, append,
 fan-out incl. the opponent's frame build and write; then the snapshot when due and the timers hook, the
 log line and the mover's own frames, after it), p50 / p99 and what the slowest 1% are made of; the event loop's lag; the
@@ -119,24 +121,28 @@ def ms(x: float) -> str:
     return f"{x * 1000:.2f}" if x == x else "-"
 
 
+TIMERS_SAID = {"apart": "off in the measured rounds, as production runs (one run apart a load with them, for the "
+                        "stages' report)", "on": "on in every round (their CPU in escoba's)", "off": "off"}
+
 # --- escoba ----------------------------------------------------------------------------------
 
 
-def start_escoba(root: Path, port: int, tables: int, env: dict) -> Server:
-    """``escoba serve --workers 1`` from ``root`` (this checkout or another), as bench/_common.py starts it."""
+def start_escoba(root: Path, port: int, tables: int, env: dict, workers: int = 1) -> Server:
+    """``escoba serve --workers N`` from ``root`` (this checkout or another), as bench/_common.py starts it."""
     log_path = f"/tmp/bench-latency-escoba-{port}.log"
     argv = [sys.executable, "-m", "api.cli", "serve", "--host", "127.0.0.1", "--port", str(port),
-            "--threads", str(4 * tables + 64), "--workers", "1", "--worker-class", "gevent"]
+            "--threads", str(4 * tables + 64), "--workers", str(workers), "--worker-class", "gevent"]
     with open(log_path, "wb") as log:
         proc = subprocess.Popen(argv, cwd=root, env={**env, "PYTHONPATH": str(root)}, stdout=log,
                                 stderr=subprocess.STDOUT, start_new_session=True)
     server = Server("escoba", port, proc, log_path)
-    wait_healthy(server, 1)
+    wait_healthy(server, workers)
     return server
 
 
 def run_escoba(root: Path, scripts, think: float, warmup: float, duration: float, seed: str,
-               fsync: str = "always", timers: bool = True, client: str = "node", realtime: int = 0) -> dict:
+               fsync: str = "always", timers: bool = True, client: str = "node", realtime: int = 0,
+               workers: int = 1) -> dict:
     """One measured run: a fresh durable Redis and server, the tables opened anew, the loop, the window."""
     redis = start_private_redis(durable=True, fsync=fsync, realtime=realtime)
     stage_dir = tempfile.mkdtemp(prefix="bench-latency-stages-")
@@ -145,7 +151,7 @@ def run_escoba(root: Path, scripts, think: float, warmup: float, duration: float
                      **({"ESCOBA_STAGE_TIMES": f"{stage_dir}/stages"} if timers else {}))
     server = None
     try:
-        server = start_escoba(root, free_port(), len(scripts), env)
+        server = start_escoba(root, free_port(), len(scripts), env, workers)
         http = Http(server.port)
         games = []
         for i, s in enumerate(scripts):
@@ -467,9 +473,12 @@ def main(argv=None) -> int:
                         help="another checkout whose escoba runs beside this one (repeatable)")
     parser.add_argument("--no-escoba", action="store_true", help="only --also's and the peers")
     parser.add_argument("--seed", default="latency")
-    parser.add_argument("--timers", default="on", choices=("on", "off"),
-                        help="escoba's stage timers (ESCOBA_STAGE_TIMES): on, their own CPU is in escoba's (a "
-                             "greenlet waking 200 times a second, a write every half second); off for CPU alone")
+    parser.add_argument("--timers", default="apart", choices=("apart", "on", "off"),
+                        help="escoba's stage timers (ESCOBA_STAGE_TIMES, which production does not set: a greenlet "
+                             "waking 200 times a second, a write every half second, their CPU in escoba's): apart "
+                             "(the default), the measured rounds without them, as production runs, and one more "
+                             "run a load with them for the stages' report, not in the result; on, every round "
+                             "with them (the figures before 2026-12-06 16:00); off, no report")
     parser.add_argument("--client", default="node", choices=("node", "python"),
                         help="what plays escoba's side: node (bench/peer/escoba-load.js, the same kind of client "
                              "as the peer's load.js), or python (bench/games.py's Loop: the figures before "
@@ -481,7 +490,13 @@ def main(argv=None) -> int:
                         help="escoba's Redis's main thread at this SCHED_FIFO priority (1-99; needs root): a "
                              "diagnostic of how long its wakes (the reply's, the fsync's) wait for a core, never "
                              "the result (default 0: as production runs it)")
+    parser.add_argument("--workers", type=int, default=1,
+                        help="escoba serve's gevent workers (default 1, the issue's setup beside one node "
+                             "process; more: tables' two players may land on different workers, and their moves "
+                             "reach each other through Redis's pub/sub; the stage timers then need --timers off)")
     args = parser.parse_args(argv)
+    if args.workers > 1 and args.timers != "off":
+        parser.error("--workers above 1 needs --timers off (the stage timers write one file a server)")
     duration = args.duration or (3.0 if args.quick else 20.0)
     warmup = args.warmup or (1.5 if args.quick else 4.0)
     rounds = args.rounds or (1 if args.quick else 2)
@@ -497,11 +512,13 @@ def main(argv=None) -> int:
         sides.append((f"escoba @{rev}" + (f"+ ({Path(other).name})" if dirty else ""), Path(other).resolve()))
     sides += [(f"boardgame.io {p}", p) for p in peers]
     print(f"latency: {args.tables} two-player tables, a socket a player, think x0.5..1.5; {warmup:g} s warm-up, "
-          f"{duration:g} s measured a side and load, {rounds} round(s); escoba serve --workers 1 (gevent) over "
+          f"{duration:g} s measured a side and load, {rounds} round(s); "
+          f"escoba serve --workers {args.workers} (gevent) over "
           f"redis-server appendfsync {args.fsync}{'' if args.fsync == 'always' else ' (NOT production: a diagnostic)'}"
           + (f", its main thread SCHED_FIFO {args.redis_realtime} (NOT production: a diagnostic)"
              if args.redis_realtime else "")
-          + f", rate limits on (moves {MOVES_LIMIT} a token, far above the bench's pace), stage timers {args.timers}; "
+          + f", rate limits on (moves {MOVES_LIMIT} a token, far above the bench's pace), "
+          f"stage timers {TIMERS_SAID[args.timers]}; "
           f"escoba's side measured by the {args.client} client"
           f"{' (bench/peer/escoba-load.js)' if args.client == 'node' else ' (bench/games.py Loop)'}; "
           f"{os.cpu_count()} cores, {loadavg()}", flush=True)
@@ -536,7 +553,7 @@ def main(argv=None) -> int:
                 before = loadavg()
                 if isinstance(what, Path):
                     run = run_escoba(what, scripts, think, warmup, duration, f"{args.seed}:{k}", args.fsync,
-                                     args.timers == "on", args.client, args.redis_realtime)
+                                     args.timers == "on", args.client, args.redis_realtime, args.workers)
                 else:
                     run = run_boardgame(what, args.tables, think, warmup, duration)
                 if run is None:
@@ -556,8 +573,16 @@ def main(argv=None) -> int:
                 print(side_line(name, pooled(runs), peer))
         for name, what in sides:
             if isinstance(what, Path) and results.get((share, name)):
+                staged = results[(share, name)]
+                if args.timers == "apart":  # one more run, with the timers: their report, not the result
+                    run = run_escoba(what, scripts, think, warmup, duration, f"{args.seed}:timers", args.fsync,
+                                     True, args.client, args.redis_realtime, args.workers)
+                    p = pooled([run])
+                    staged = [run]
+                    print(f"  {name} with its stage timers on, a run apart (not in the result): p50 {ms(p['p50'])} "
+                          f"/ p99 {ms(p['p99'])} ms, CPU {p['cpu_ms']:.3f} ms a move", flush=True)
                 print(f"  {name}'s own timers:")
-                print("\n".join(stage_report(results[(share, name)])), flush=True)
+                print("\n".join(stage_report(staged)), flush=True)
 
     print(f"\nsummary ({loadavg()}): the opponent's p50 and p99 against boardgame.io in memory's (targets <= 1.5x, "
           f"<= 1.2x), CPU a move against the peer's")
