@@ -189,38 +189,41 @@ def test_the_reply_wait_keeps_one_timer_a_connection_that_never_fires_once_the_r
 
     from events.direct import _send
 
+    # the timeout is five times a reply's delay: a loop stalled that long by a loaded machine (CI's, at
+    # 0.1 s against 0.03) would otherwise time a reply out before it was read
+    timeout, delay = 0.5, 0.1
     pairs = [gsocket.socketpair() for _ in range(2)]
     try:
         conns = []
         for ours, _server in pairs:
-            ours.settimeout(0.1)
+            ours.settimeout(timeout)
             conns.append(SimpleNamespace(_sock=ours))
         (ours, server), conn = pairs[0], conns[0]
-        for _ in range(6):  # answered each time, 0.18 s in all past a 0.1 s timeout: the same timer,
+        for _ in range(6):  # answered each time, 0.6 s in all past a 0.5 s timeout: the same timer,
             # started afresh each time (a timer stopped by libev keeps only what was left of it)
-            gevent.spawn_later(0.03, server.sendall, b"+PONG\r\n")
+            gevent.spawn_later(delay, server.sendall, b"+PONG\r\n")
             _send(conn, b"*1\r\n$4\r\nPING\r\n")
             assert ours.recv(100) == b"+PONG\r\n"
             timer = conn._reply_timer[2]
             assert not timer.active
         assert conn._reply_timer[2] is timer
-        gevent.sleep(0.25)  # past the timeout: a stopped timer throws into nobody
+        gevent.sleep(timeout + 0.15)  # past the timeout: a stopped timer throws into nobody
         started = time.monotonic()
         with pytest.raises(redis_lib.TimeoutError):  # and a reply that never comes waits the whole timeout
             _send(conn, b"*1\r\n$4\r\nPING\r\n")
-        assert time.monotonic() - started >= 0.09
+        assert time.monotonic() - started >= timeout - 0.01
         assert server.recv(100) == b"*1\r\n$4\r\nPING\r\n" * 7
         # two connections waiting at once: each its own timer; the one answered is not thrown at
         waits = [gevent.spawn(_send, c, b"*1\r\n$4\r\nPING\r\n") for c in conns]
         gevent.sleep(0.02)
         pairs[1][1].sendall(b"+PONG\r\n")
-        gevent.joinall(waits, timeout=2)
+        gevent.joinall(waits, timeout=timeout + 2)
         assert isinstance(waits[0].exception, redis_lib.TimeoutError)
         assert waits[1].successful()
-        ours.settimeout(0.2)  # a new timeout: a new timer
+        ours.settimeout(timeout + 0.1)  # a new timeout: a new timer
         server.sendall(b"+PONG\r\n")
         _send(conn, b"*1\r\n$4\r\nPING\r\n")
-        assert conn._reply_timer[1] == 0.2 and conn._reply_timer[2] is not timer
+        assert conn._reply_timer[1] == timeout + 0.1 and conn._reply_timer[2] is not timer
     finally:
         for ours, server in pairs:
             ours.close()
