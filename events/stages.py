@@ -34,7 +34,7 @@ _gc_started: list[float] = []
 def begin() -> None:
     """A socket handler woke: the moves it answers now are timed from here."""
     _local.marks = [("wake", time.perf_counter())]
-    _local.tags = None
+    _local.tags = []
 
 
 def mark(name: str) -> None:
@@ -46,7 +46,7 @@ def mark(name: str) -> None:
 def tag(table_id: str, version: int) -> None:
     """The move being timed appended ``version`` at ``table_id``: the bench finds its client's span by it."""
     if getattr(_local, "marks", None) is not None:
-        _local.tags = [*(getattr(_local, "tags", None) or ()), (table_id, version)]
+        _local.tags.append((table_id, version))
 
 
 def end() -> None:

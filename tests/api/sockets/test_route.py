@@ -6,6 +6,7 @@ test plays the mover (``send``), the socket's handler (the lock, ``take_pending`
 
 from __future__ import annotations
 
+import itertools
 import socket
 import threading
 from types import SimpleNamespace
@@ -134,13 +135,14 @@ def test_a_ping_due_goes_out_after_the_rest_of_a_frame_a_move_began(direct):
     assert not t.d.pending
 
 
-def _interleaved(writer) -> list[bytes]:
-    """What a slow reader gets while two threads write through ``writer(sock)``: one a few large frames,
-    the other many small ones (simple-websocket's pings beside the handler's frames, ``escoba dev``)."""
+def _interleaved() -> list[bytes]:
+    """What a slow reader gets, as runs of one byte, while two threads write through ``route.connection`` under
+    threads: one a few large frames, the other many small ones (simple-websocket's pings beside the handler's
+    frames, ``escoba dev``)."""
     ours, theirs = socket.socketpair()
     ours.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)
     ours.settimeout(10.0)  # as the handler sets it: a send then takes what the kernel has room for
-    sock = writer(ours)
+    sock = route.connection(ours, handler_reads=False)
     big, small = [bytes([65 + i]) * 200_000 for i in range(3)], [b"p" * 6] * 300
     got = bytearray()
 
@@ -160,18 +162,11 @@ def _interleaved(writer) -> list[bytes]:
     reader_thread.join()
     ours.close()
     theirs.close()
-    runs, i = [], 0
-    while i < len(got):  # runs of one byte
-        j = i
-        while j < len(got) and got[j] == got[i]:
-            j += 1
-        runs.append(bytes(got[i:j]))
-        i = j
-    return runs
+    return [bytes(run) for _, run in itertools.groupby(got)]
 
 
 def test_under_threads_a_ping_never_lands_inside_a_frame():
-    runs = _interleaved(lambda sock: route.connection(sock, handler_reads=False))
+    runs = _interleaved()
     frames_seen = [r for r in runs if r[:1] != b"p"]
     assert [len(r) for r in frames_seen] == [200_000] * 3, "a frame was split by another thread's write"
     assert sum(len(r) for r in runs if r[:1] == b"p") == 6 * 300
@@ -183,9 +178,6 @@ class _Chunked:
 
     def __init__(self, wait: float):
         self.out, self.pinged, self.wait = [], threading.Event(), wait
-
-    def settimeout(self, _):
-        pass
 
     def sendall(self, data):
         if len(data) == 1:
