@@ -128,14 +128,19 @@ def connection(sock, handler_reads: bool) -> _LingeringSocket:
 def close_frame_last(ws) -> None:
     """Under werkzeug's threads (``escoba dev``), flask-sock has werkzeug write an HTTP answer on the
     connection once the handler returns: after our close frame a browser read it as a frame
-    (Chromium: "Invalid frame header"). simple-websocket's thread closes the socket for writing
-    (``_LingeringSocket``) once the client answers the close: wait for it, and stop our side writing
-    if the client does not answer in time; werkzeug's write then finds the connection shut and
-    drops it quietly. For every socket the server closes itself, table's and seek's (api/sockets/seeks.py)."""
+    (Chromium: "Invalid frame header"). So the handler closes the WebSocket itself, waits for
+    simple-websocket's thread to end (it reads the client's answer to the close), then stops our side
+    writing, whatever ended that thread: werkzeug's write then finds the connection shut and drops it
+    quietly. The thread's own close lingers (``_LingeringSocket``) only once the handler has wrapped the
+    socket: a client that closed before that (a page left at once) had its connection closed bare,
+    still open for writing under werkzeug's reference to it, and the HTTP answer followed the close
+    frame. For every socket the server closes itself, table's and seek's (api/sockets/seeks.py)."""
+    if ws.connected:
+        with contextlib.suppress(ConnectionClosed, OSError):
+            ws.close()
     ws.thread.join(LINGER + 1.0)
-    if ws.thread.is_alive():
-        with contextlib.suppress(OSError):
-            ws.sock.shutdown(socket.SHUT_WR)
+    with contextlib.suppress(OSError):
+        ws.sock.shutdown(socket.SHUT_WR)
 
 
 def install(sock, app) -> None:
@@ -170,7 +175,7 @@ def install(sock, app) -> None:
         finally:
             if handler_reads:  # its watchers stop and its socket closes with the handler, whatever ended it
                 ws.thread.join(LINGER + 1.0)
-            elif ws.mode == "werkzeug" and not ws.connected:  # escoba dev: our close frame ends the wire
+            elif ws.mode == "werkzeug":  # escoba dev: our close frame ends the wire
                 close_frame_last(ws)  # (gunicorn writes nothing after the handler: left as it was)
 
 

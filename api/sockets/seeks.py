@@ -46,7 +46,7 @@ def install(sock) -> None:
         finally:
             if reads is not None:
                 ws.thread.join(LINGER + 1.0)
-            elif not ws.connected:
+            elif ws.mode == "werkzeug":
                 close_frame_last(ws)
 
 

@@ -124,3 +124,60 @@ def test_closed_sockets_are_let_go(client, live, app):
     while fanout.open_sockets() and time.monotonic() < deadline:
         time.sleep(0.1)
     assert fanout.open_sockets() == 0
+
+
+def _frames_then_rest(data: bytes) -> tuple[list[int], bytes]:
+    """The opcodes of the server frames in ``data``, up to and with the first close, and what follows it."""
+    opcodes, i = [], 0
+    while i + 2 <= len(data):
+        n, head = data[i + 1] & 0x7F, 2
+        if n == 126:
+            n, head = int.from_bytes(data[i + 2:i + 4], "big"), 4
+        elif n == 127:
+            n, head = int.from_bytes(data[i + 2:i + 10], "big"), 10
+        opcodes.append(data[i] & 0x0F)
+        i += head + n
+        if opcodes[-1] == 8:
+            break
+    return opcodes, data[i:]
+
+
+@pytest.mark.parametrize("late", [False, True], ids=["wrapped-first", "closed-before-the-handler-wrapped-it"])
+def test_nothing_follows_the_close_frame_when_the_client_leaves_at_once(client, live, monkeypatch, late):
+    """A page left at once closes its socket right after the handshake: the server's close frame is the last
+    thing on the wire. Closed before the handler had wrapped the connection (``late``: forced here, a loaded
+    machine's order), werkzeug's HTTP answer followed it, and Chromium said "Invalid frame header"."""
+    import base64
+    import os
+    import socket
+
+    from api.sockets import route
+
+    if late:
+        wrap = route.connection
+
+        def connection(sock, handler_reads):  # the handler wraps the socket only once the reader has closed it
+            deadline = time.monotonic() + 5
+            while not getattr(sock, "_closed", False) and time.monotonic() < deadline:
+                time.sleep(0.01)
+            assert getattr(sock, "_closed", False), "the reader did not close the socket"
+            return wrap(sock, handler_reads)
+
+        monkeypatch.setattr(route, "connection", connection)
+    table_id = client.create()["table_id"]
+    host, port = live.split(":")
+    with socket.create_connection((host, int(port)), timeout=5) as sock:
+        key = base64.b64encode(os.urandom(16)).decode()
+        sock.sendall((f"GET /tables/{table_id}/ws HTTP/1.1\r\nHost: {live}\r\nUpgrade: websocket\r\n"
+                      f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n").encode())
+        data = b""
+        while b"\r\n\r\n" not in data:
+            data += sock.recv(4096)
+        head, data = data.split(b"\r\n\r\n", 1)
+        assert head.startswith(b"HTTP/1.1 101")
+        sock.sendall(bytes([0x88, 0x82, 1, 2, 3, 4, 0x03 ^ 1, 0xE8 ^ 2]))  # close 1000, masked as a client must
+        while chunk := sock.recv(4096):
+            data += chunk
+    opcodes, rest = _frames_then_rest(data)
+    assert opcodes and opcodes[-1] == 8, opcodes
+    assert rest == b"", rest[:80]
