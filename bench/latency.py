@@ -21,7 +21,11 @@ machine's speed over minutes favours no side):
 - boardgame.io 0.50.2, in memory (the target's peer) and with its FlatFile storage (node-persist, a
   file per match rewritten each move, not fsynced) (bench/peer.py, bench/peer/server.js).
 
-The load: ``--tables`` two-player tables (100), a socket per player; when a player's socket shows its
+The load: ``--tables`` two-player tables (100) at a time, a socket per player; a pair whose game ends moves
+on to its next table (two new sockets), as load.js opens a new match (a game to 31 is 350 to 600 moves,
+which a pair played through inside a 0.75 load's window, and then offered nothing: escoba made 1,795
+moves a second there against the peer's 2,382); escoba's next tables are opened before the run, the
+peer's next matches in the window. When a player's socket shows its
 turn, it waits a think time (uniform in 0.5..1.5 x ``think``) and sends its move: an open loop at the
 scale of a move's latency (the think time is 25 to 200 times it), the same for every side. First a
 short phase measures the peer's saturation (boardgame.io in memory, no think time: its moves a
@@ -110,6 +114,7 @@ OWN_WRITE = "written"  # the mover's ack and view, after the opponent's
 # move's count is still in its append's step and measured, but far above the bench's pace (each player
 # moves up to 5 to 8 times a second at 0.5 and 0.75 load, over the default 120 a minute: refused games stop)
 MOVES_LIMIT = "100000 per minute"
+MIN_GAME = 300  # moves: the fewest a scripted game to 31 is planned to hold (they ran 348 to 590 in a sample of 8)
 
 
 def loadavg() -> str:
@@ -140,7 +145,7 @@ def start_escoba(root: Path, port: int, tables: int, env: dict, workers: int = 1
     return server
 
 
-def run_escoba(root: Path, scripts, think: float, warmup: float, duration: float, seed: str,
+def run_escoba(root: Path, pairs: list[list], think: float, warmup: float, duration: float, seed: str,
                fsync: str = "always", timers: bool = True, client: str = "node", realtime: int = 0,
                workers: int = 1) -> dict:
     """One measured run: a fresh durable Redis and server, the tables opened anew, the loop, the window."""
@@ -151,12 +156,12 @@ def run_escoba(root: Path, scripts, think: float, warmup: float, duration: float
                      **({"ESCOBA_STAGE_TIMES": f"{stage_dir}/stages"} if timers else {}))
     server = None
     try:
-        server = start_escoba(root, free_port(), len(scripts), env, workers)
+        server = start_escoba(root, free_port(), len(pairs), env, workers)
         http = Http(server.port)
-        games = []
-        for i, s in enumerate(scripts):
-            http.forwarded_for = f"10.0.{i // 250}.{i % 250 + 1}"  # each table's own client address
-            games.append(Game(i, *open_table(http, s), s))
+        games = []  # a pair's tables, one after another
+        for i, scripts in enumerate(pairs):
+            http.forwarded_for = f"10.0.{i // 250}.{i % 250 + 1}"  # each pair's own client address
+            games.append([Game(i, *open_table(http, s), s) for s in scripts])
         http.close()
         window = RedisWindow(redis)
         measure = node_window if client == "node" else python_window
@@ -166,7 +171,8 @@ def run_escoba(root: Path, scripts, think: float, warmup: float, duration: float
         return {**got, "cpu_ms": got["api_cpu"] * 1000 / max(1, n), "redis_ms": window.cpu * 1000 / max(1, n),
                 "client_ms": got["client_cpu"] * 1000 / max(1, n),
                 "step_us": (window.calls.get("usec:evalsha", 0) - window.calls0.get("usec:evalsha", 0)) / max(1, n),
-                "stages": read_stages(stage_dir, got["t0"], got["t1"]), "fsync": fsync}
+                "stages": read_stages(stage_dir, got["t0"], got["t1"]), "fsync": fsync,
+                "tables": [[g.table_id for g in tables] for tables in games]}
     finally:
         if server is not None:
             server.stop()
@@ -191,7 +197,7 @@ class RedisWindow:
         self.calls = self.redis.commands()
 
 
-def node_window(server, games: list[Game], think: float, warmup: float, duration: float, seed: str,
+def node_window(server, games: list[list[Game]], think: float, warmup: float, duration: float, seed: str,
                 window: RedisWindow) -> dict:
     """The games played by bench/peer/escoba-load.js (Node, one event loop, as the peer's load.js): it is
     handed the plan (the port, each table's id, seat tokens and moves), says when its window starts and
@@ -201,8 +207,9 @@ def node_window(server, games: list[Game], think: float, warmup: float, duration
                          "or give --client python")
     plan = {"port": server.port, "server_pids": server.pids(), "think": think, "warmup": warmup,
             "duration": duration, "seed": seed, "frames": "patch",
-            "tables": [{"id": g.table_id, "tokens": [g.tokens[0], g.tokens[1]], "start_version": g.start_version,
-                        "moves": [list(m) for m in g.moves]} for g in games]}
+            "pairs": [{"tables": [{"id": g.table_id, "tokens": [g.tokens[0], g.tokens[1]],
+                                   "start_version": g.start_version, "moves": [list(m) for m in g.moves]}
+                                  for g in tables]} for tables in games]}
     with tempfile.NamedTemporaryFile("w", prefix="bench-latency-plan-", suffix=".json", delete=False) as f:
         json.dump(plan, f)
     log_path = f"/tmp/bench-latency-node-{server.port}.log"
@@ -240,13 +247,16 @@ def node_window(server, games: list[Game], think: float, warmup: float, duration
     return {"moves": got["moves"], "window": got["t1"] - got["t0"], "t0": got["t0"], "t1": got["t1"],
             "lat": [s[1] - s[0] for s in got["spans"]], "spans": [tuple(s) for s in got["spans"]],
             "missing": got["missing"], "errors": got["errors"], "first_error": got["first_error"],
-            "api_cpu": got["server_cpu_s"], "client_cpu": got["client_cpu_s"], "finished": got["finished"]}
+            "api_cpu": got["server_cpu_s"], "client_cpu": got["client_cpu_s"], "finished": got["finished"],
+            "out_of_tables": got["out_of_tables"]}
 
 
-def python_window(server, games: list[Game], think: float, warmup: float, duration: float, seed: str,
+def python_window(server, pairs: list[list[Game]], think: float, warmup: float, duration: float, seed: str,
                   window: RedisWindow) -> dict:
     """The games played by bench/games.py's client (8 sender threads, bench/_ws.py's reader thread): the
-    figures before 2026-12-06, with its own overhead in escoba's latency."""
+    figures before 2026-12-06, with its own overhead in escoba's latency. Each pair plays its first table
+    only (this client does not move on: at 0.75 load its games end inside the window)."""
+    games = [tables[0] for tables in pairs]
     reader = Reader()
     loop = Loop(server.port, games, think, 8, seed, "socket")
     try:
@@ -280,7 +290,8 @@ def python_window(server, games: list[Game], think: float, warmup: float, durati
     return {"moves": len(loop.sent), "window": t1 - t0, "t0": t0, "t1": t1, "lat": lat, "spans": spans,
             "missing": missing, "errors": len(loop.errors), "first_error": loop.errors[0] if loop.errors else None,
             "api_cpu": api, "client_cpu": (client1.user + client1.system) - (client0.user + client0.system),
-            "finished": sum(1 for g in games if g.k >= len(g.moves))}
+            "finished": sum(1 for g in games if g.k >= len(g.moves)),
+            "out_of_tables": sum(1 for g in games if g.k >= len(g.moves))}
 
 
 def read_stages(stage_dir: str, t0: float, t1: float) -> dict:
@@ -536,15 +547,29 @@ def main(argv=None) -> int:
     if saturation is None:
         parser.error("--saturation is needed without the in-memory peer")
 
-    need = int((warmup + duration + 2) * max(loads) * saturation / args.tables * 1.6) + 20
-    scripts = pool_starmap(game_script, [(f"{args.seed}:{i}", min(need, 10_000)) for i in range(args.tables)], 2)
-    short = sum(1 for s in scripts if len(s.moves) < need)
-    if short:
-        print(f"  ({short} of the tables' games end before the last load's window does: fewer moves offered "
-              f"at that load; the lines count what was made)")
+    # the moves a pair makes at a load, with room (a pair's pace varies with its think times), and the games
+    # that hold them: a pair moves on to its next table when a game ends (a game to 31 is 350 to 600 moves)
+    def need(share: float) -> int:
+        return int((warmup + duration + 2) * share * saturation / args.tables * 1.6) + 20
+
+    per_pair = -(-need(max(loads)) // MIN_GAME) + 1
+    scripts = pool_starmap(game_script, [(f"{args.seed}:{i}:{j}",) for i in range(args.tables)
+                                         for j in range(per_pair)], 2)
+    every = [scripts[i * per_pair:(i + 1) * per_pair] for i in range(args.tables)]
+
+    def pairs_for(share: float) -> list[list]:  # each pair's first games that hold the moves it needs at the load
+        chosen = []
+        for games in every:
+            k, held = 0, 0
+            while held < need(share) and k < len(games):
+                held += len(games[k].moves)
+                k += 1
+            chosen.append(games[:k])
+        return chosen
     results: dict = {}
     for li, share in enumerate(loads):
         think = args.tables / (share * saturation)
+        pairs = pairs_for(share)
         print(f"\nload {share:g} x saturation = {share * saturation:.0f} moves/s offered (think {think * 1000:.0f} ms "
               f"mean)", flush=True)
         for k in range(rounds):
@@ -552,7 +577,7 @@ def main(argv=None) -> int:
             for name, what in order:
                 before = loadavg()
                 if isinstance(what, Path):
-                    run = run_escoba(what, scripts, think, warmup, duration, f"{args.seed}:{k}", args.fsync,
+                    run = run_escoba(what, pairs, think, warmup, duration, f"{args.seed}:{k}", args.fsync,
                                      args.timers == "on", args.client, args.redis_realtime, args.workers)
                 else:
                     run = run_boardgame(what, args.tables, think, warmup, duration)
@@ -563,7 +588,9 @@ def main(argv=None) -> int:
                 print(f"    round {k + 1} {name}: {p['moves']} moves, p50 {ms(p['p50'])} / p99 {ms(p['p99'])} ms, "
                       f"CPU {p['cpu_ms']:.3f} ms"
                       + (f" (its client's {run['client_ms']:.3f})" if "client_ms" in run else "")
-                      + f", errors {run['errors']}, never heard {run['missing']} ({before} -> {loadavg()})"
+                      + f", errors {run['errors']}, never heard {run['missing']}"
+                      + (f", {run['out_of_tables']} pairs out of tables" if run.get("out_of_tables") else "")
+                      + f" ({before} -> {loadavg()})"
                       + (f", first error {run['first_error']}" if run.get("first_error") else ""), flush=True)
         peer_runs = results.get((share, "boardgame.io memory"))
         peer = pooled(peer_runs) if peer_runs else None
@@ -575,7 +602,7 @@ def main(argv=None) -> int:
             if isinstance(what, Path) and results.get((share, name)):
                 staged = results[(share, name)]
                 if args.timers == "apart":  # one more run, with the timers: their report, not the result
-                    run = run_escoba(what, scripts, think, warmup, duration, f"{args.seed}:timers", args.fsync,
+                    run = run_escoba(what, pairs, think, warmup, duration, f"{args.seed}:timers", args.fsync,
                                      True, args.client, args.redis_realtime, args.workers)
                     p = pooled([run])
                     staged = [run]

@@ -4,10 +4,16 @@
 //
 //   node escoba-load.js PLAN.json
 //
-// bench/latency.py opens the tables and works out their games; the plan says, for each table, its
-// id, its two seat tokens, its moves ([seat, move, version after]) and the version before the first:
+// bench/latency.py opens the tables and works out their games; the plan says, for each pair of
+// players, the tables they play one after another (as load.js opens a new match when one ends: a
+// game to 31 is some 350 to 600 moves, which the pairs played through inside a window at 0.75 load,
+// and then offered nothing), each with its id, its two seat tokens, its moves ([seat, move, version
+// after]) and the version before the first:
 //   {"port", "server_pids": [...], "think", "warmup", "duration", "seed", "frames",
-//    "tables": [{"id", "tokens": [t0, t1], "start_version", "moves": [[seat, move, version], ...]}]}
+//    "pairs": [{"tables": [{"id", "tokens": [t0, t1], "start_version", "moves": [[seat, move, version], ...]},
+//                          ...]}]}
+// When a table's last move is acked and heard, the pair closes its two sockets and opens two on its
+// next table (the next table was opened before the run; load.js opens its next match in the window).
 // A socket per player, as bench/games.py seat_sockets opens it: GET /tables/{id}/ws?token=T&frames=F
 // (the token is the only auth; no hello), plain WebSocket, no compression offered (as the Python
 // client and the page). When the mover's socket holds the version before move k (a "table" or
@@ -59,28 +65,43 @@ const HEAD = /^\{"type": ?"(table|patch)", ?"version": ?(\d+)/;
 // a move's answer: {"type":"ack","id","version"} or {"type":"error","id",...}
 const ANSWER = /^\{"type":"(ack|error)","id":"([^"]*)"(?:,"version":(\d+))?/;
 
-const stats = { measuring: false, stopping: false, sent: 0, spans: [], pending: [], errors: [] };
+const stats = { measuring: false, stopping: false, sent: 0, spans: [], pending: [], errors: [], finished: 0,
+  outOfTables: 0 };
 
-const games = plan.tables.map((t, index) => ({
+const games = plan.pairs.map((pair, index) => ({
   index,
-  id: t.id,
-  tokens: t.tokens,
-  moves: t.moves,
-  startVersion: t.start_version,
+  tables: pair.tables,
+  next: 0, // the next of its tables
   k: 0, // the next move
   pending: false, // the next move is scheduled or in flight
   stopped: false,
-  heard: [-1, -1], // the highest version each seat's socket holds
-  flight: null, // the move in flight: {k, version, opponent, t, measured, heardAt}
+  moving: false, // between two tables: its old sockets closing, its new ones opening
   sockets: [null, null],
 }));
+
+/** The pair sits at its next table: its id, tokens, moves and where they start, nothing heard yet. */
+function sitAtNext(game) {
+  const t = game.tables[game.next];
+  game.next += 1;
+  Object.assign(game, {
+    id: t.id, tokens: t.tokens, moves: t.moves, startVersion: t.start_version, k: 0, pending: false,
+    heard: [-1, -1], // the highest version each seat's socket holds
+    flight: null, // the move in flight: {k, version, opponent, t, measured, heardAt}
+  });
+}
+games.forEach(sitAtNext);
 
 function before(game, k) {
   return k === 0 ? game.startVersion : game.moves[k - 1][2];
 }
 
 function maybeSchedule(game) {
-  if (game.pending || game.stopped || stats.stopping || game.k >= game.moves.length) return;
+  if (game.moving || game.stopped || stats.stopping) return;
+  if (game.k >= game.moves.length) {
+    if (!game.flight || game.flight.heardAt !== null) moveOn(game);
+    return;
+  }
+  if (game.pending) return;
   const seat = game.moves[game.k][0];
   if (game.heard[seat] < before(game, game.k)) return;
   game.pending = true;
@@ -135,21 +156,48 @@ function onMessage(game, seat, data) {
 
 function connect(game, seat) {
   const url = `ws://127.0.0.1:${plan.port}/tables/${game.id}/ws?token=${game.tokens[seat]}&frames=${plan.frames}`;
+  const table = game.id; // a socket of a table the pair has left says nothing more
   return new Promise((resolve, reject) => {
     const ws = new WebSocket(url, { perMessageDeflate: false, skipUTF8Validation: true });
-    ws.on('message', (data) => onMessage(game, seat, data));
+    ws.on('message', (data) => {
+      if (game.id === table) onMessage(game, seat, data);
+    });
     ws.on('open', () => resolve(ws));
     ws.on('error', (e) => {
       if (ws.readyState === WebSocket.CONNECTING) reject(new Error(`${url}: ${e.message}`));
       else stats.errors.push(`game ${game.index} seat ${seat}: ${e.message}`);
     });
     ws.on('close', (code) => {
-      if (!stats.stopping && !game.stopped) {
+      if (!stats.stopping && !game.stopped && game.id === table) {
         stats.errors.push(`game ${game.index} seat ${seat}: closed (${code})`);
         game.stopped = true;
       }
     });
   });
+}
+
+/** The table's game is over (its last move acked and heard): the pair moves on to its next table. */
+function moveOn(game) {
+  stats.finished += 1;
+  if (game.next >= game.tables.length) {
+    game.stopped = true; // out of tables: counted, as a short script was before
+    stats.outOfTables += 1;
+    return;
+  }
+  game.moving = true;
+  const old = game.sockets;
+  sitAtNext(game);
+  old.forEach((ws) => ws.close());
+  Promise.all([0, 1].map((seat) => connect(game, seat)))
+    .then((sockets) => {
+      game.sockets = sockets;
+      game.moving = false;
+      maybeSchedule(game);
+    })
+    .catch((e) => {
+      stats.errors.push(`game ${game.index}: ${e.message}`);
+      game.stopped = true;
+    });
 }
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -186,7 +234,8 @@ async function main() {
     missing: stats.pending.filter((f) => f.heardAt === null && !f.refused).length,
     server_cpu_s: serverCpu,
     client_cpu_s: (self.user + self.system) / 1e6,
-    finished: games.filter((g) => g.k >= g.moves.length).length,
+    finished: stats.finished,
+    out_of_tables: stats.outOfTables,
     errors: stats.errors.length,
     first_error: stats.errors[0] || null,
   });

@@ -30,8 +30,8 @@ def test_nodes_hrtime_is_perf_counters_clock():
 @needs_redis
 @pytest.mark.parametrize("client", [pytest.param("node", marks=needs_node), "python"])
 def test_a_short_run_plays_through_with_either_client(client):
-    scripts = [game_script(f"test-latency:{i}", 40) for i in range(2)]
-    run = latency.run_escoba(latency.ROOT, scripts, 0.02, 0.3, 1.0, "test", client=client)
+    pairs = [[game_script(f"test-latency:{i}", 40)] for i in range(2)]
+    run = latency.run_escoba(latency.ROOT, pairs, 0.02, 0.3, 1.0, "test", client=client)
     assert run["errors"] == 0, run["first_error"]
     assert run["moves"] > 10 and run["missing"] == 0 and len(run["lat"]) == run["moves"]
     # node counts a move when it sends it in the window; the Python client when its answer comes in the
@@ -46,3 +46,16 @@ def test_a_short_run_plays_through_with_either_client(client):
     [line] = latency.outside_report([run])
     matched = int(line.split("(")[1].split(" of ")[0])
     assert matched >= run["moves"] // 2, line
+
+
+@needs_redis
+@needs_node
+def test_a_pair_whose_game_ends_moves_on_to_its_next_table():
+    # games cut at 12 moves: a pair plays through one in well under the window, as pairs did at 0.75 load
+    pairs = [[game_script(f"test-latency:{i}:{j}", 12) for j in range(3)] for i in range(2)]
+    run = latency.run_escoba(latency.ROOT, pairs, 0.01, 0.0, 1.5, "test", timers=False)
+    assert run["errors"] == 0 and run["missing"] == 0, run["first_error"]
+    heard_at = {span[2] for span in run["spans"]}  # the tables whose moves were heard in the window
+    second = {table for tables in run["tables"] for table in tables[1:]}
+    assert heard_at & second, "no pair moved on to a next table"
+    assert run["finished"] >= 2 and run["moves"] > 12 * 2
