@@ -147,25 +147,30 @@ def start_escoba(root: Path, port: int, tables: int, env: dict, workers: int = 1
 
 def run_escoba(root: Path, pairs: list[list], think: float, warmup: float, duration: float, seed: str,
                fsync: str = "always", timers: bool = True, client: str = "node", realtime: int = 0,
-               workers: int = 1) -> dict:
-    """One measured run: a fresh durable Redis and server, the tables opened anew, the loop, the window."""
+               workers: int = 1, servers: int = 1) -> dict:
+    """One measured run: a fresh durable Redis and server, the tables opened anew, the loop, the window.
+    ``servers`` above 1: that many ``escoba serve`` processes over the one Redis, each pair's tables and
+    sockets on one of them (pair i on server i mod n), as a proxy routing each table to one process would."""
     redis = start_private_redis(durable=True, fsync=fsync, realtime=realtime)
     stage_dir = tempfile.mkdtemp(prefix="bench-latency-stages-")
     env = server_env(REDIS_URL=redis.url, ESCOBA_RATE_LIMITS="on", ESCOBA_TRUSTED_PROXIES="1",
                      ESCOBA_MOVES_LIMIT=MOVES_LIMIT,
                      **({"ESCOBA_STAGE_TIMES": f"{stage_dir}/stages"} if timers else {}))
-    server = None
+    started: list[Server] = []
     try:
-        server = start_escoba(root, free_port(), len(pairs), env, workers)
-        http = Http(server.port)
+        for _ in range(servers):
+            started.append(start_escoba(root, free_port(), len(pairs), env, workers))
         games = []  # a pair's tables, one after another
         for i, scripts in enumerate(pairs):
+            http = Http(started[i % servers].port)
             http.forwarded_for = f"10.0.{i // 250}.{i % 250 + 1}"  # each pair's own client address
             games.append([Game(i, *open_table(http, s), s) for s in scripts])
-        http.close()
+            http.close()
         window = RedisWindow(redis)
-        measure = node_window if client == "node" else python_window
-        got = measure(server, games, think, warmup, duration, seed, window)
+        if client == "node":
+            got = node_window(started, games, think, warmup, duration, seed, window)
+        else:
+            got = python_window(started[0], games, think, warmup, duration, seed, window)
         n = got["moves"]
         fsync = [(second - m / 1000 - window.wall, second + 1 - window.wall, m) for second, m in window.stalled]
         return {**got, "cpu_ms": got["api_cpu"] * 1000 / max(1, n), "redis_ms": window.cpu * 1000 / max(1, n),
@@ -174,7 +179,7 @@ def run_escoba(root: Path, pairs: list[list], think: float, warmup: float, durat
                 "stages": read_stages(stage_dir, got["t0"], got["t1"]), "fsync": fsync,
                 "tables": [[g.table_id for g in tables] for tables in games]}
     finally:
-        if server is not None:
+        for server in started:
             server.stop()
         redis.stop()
         shutil.rmtree(stage_dir, ignore_errors=True)
@@ -197,7 +202,7 @@ class RedisWindow:
         self.calls = self.redis.commands()
 
 
-def node_window(server, games: list[list[Game]], think: float, warmup: float, duration: float, seed: str,
+def node_window(servers: list[Server], games: list[list[Game]], think: float, warmup: float, duration: float, seed: str,
                 window: RedisWindow) -> dict:
     """The games played by bench/peer/escoba-load.js (Node, one event loop, as the peer's load.js): it is
     handed the plan (the port, each table's id, seat tokens and moves), says when its window starts and
@@ -205,11 +210,13 @@ def node_window(server, games: list[list[Game]], think: float, warmup: float, du
     if shutil.which("node") is None or not (PEER_DIR / "node_modules" / "ws").is_dir():
         raise SystemExit("--client node needs node and bench/peer/node_modules (npm ci --prefix bench/peer); "
                          "or give --client python")
-    plan = {"port": server.port, "server_pids": server.pids(), "think": think, "warmup": warmup,
-            "duration": duration, "seed": seed, "frames": "patch",
-            "pairs": [{"tables": [{"id": g.table_id, "tokens": [g.tokens[0], g.tokens[1]],
+    server = servers[0]
+    plan = {"port": server.port, "server_pids": [pid for s in servers for pid in s.pids()], "think": think,
+            "warmup": warmup, "duration": duration, "seed": seed, "frames": "patch",
+            "pairs": [{"port": servers[i % len(servers)].port,
+                       "tables": [{"id": g.table_id, "tokens": [g.tokens[0], g.tokens[1]],
                                    "start_version": g.start_version, "moves": [list(m) for m in g.moves]}
-                                  for g in tables]} for tables in games]}
+                                  for g in tables]} for i, tables in enumerate(games)]}
     with tempfile.NamedTemporaryFile("w", prefix="bench-latency-plan-", suffix=".json", delete=False) as f:
         json.dump(plan, f)
     log_path = f"/tmp/bench-latency-node-{server.port}.log"
@@ -505,9 +512,15 @@ def main(argv=None) -> int:
                         help="escoba serve's gevent workers (default 1, the issue's setup beside one node "
                              "process; more: tables' two players may land on different workers, and their moves "
                              "reach each other through Redis's pub/sub; the stage timers then need --timers off)")
+    parser.add_argument("--servers", type=int, default=1,
+                        help="escoba serve processes over the one Redis, each pair's tables on one of them, as a "
+                             "proxy routing each table to one process would (a diagnostic of table-affine "
+                             "processes; default 1, the issue's setup; needs --timers off and the node client)")
     args = parser.parse_args(argv)
-    if args.workers > 1 and args.timers != "off":
-        parser.error("--workers above 1 needs --timers off (the stage timers write one file a server)")
+    if (args.workers > 1 or args.servers > 1) and args.timers != "off":
+        parser.error("--workers or --servers above 1 needs --timers off (the stage timers write one file a server)")
+    if args.servers > 1 and args.client != "node":
+        parser.error("--servers above 1 needs the node client")
     duration = args.duration or (3.0 if args.quick else 20.0)
     warmup = args.warmup or (1.5 if args.quick else 4.0)
     rounds = args.rounds or (1 if args.quick else 2)
@@ -524,7 +537,8 @@ def main(argv=None) -> int:
     sides += [(f"boardgame.io {p}", p) for p in peers]
     print(f"latency: {args.tables} two-player tables, a socket a player, think x0.5..1.5; {warmup:g} s warm-up, "
           f"{duration:g} s measured a side and load, {rounds} round(s); "
-          f"escoba serve --workers {args.workers} (gevent) over "
+          + (f"{args.servers} table-affine processes of " if args.servers > 1 else "")
+          + f"escoba serve --workers {args.workers} (gevent) over "
           f"redis-server appendfsync {args.fsync}{'' if args.fsync == 'always' else ' (NOT production: a diagnostic)'}"
           + (f", its main thread SCHED_FIFO {args.redis_realtime} (NOT production: a diagnostic)"
              if args.redis_realtime else "")
@@ -578,7 +592,8 @@ def main(argv=None) -> int:
                 before = loadavg()
                 if isinstance(what, Path):
                     run = run_escoba(what, pairs, think, warmup, duration, f"{args.seed}:{k}", args.fsync,
-                                     args.timers == "on", args.client, args.redis_realtime, args.workers)
+                                     args.timers == "on", args.client, args.redis_realtime, args.workers,
+                                     args.servers)
                 else:
                     run = run_boardgame(what, args.tables, think, warmup, duration)
                 if run is None:
@@ -603,7 +618,8 @@ def main(argv=None) -> int:
                 staged = results[(share, name)]
                 if args.timers == "apart":  # one more run, with the timers: their report, not the result
                     run = run_escoba(what, pairs, think, warmup, duration, f"{args.seed}:timers", args.fsync,
-                                     True, args.client, args.redis_realtime, args.workers)
+                                     True, args.client, args.redis_realtime, args.workers,
+                                     args.servers)
                     p = pooled([run])
                     staged = [run]
                     print(f"  {name} with its stage timers on, a run apart (not in the result): p50 {ms(p['p50'])} "

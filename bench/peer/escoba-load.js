@@ -10,7 +10,7 @@
 // and then offered nothing), each with its id, its two seat tokens, its moves ([seat, move, version
 // after]) and the version before the first:
 //   {"port", "server_pids": [...], "think", "warmup", "duration", "seed", "frames",
-//    "pairs": [{"tables": [{"id", "tokens": [t0, t1], "start_version", "moves": [[seat, move, version], ...]},
+//    "pairs": [{"port"?, "tables": [{"id", "tokens": [t0, t1], "start_version", "moves": [[seat, move, version], ...]},
 //                          ...]}]}
 // When a table's last move is acked and heard, the pair closes its two sockets and opens two on its
 // next table (the next table was opened before the run; load.js opens its next match in the window).
@@ -70,6 +70,7 @@ const stats = { measuring: false, stopping: false, sent: 0, spans: [], pending: 
 
 const games = plan.pairs.map((pair, index) => ({
   index,
+  port: pair.port || plan.port, // the pair's server (bench/latency.py --servers: one of several)
   tables: pair.tables,
   next: 0, // the next of its tables
   k: 0, // the next move
@@ -155,7 +156,7 @@ function onMessage(game, seat, data) {
 }
 
 function connect(game, seat) {
-  const url = `ws://127.0.0.1:${plan.port}/tables/${game.id}/ws?token=${game.tokens[seat]}&frames=${plan.frames}`;
+  const url = `ws://127.0.0.1:${game.port}/tables/${game.id}/ws?token=${game.tokens[seat]}&frames=${plan.frames}`;
   const table = game.id; // a socket of a table the pair has left says nothing more
   return new Promise((resolve, reject) => {
     const ws = new WebSocket(url, { perMessageDeflate: false, skipUTF8Validation: true });

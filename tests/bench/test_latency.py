@@ -59,3 +59,13 @@ def test_a_pair_whose_game_ends_moves_on_to_its_next_table():
     second = {table for tables in run["tables"] for table in tables[1:]}
     assert heard_at & second, "no pair moved on to a next table"
     assert run["finished"] >= 2 and run["moves"] > 12 * 2
+
+
+@needs_redis
+@needs_node
+def test_table_affine_servers_each_serve_their_pairs():
+    pairs = [[game_script(f"test-latency:{i}", 30)] for i in range(4)]
+    run = latency.run_escoba(latency.ROOT, pairs, 0.02, 0.2, 1.0, "test", timers=False, servers=2)
+    assert run["errors"] == 0 and run["missing"] == 0, run["first_error"]
+    heard_at = {span[2] for span in run["spans"]}
+    assert heard_at == {tables[0] for tables in run["tables"]}  # every pair played, on either server
