@@ -160,11 +160,13 @@ def run_escoba(root: Path, pairs: list[list], think: float, warmup: float, durat
     try:
         for _ in range(servers):
             started.append(start_escoba(root, free_port(), len(pairs), env, workers))
+        https = [Http(server.port) for server in started]
         games = []  # a pair's tables, one after another
         for i, scripts in enumerate(pairs):
-            http = Http(started[i % servers].port)
+            http = https[i % servers]
             http.forwarded_for = f"10.0.{i // 250}.{i % 250 + 1}"  # each pair's own client address
             games.append([Game(i, *open_table(http, s), s) for s in scripts])
+        for http in https:
             http.close()
         window = RedisWindow(redis)
         if client == "node":
@@ -294,11 +296,11 @@ def python_window(server, pairs: list[list[Game]], think: float, warmup: float, 
         else:
             lat.append(heard - sent)
             spans.append((sent, heard, game.table_id, version))
+    finished = sum(1 for g in games if g.k >= len(g.moves))  # each pair's one table: finished is out of tables
     return {"moves": len(loop.sent), "window": t1 - t0, "t0": t0, "t1": t1, "lat": lat, "spans": spans,
             "missing": missing, "errors": len(loop.errors), "first_error": loop.errors[0] if loop.errors else None,
             "api_cpu": api, "client_cpu": (client1.user + client1.system) - (client0.user + client0.system),
-            "finished": sum(1 for g in games if g.k >= len(g.moves)),
-            "out_of_tables": sum(1 for g in games if g.k >= len(g.moves))}
+            "finished": finished, "out_of_tables": finished}
 
 
 def read_stages(stage_dir: str, t0: float, t1: float) -> dict:
@@ -572,10 +574,10 @@ def main(argv=None) -> int:
     every = [scripts[i * per_pair:(i + 1) * per_pair] for i in range(args.tables)]
 
     def pairs_for(share: float) -> list[list]:  # each pair's first games that hold the moves it needs at the load
-        chosen = []
+        chosen, needed = [], need(share)
         for games in every:
             k, held = 0, 0
-            while held < need(share) and k < len(games):
+            while held < needed and k < len(games):
                 held += len(games[k].moves)
                 k += 1
             chosen.append(games[:k])

@@ -33,15 +33,25 @@ def _client_frame(opcode: int, payload: bytes) -> bytes:
 
 def _server_frames(data: bytes) -> list[tuple[int, bytes]]:
     """(opcode, payload) of each unmasked server frame in ``data``."""
+    return _frames_to_close(data, stop_at_close=False)[0]
+
+
+def _frames_to_close(data: bytes, stop_at_close: bool = True) -> tuple[list[tuple[int, bytes]], bytes]:
+    """(opcode, payload) of each unmasked server frame in ``data`` up to and with the first close, and
+    the bytes that follow it (a server writes nothing after its close frame)."""
     out, pos = [], 0
-    while pos < len(data):
+    while pos + 2 <= len(data):
         first, second = data[pos], data[pos + 1]
         length, pos = second & 0x7F, pos + 2
         if length == 126:
             length, pos = struct.unpack("!H", data[pos:pos + 2])[0], pos + 2
+        elif length == 127:
+            length, pos = struct.unpack("!Q", data[pos:pos + 8])[0], pos + 8
         out.append((first & 0x0F, data[pos:pos + length]))
         pos += length
-    return out
+        if stop_at_close and out[-1][0] == 8:
+            break
+    return out, data[pos:]
 
 
 class _Connection:

@@ -12,6 +12,7 @@ import websocket
 from werkzeug.serving import make_server
 
 from ..conftest import recv
+from .test_reader import _frames_to_close
 
 
 @pytest.fixture
@@ -126,22 +127,6 @@ def test_closed_sockets_are_let_go(client, live, app):
     assert fanout.open_sockets() == 0
 
 
-def _frames_then_rest(data: bytes) -> tuple[list[int], bytes]:
-    """The opcodes of the server frames in ``data``, up to and with the first close, and what follows it."""
-    opcodes, i = [], 0
-    while i + 2 <= len(data):
-        n, head = data[i + 1] & 0x7F, 2
-        if n == 126:
-            n, head = int.from_bytes(data[i + 2:i + 4], "big"), 4
-        elif n == 127:
-            n, head = int.from_bytes(data[i + 2:i + 10], "big"), 10
-        opcodes.append(data[i] & 0x0F)
-        i += head + n
-        if opcodes[-1] == 8:
-            break
-    return opcodes, data[i:]
-
-
 @pytest.mark.parametrize("late", [False, True], ids=["wrapped-first", "closed-before-the-handler-wrapped-it"])
 def test_nothing_follows_the_close_frame_when_the_client_leaves_at_once(client, live, monkeypatch, late):
     """A page left at once closes its socket right after the handshake: the server's close frame is the last
@@ -178,6 +163,7 @@ def test_nothing_follows_the_close_frame_when_the_client_leaves_at_once(client, 
         sock.sendall(bytes([0x88, 0x82, 1, 2, 3, 4, 0x03 ^ 1, 0xE8 ^ 2]))  # close 1000, masked as a client must
         while chunk := sock.recv(4096):
             data += chunk
-    opcodes, rest = _frames_then_rest(data)
+    frames, rest = _frames_to_close(data)
+    opcodes = [opcode for opcode, _ in frames]
     assert opcodes and opcodes[-1] == 8, opcodes
     assert rest == b"", rest[:80]
