@@ -54,7 +54,9 @@ by default the measured rounds run without them and one more run a load, apart, 
 each stage's share of the
 time from the mover's handler waking to the opponent's frame written (frame read, decision, append,
 fan-out incl. the opponent's frame build and write; then the snapshot when due and the timers hook, the
-log line and the mover's own frames, after it), p50 / p99 and what the slowest 1% are made of; the event loop's lag; the
+log line and the mover's own frames, after it), p50 / p99 and what the slowest 1% are made of; the append's
+parts (on one Redis, the direct way: to the step's send, the frames built meanwhile, the send to the reply, the
+reply read; events/direct.py's marks); the event loop's lag; the
 collector's passes; the changes left to a busy socket's mailbox and how long they waited; Redis's AOF
 fsync stalls; and how many of the slowest 1% of moves overlapped a collection, a loop stall or an
 fsync stall. The machine's load average is printed before and after every run: on a shared machine
@@ -109,6 +111,11 @@ STAGES = {
     "logged": "log+metrics",
 }
 GROUPS = ("frame read", "decision", "append", "snapshot+hook", "log+metrics", "fan-out")
+# the append's own marks (events/direct.py: one Redis, the direct way), between "decided" and "appended": each
+# part's name, and the mark that ends it
+APPEND_PARTS = (("to the step's send", "sent"), ("the frames built meanwhile", "built ahead"),
+                ("the send to the reply (Redis's step and fsync, and the worker's way back)", "reply"),
+                ("the reply read", "appended"))
 OWN_WRITE = "written"  # the mover's ack and view, after the opponent's
 # the moves' per-token limit the bench's server runs with (ESCOBA_MOVES_LIMIT): the limits stay on, so each
 # move's count is still in its append's step and measured, but far above the bench's pace (each player
@@ -394,6 +401,29 @@ def outside_report(runs: list[dict]) -> list[str]:
             f"{part(server)}; the opponent's frame written -> heard {part(after)}"]
 
 
+_PART_MARKS = {mark for _label, mark in APPEND_PARTS} - {"appended"}
+
+
+def append_parts(marks: list) -> list[float] | None:
+    """The move's append split at its own marks (APPEND_PARTS), in seconds; None where it has not each of
+    them once between "decided" and "appended" (a cluster's append, a step not sent the direct way)."""
+    names = [name for name, _t in marks]
+    if "decided" not in names:
+        return None
+    start = names.index("decided")
+    at = {}
+    for name, t in marks[start + 1:]:
+        if name in at:
+            return None
+        at[name] = t
+        if name == "appended":
+            break
+    if any(mark not in at for _label, mark in APPEND_PARTS):
+        return None
+    ends = [at[mark] for _label, mark in APPEND_PARTS]
+    return [end - begin for begin, end in zip([marks[start][1], *ends], ends, strict=False)]
+
+
 def stage_report(runs: list[dict]) -> list[str]:
     """Escoba's own timers, pooled over the rounds: where its part of the opponent's wait goes."""
     moves = [row[0] for r in runs for row in r["stages"]["move"]]
@@ -410,10 +440,13 @@ def stage_report(runs: list[dict]) -> list[str]:
         after = dict.fromkeys(GROUPS, 0.0)
         last = at["wake"]
         for name, t in marks[1:]:
+            if name in _PART_MARKS:  # inside a step (the append's, or the snapshot's): its stage's time
+                continue
             group = STAGES.get(name)
             if group is not None:
                 (row if t <= at["fanout"] else after)[group] += t - last
             last = t
+        row["parts"] = append_parts(marks)
         row["server"] = at["fanout"] - at["wake"]
         row["after"] = after
         row[OWN_WRITE] = at.get(OWN_WRITE, at["fanout"]) - max(t for name, t in marks if name != OWN_WRITE)
@@ -430,6 +463,11 @@ def stage_report(runs: list[dict]) -> list[str]:
         if any(values):
             out.append(f"      {name:<12} {sum(values) / total * 100:5.1f}% | {ms(percentile(values, 50)):>6} / "
                        f"{ms(percentile(values, 99)):>6} | {sum(r[name] for r in tail) / tail_total * 100:5.1f}%")
+    parted = [r["parts"] for r in rows if r["parts"]]
+    if parted:
+        out.append(f"      the append's parts ({len(parted)} moves, p50 / p99 ms): " + "; ".join(
+            f"{label} {ms(percentile([p[i] for p in parted], 50))} / {ms(percentile([p[i] for p in parted], 99))}"
+            for i, (label, _mark) in enumerate(APPEND_PARTS)))
     later = [f"{name} p50 {ms(percentile([r['after'][name] for r in rows], 50))} / p99 "
              f"{ms(percentile([r['after'][name] for r in rows], 99))}"
              for name in GROUPS if any(r["after"][name] for r in rows)]

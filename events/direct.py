@@ -44,7 +44,7 @@ import redis as redis_lib
 from greenlet import getcurrent
 from redis.utils import HIREDIS_AVAILABLE
 
-from . import patches
+from . import patches, stages
 from .connection import Connection
 
 # A parsed RESP reply: bytes, an int, None, an error, or a list of replies (redis-py types its own Any too)
@@ -198,13 +198,19 @@ def _send(conn: Connection, data: bytes, meanwhile: Callable[[], None] | None = 
         raise _timeout(e, "writing to") from e
     except OSError as e:
         raise redis_lib.ConnectionError(f"Error while writing to socket: {e}") from e
+    if stages.ON:  # the append's parts (bench/latency.py): its step on the wire
+        stages.mark("sent")
     if meanwhile is not None:
         meanwhile()
+        if stages.ON:
+            stages.mark("built ahead")
     if hasattr(sock, "_read_event"):  # gevent's socket: its own read watcher, reused
         try:
             _wait_reply(conn, sock)
         except TimeoutError as e:
             raise _timeout(e, "reading from") from e
+        if stages.ON:  # Redis's part, and the wait for this greenlet's turn once its reply came
+            stages.mark("reply")
 
 
 def _wait_reply(conn: Connection, sock: GeventSocket) -> None:

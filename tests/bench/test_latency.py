@@ -46,6 +46,26 @@ def test_a_short_run_plays_through_with_either_client(client):
     [line] = latency.outside_report([run])
     matched = int(line.split("(")[1].split(" of ")[0])
     assert matched >= run["moves"] // 2, line
+    # one Redis, the direct way: each move's append is split at its own marks (events/direct.py)
+    [parts] = [line for line in latency.stage_report([run]) if "the append's parts" in line]
+    assert int(parts.split("(")[1].split(" moves")[0]) >= len(run["stages"]["move"]) // 2, parts
+
+
+def test_the_appends_parts_are_the_marks_between_decided_and_appended():
+    marks = [("wake", 0.0), ("checked", 1.0), ("decided", 2.0), ("sent", 2.5), ("built ahead", 3.5),
+             ("reply", 6.0), ("appended", 6.25), ("fanout", 7.0), ("sent", 8.0), ("reply", 9.0), ("hooked", 9.5)]
+    # the snapshot's step after the post (its own "sent" and "reply") is not the append's
+    assert latency.append_parts(marks) == [0.5, 1.0, 2.5, 0.25]
+    assert latency.append_parts([m for m in marks if m[0] != "built ahead"]) is None  # not sent the direct way
+    assert latency.append_parts(marks[:2]) is None
+    # ... and its time stays in the stage of the mark that ends it: the append's parts sum to the append's
+    run = {"stages": {"move": [[marks]], "lag": [], "gc": [], "mailbox": []}, "spans": [(0.0, 10.0, "t", 3)],
+           "fsync": [], "window": 1.0}
+    report = latency.stage_report([run])
+    [append] = [line for line in report if line.strip().startswith("append ")]
+    assert "4250.00 /" in append, report  # "decided" to "appended" (the report in ms)
+    [after] = [line for line in report if "after the opponent's frame" in line]
+    assert "append" not in after.split(":")[1] and "snapshot+hook p50 2500.00" in after, after
 
 
 @needs_redis

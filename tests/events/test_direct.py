@@ -181,6 +181,43 @@ def test_a_command_is_one_send_and_under_gevent_its_reply_is_waited_for_on_the_s
         server.close()
 
 
+def test_the_stage_timers_mark_the_steps_send_the_work_meanwhile_and_the_reply(monkeypatch):
+    """bench/latency.py splits the append at these marks: on the wire, the caller's work done, the reply back."""
+    from types import SimpleNamespace
+
+    from gevent import socket as gsocket
+
+    from events import stages
+    from events.direct import _send
+
+    monkeypatch.setattr(stages, "ON", True)
+    ours, server = gsocket.socketpair()
+    try:
+        ours.settimeout(1.0)
+        conn = SimpleNamespace(_sock=ours)
+        stages.begin()
+        seen = []
+
+        def meanwhile():  # the command is on the wire by now: the server can read it
+            seen.append([name for name, _ in stages._local.marks])
+            assert server.recv(100) == b"*1\r\n$4\r\nPING\r\n"
+            server.sendall(b"+PONG\r\n")
+
+        _send(conn, b"*1\r\n$4\r\nPING\r\n", meanwhile)
+        assert seen == [["wake", "sent"]]
+        names = [name for name, _ in stages._local.marks]
+        assert names == ["wake", "sent", "built ahead", "reply"]
+        assert ours.recv(100) == b"+PONG\r\n"
+        stages.begin()
+        server.sendall(b"+PONG\r\n")
+        _send(conn, b"*1\r\n$4\r\nPING\r\n")  # no work meanwhile: no mark for it
+        assert [name for name, _ in stages._local.marks] == ["wake", "sent", "reply"]
+    finally:
+        stages._local.marks = None
+        ours.close()
+        server.close()
+
+
 def test_the_reply_wait_keeps_one_timer_a_connection_that_never_fires_once_the_reply_came():
     from types import SimpleNamespace
 
