@@ -75,6 +75,7 @@ import sys
 import tempfile
 import threading
 import time
+from itertools import pairwise
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -420,8 +421,7 @@ def append_parts(marks: list) -> list[float] | None:
             break
     if any(mark not in at for _label, mark in APPEND_PARTS):
         return None
-    ends = [at[mark] for _label, mark in APPEND_PARTS]
-    return [end - begin for begin, end in zip([marks[start][1], *ends], ends, strict=False)]
+    return [end - begin for begin, end in pairwise([marks[start][1], *(at[mark] for _label, mark in APPEND_PARTS)])]
 
 
 def stage_report(runs: list[dict]) -> list[str]:
