@@ -301,6 +301,31 @@ def rss_kib(pid: int) -> int:
 # --- Redis ------------------------------------------------------------------------
 
 
+def last_cpu(stat: bytes) -> int:
+    """The core a task last ran on, from its ``/proc/.../stat`` line (field 39, ``processor``): counted after
+    the name's closing parenthesis, since a name may hold spaces and parentheses (``redis-server 127.0.0.1:6379``)."""
+    return int(stat.rsplit(b")", 1)[1].split()[36])
+
+
+def vcpu_packing() -> str | None:
+    """This kernel's ``sched_vcpu_pack`` (a setting of this workplace's VMs, not of a stock kernel), or None."""
+    try:
+        return Path("/proc/sys/kernel/sched_vcpu_pack").read_text().strip()
+    except OSError:
+        return None
+
+
+@dataclass(frozen=True)
+class Placement:
+    """``PrivateRedis.placement``: at ``rate`` round trips a second, the share of ``trips`` whose reply came from
+    a Redis that last ran on the sender's core, and the round trip's median in seconds."""
+
+    rate: float
+    trips: int
+    same_core: float
+    median: float
+
+
 @dataclass
 class PrivateRedis:
     """A ``redis-server`` of the benchmark's own on a free port, durable as in production
@@ -364,6 +389,39 @@ class PrivateRedis:
             client.delete(*(f"bench:floor:{i}" for i in range(min(writes, 100))))
         spent = sum(float(after[k]) - float(before[k]) for k in ("used_cpu_user", "used_cpu_sys"))
         return spent * 1000 / writes
+
+    def placement(self, rate: float, seconds: float = 1.5) -> Placement:
+        """How this host runs a durable round trip at ``rate`` a second, as a move's append is one: a ``SET`` of
+        a move's size sent on a socket of our own, its reply awaited, then a pause to the next (an open loop).
+        After each reply, whether Redis's main thread last ran on the core the sender runs on now (from
+        ``/proc``'s ``processor`` of each). A host that wakes a server on a free core puts it on the other core
+        about as often as on this one; a scheduler that packs a woken task onto its waker's core (this workplace's
+        VMs: ``kernel.sched_vcpu_pack``) near always here, so Redis's step and fsync wait behind whatever the
+        sender does after its send (docs/benchmarks.md, issue 59)."""
+        command = b"*3\r\n$3\r\nSET\r\n$17\r\nbench:placement:k\r\n$600\r\n" + b"x" * 600 + b"\r\n"
+        same, trips = 0, []
+        with socket.create_connection(("127.0.0.1", self.port)) as sock, \
+                open(f"/proc/{self.proc.pid}/task/{self.proc.pid}/stat", "rb", buffering=0) as server, \
+                open("/proc/thread-self/stat", "rb", buffering=0) as me:
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            start = time.perf_counter()
+            due = start
+            while due < start + seconds:
+                sent = time.perf_counter()
+                sock.sendall(command)
+                if sock.recv(64) != b"+OK\r\n":
+                    raise RuntimeError("the placement's SET was not answered +OK")
+                trips.append(time.perf_counter() - sent)
+                server.seek(0)
+                me.seek(0)
+                same += last_cpu(server.read()) == last_cpu(me.read())
+                due += 1 / rate
+                pause = due - time.perf_counter()
+                if pause > 0:
+                    time.sleep(pause)
+        with self._client() as client:
+            client.delete("bench:placement:k")
+        return Placement(rate, len(trips), same / len(trips), statistics.median(trips))
 
     def stop(self) -> None:
         if self.proc.poll() is None:

@@ -94,6 +94,7 @@ from bench._common import (  # noqa: E402
     pool_starmap,
     server_env,
     start_private_redis,
+    vcpu_packing,
     wait_healthy,
 )
 from bench._ws import Reader  # noqa: E402
@@ -128,6 +129,25 @@ MIN_GAME = 300  # moves: the fewest a scripted game to 31 is planned to hold (th
 def loadavg() -> str:
     one, five, _ = os.getloadavg()
     return f"load {one:.1f}/{five:.1f}"
+
+
+PLACEMENT_RATES = (200, 2000)  # the host line's round trips a second: under and over a quarter load's appends (500-900)
+
+
+def host_line(fsync: str) -> str:
+    """Where this host runs a Redis woken by its sender, and a durable round trip's p50, at a low and a high rate
+    (``PrivateRedis.placement``): what decides the append's part of the p50 at a quarter load (docs/benchmarks.md)."""
+    redis = start_private_redis(fsync=fsync)
+    try:
+        seen = [redis.placement(rate) for rate in PLACEMENT_RATES]
+    finally:
+        redis.stop()
+    packing = vcpu_packing()
+    return ("host: a SET of a move's size, appendfsync " + fsync + ", at "
+            + " / ".join(f"{p.rate:g}" for p in seen) + " a second: Redis last ran on its sender's core in "
+            + " / ".join(f"{p.same_core:.0%}" for p in seen) + " of the replies, round trip p50 "
+            + " / ".join(ms(p.median) for p in seen) + " ms"
+            + (f"; kernel.sched_vcpu_pack {packing}" if packing is not None else ""))
 
 
 def ms(x: float) -> str:
@@ -588,6 +608,7 @@ def main(argv=None) -> int:
           f"{' (bench/peer/escoba-load.js)' if args.client == 'node' else ' (bench/games.py Loop)'}; "
           f"{os.cpu_count()} cores, {loadavg()}", flush=True)
     print(f"interpreter: {interpreter()}", flush=True)
+    print(host_line(args.fsync), flush=True)
 
     saturation = args.saturation
     if saturation is None and "memory" in peers:

@@ -176,3 +176,43 @@ def test_the_benched_servers_keep_python_s_objects_in_jemalloc_on_huge_pages_as_
     thp = Path("/sys/kernel/mm/transparent_hugepage/enabled")
     if thp.exists() and "[never]" not in thp.read_text():
         assert int(done.stdout) > 0  # kB of the heap on huge pages
+
+
+def test_the_last_core_is_read_after_a_name_that_holds_spaces_and_parentheses():
+    from bench._common import last_cpu
+
+    fields = [str(n) for n in range(3, 53)]  # fields 3.. of proc(5)'s stat; 39 (processor) is fields[36]
+    fields[36] = "7"
+    assert last_cpu(b"1234 (redis-server 127.0.0.1:6379) (x) " + " ".join(fields).encode()) == 7
+    with open("/proc/thread-self/stat", "rb") as me:
+        assert last_cpu(me.read()) in os.sched_getaffinity(0)
+
+
+@pytest.mark.skipif(shutil.which("redis-server") is None or len(os.sched_getaffinity(0)) < 2,
+                    reason="starts a redis-server, pins it and this thread to two cores")
+def test_the_placement_counts_each_durable_round_trip_and_which_core_redis_ran_on():
+    """bench/latency.py's host line: pinned to this thread's core, Redis is on the sender's core after every
+    reply; pinned to another, after none. Each round trip is one SET of the server's, and it leaves no key."""
+    from redis import Redis
+
+    from bench._common import start_private_redis
+
+    mine = os.sched_getaffinity(0)
+    one, other = sorted(mine)[:2]
+    server = start_private_redis()
+    try:
+        client = Redis(port=server.port)
+        os.sched_setaffinity(0, {one})
+        trips = 0
+        for redis_core, share in ((one, 1.0), (other, 0.0)):
+            os.sched_setaffinity(server.proc.pid, {redis_core})
+            seen = server.placement(400, 0.3)
+            assert seen.same_core == share and seen.rate == 400
+            assert 60 <= seen.trips <= 125 and 0 < seen.median < 0.1
+            trips += seen.trips
+        assert client.info("commandstats")["cmdstat_set"]["calls"] == trips
+        assert client.dbsize() == 0
+        client.close()
+    finally:
+        os.sched_setaffinity(0, mine)
+        server.stop()

@@ -89,3 +89,13 @@ def test_table_affine_servers_each_serve_their_pairs():
     assert run["errors"] == 0 and run["missing"] == 0, run["first_error"]
     heard_at = {span[2] for span in run["spans"]}
     assert heard_at == {tables[0] for tables in run["tables"]}  # every pair played, on either server
+
+
+@needs_redis
+def test_the_host_line_says_where_redis_ran_and_the_round_trips_p50_at_each_rate():
+    line = latency.host_line("always")
+    shares = line.split("sender's core in ")[1].split(" of the replies")[0].split(" / ")
+    trips = line.split("round trip p50 ")[1].split(" ms")[0].split(" / ")
+    assert len(shares) == len(trips) == len(latency.PLACEMENT_RATES), line
+    assert all(0 <= int(share.rstrip("%")) <= 100 for share in shares) and all(0 < float(t) < 100 for t in trips)
+    assert line.startswith("host: a SET of a move's size, appendfsync always, at 200 / 2000 a second")
