@@ -436,9 +436,11 @@ class PrivateRedis:
         shutil.rmtree(self.workdir, ignore_errors=True)
 
 
-def start_private_redis(durable: bool = True, fsync: str = "always", realtime: int = 0) -> PrivateRedis:
+def start_private_redis(durable: bool = True, fsync: str = "always", realtime: int = 0,
+                        cores: frozenset[int] | None = None) -> PrivateRedis:
     """``realtime``: its main thread at this SCHED_FIFO priority (a diagnostic: bench/latency.py
-    ``--redis-realtime``; needs root or CAP_SYS_NICE); 0: as production runs it."""
+    ``--redis-realtime``; needs root or CAP_SYS_NICE); 0: as production runs it. ``cores``: every thread of it
+    on these cores only (``--redis-cores``, a diagnostic too); None: where the kernel puts them."""
     import shutil
     import tempfile
 
@@ -463,6 +465,9 @@ def start_private_redis(durable: bool = True, fsync: str = "always", realtime: i
                 if client.ping():
                     if realtime:  # the main thread only (its pid): it reads the commands and fsyncs the AOF
                         os.sched_setscheduler(proc.pid, os.SCHED_FIFO, os.sched_param(realtime))
+                    if cores:  # its background threads too (bio: closing files, the AOF's fsync when everysec)
+                        for task in os.listdir(f"/proc/{proc.pid}/task"):
+                            os.sched_setaffinity(int(task), cores)
                     return PrivateRedis(port, workdir, proc)
             except Exception:
                 time.sleep(0.05)

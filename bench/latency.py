@@ -134,6 +134,19 @@ def loadavg() -> str:
 PLACEMENT_RATES = (200, 2000)  # the host line's round trips a second: under and over a quarter load's appends (500-900)
 
 
+def cores_arg(text: str) -> frozenset[int]:
+    """``--redis-cores``: cores as taskset lists them (``1``, ``0,2``, ``2-3``), each one this process may use."""
+    cores: set[int] = set()
+    for item in text.split(","):
+        first, dash, last = item.strip().partition("-")
+        if not first.isdigit() or (dash and not last.isdigit()):
+            raise argparse.ArgumentTypeError(f"not a list of cores: {text!r}")
+        cores.update(range(int(first), int(last or first) + 1))
+    if not cores or not cores <= os.sched_getaffinity(0):
+        raise argparse.ArgumentTypeError(f"cores {text!r}: this machine's are {sorted(os.sched_getaffinity(0))}")
+    return frozenset(cores)
+
+
 def host_line(fsync: str) -> str:
     """Where this host runs a Redis woken by its sender, and a durable round trip's p50, at a low and a high rate
     (``PrivateRedis.placement``): what decides the append's part of the p50 at a quarter load (docs/benchmarks.md)."""
@@ -175,11 +188,11 @@ def start_escoba(root: Path, port: int, tables: int, env: dict, workers: int = 1
 
 def run_escoba(root: Path, pairs: list[list], think: float, warmup: float, duration: float, seed: str,
                fsync: str = "always", timers: bool = True, client: str = "node", realtime: int = 0,
-               workers: int = 1, servers: int = 1) -> dict:
+               workers: int = 1, servers: int = 1, redis_cores: frozenset[int] | None = None) -> dict:
     """One measured run: a fresh durable Redis and server, the tables opened anew, the loop, the window.
     ``servers`` above 1: that many ``escoba serve`` processes over the one Redis, each pair's tables and
     sockets on one of them (pair i on server i mod n), as a proxy routing each table to one process would."""
-    redis = start_private_redis(durable=True, fsync=fsync, realtime=realtime)
+    redis = start_private_redis(durable=True, fsync=fsync, realtime=realtime, cores=redis_cores)
     stage_dir = tempfile.mkdtemp(prefix="bench-latency-stages-")
     env = server_env(REDIS_URL=redis.url, ESCOBA_RATE_LIMITS="on", ESCOBA_TRUSTED_PROXIES="1",
                      ESCOBA_MOVES_LIMIT=MOVES_LIMIT,
@@ -568,6 +581,10 @@ def main(argv=None) -> int:
                         help="escoba's Redis's main thread at this SCHED_FIFO priority (1-99; needs root): a "
                              "diagnostic of how long its wakes (the reply's, the fsync's) wait for a core, never "
                              "the result (default 0: as production runs it)")
+    parser.add_argument("--redis-cores", type=cores_arg, default=None, metavar="LIST",
+                        help="escoba's Redis's threads on these cores only (e.g. 1, or 2-3), the other processes "
+                             "left where the kernel puts them: a diagnostic of a host that runs a woken Redis on its "
+                             "sender's core (the host line), never the result (default: as production runs it)")
     parser.add_argument("--workers", type=int, default=1,
                         help="escoba serve's gevent workers (default 1, the issue's setup beside one node "
                              "process; more: tables' two players may land on different workers, and their moves "
@@ -602,6 +619,8 @@ def main(argv=None) -> int:
           f"redis-server appendfsync {args.fsync}{'' if args.fsync == 'always' else ' (NOT production: a diagnostic)'}"
           + (f", its main thread SCHED_FIFO {args.redis_realtime} (NOT production: a diagnostic)"
              if args.redis_realtime else "")
+          + (f", its threads on cores {','.join(map(str, sorted(args.redis_cores)))} (NOT production: a diagnostic)"
+             if args.redis_cores else "")
           + f", rate limits on (moves {MOVES_LIMIT} a token, far above the bench's pace), "
           f"stage timers {TIMERS_SAID[args.timers]}; "
           f"escoba's side measured by the {args.client} client"
@@ -654,7 +673,7 @@ def main(argv=None) -> int:
                 if isinstance(what, Path):
                     run = run_escoba(what, pairs, think, warmup, duration, f"{args.seed}:{k}", args.fsync,
                                      args.timers == "on", args.client, args.redis_realtime, args.workers,
-                                     args.servers)
+                                     args.servers, args.redis_cores)
                 else:
                     run = run_boardgame(what, args.tables, think, warmup, duration)
                 if run is None:
@@ -680,7 +699,7 @@ def main(argv=None) -> int:
                 if args.timers == "apart":  # one more run, with the timers: their report, not the result
                     run = run_escoba(what, pairs, think, warmup, duration, f"{args.seed}:timers", args.fsync,
                                      True, args.client, args.redis_realtime, args.workers,
-                                     args.servers)
+                                     args.servers, args.redis_cores)
                     p = pooled([run])
                     staged = [run]
                     print(f"  {name} with its stage timers on, a run apart (not in the result): p50 {ms(p['p50'])} "

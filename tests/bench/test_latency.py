@@ -3,6 +3,7 @@ tiny run of each plays its games through with no error, its spans inside its win
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import time
@@ -99,3 +100,31 @@ def test_the_host_line_says_where_redis_ran_and_the_round_trips_p50_at_each_rate
     assert len(shares) == len(trips) == len(latency.PLACEMENT_RATES), line
     assert all(0 <= int(share.rstrip("%")) <= 100 for share in shares) and all(0 < float(t) < 100 for t in trips)
     assert line.startswith("host: a SET of a move's size, appendfsync always, at 200 / 2000 a second")
+
+
+def test_redis_cores_are_read_as_taskset_lists_them_and_must_be_this_machines():
+    import argparse
+
+    mine = sorted(os.sched_getaffinity(0))
+    assert latency.cores_arg(str(mine[0])) == {mine[0]}
+    assert latency.cores_arg(",".join(map(str, mine))) == set(mine)
+    if mine == list(range(mine[0], mine[-1] + 1)):
+        assert latency.cores_arg(f"{mine[0]}-{mine[-1]}") == set(mine)
+    for bad in ("x", "", "1-", "-1", f"{mine[-1] + 1}", f"{mine[0]},{mine[-1] + 64}"):
+        with pytest.raises(argparse.ArgumentTypeError):
+            latency.cores_arg(bad)
+
+
+@needs_redis
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="pins a redis-server to one of two cores")
+def test_the_bench_redis_threads_are_all_on_the_cores_asked():
+    from bench._common import start_private_redis
+
+    core = max(os.sched_getaffinity(0))
+    redis = start_private_redis(cores=frozenset({core}))
+    try:
+        tasks = os.listdir(f"/proc/{redis.proc.pid}/task")
+        assert len(tasks) > 1  # the main thread and the background ones
+        assert all(os.sched_getaffinity(int(task)) == {core} for task in tasks)
+    finally:
+        redis.stop()
