@@ -279,10 +279,16 @@ def wait_healthy(server: Server, workers: int, timeout: float = 30.0) -> None:
     raise RuntimeError(f"{server.name} on port {server.port} did not come up; see {server.log_path}")
 
 
+def stat_fields(stat: bytes) -> list[bytes]:
+    """A task's ``/proc/.../stat`` line from its field 3 on (proc(5)'s field n at index n - 3): split after the
+    name's closing parenthesis, since a name may hold spaces and parentheses (``redis-server 127.0.0.1:6379``)."""
+    return stat.rsplit(b")", 1)[1].split()
+
+
 def _ppid(pid: int) -> int | None:
     try:
-        with open(f"/proc/{pid}/stat") as f:
-            return int(f.read().rsplit(")", 1)[1].split()[1])
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return int(stat_fields(f.read())[1])
     except (OSError, IndexError, ValueError):
         return None
 
@@ -302,9 +308,8 @@ def rss_kib(pid: int) -> int:
 
 
 def last_cpu(stat: bytes) -> int:
-    """The core a task last ran on, from its ``/proc/.../stat`` line (field 39, ``processor``): counted after
-    the name's closing parenthesis, since a name may hold spaces and parentheses (``redis-server 127.0.0.1:6379``)."""
-    return int(stat.rsplit(b")", 1)[1].split()[36])
+    """The core a task last ran on, from its ``/proc/.../stat`` line (field 39, ``processor``)."""
+    return int(stat_fields(stat)[36])
 
 
 def vcpu_packing() -> str | None:
@@ -681,8 +686,8 @@ def cpu_split(pids: list[int]) -> tuple[float, float]:
     user = system = 0
     for pid in pids:
         try:
-            with open(f"/proc/{pid}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
+            with open(f"/proc/{pid}/stat", "rb") as f:
+                fields = stat_fields(f.read())
             user, system = user + int(fields[11]), system + int(fields[12])
         except (OSError, IndexError, ValueError):
             pass
