@@ -428,6 +428,19 @@ class PrivateRedis:
             client.delete("bench:placement:k")
         return Placement(rate, len(trips), same / len(trips), statistics.median(trips))
 
+    def without_fsync(self, rate: float, seconds: float = 1.5) -> Placement:
+        """``placement`` with the AOF's fsync off for its span (``CONFIG SET appendfsync no``, set back after):
+        the same round trip less the disk's flush, so a durable one's median less this one's is what the fsync
+        alone costs a move here (a quarter load's served appends lost about as much to it: docs/benchmarks.md,
+        "On an Intel Xeon VM")."""
+        with self._client() as client:
+            kept = client.config_get("appendfsync")["appendfsync"]
+            client.config_set("appendfsync", "no")
+            try:
+                return self.placement(rate, seconds)
+            finally:
+                client.config_set("appendfsync", kept)
+
     def stop(self) -> None:
         if self.proc.poll() is None:
             self.proc.terminate()

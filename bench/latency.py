@@ -75,6 +75,7 @@ import sys
 import tempfile
 import threading
 import time
+from dataclasses import dataclass
 from itertools import pairwise
 from pathlib import Path
 
@@ -83,6 +84,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench._common import (  # noqa: E402
     Http,
+    Placement,
     Server,
     cpu_split,
     exit_on_sigterm,
@@ -147,20 +149,44 @@ def cores_arg(text: str) -> frozenset[int]:
     return frozenset(cores)
 
 
-def host_line(fsync: str) -> str:
-    """Where this host runs a Redis woken by its sender, and a durable round trip's p50, at a low and a high rate
-    (``PrivateRedis.placement``): what decides the append's part of the p50 at a quarter load (docs/benchmarks.md)."""
+@dataclass(frozen=True)
+class Host:
+    """What the host line says (``host_probe``): where this host runs a Redis woken by its sender, and a durable
+    round trip's p50, at a low and a high rate; at the low one, the same without the fsync (``bare``: only when
+    the AOF's fsync is on), so each load's verdict can say how much of the p50's allowance the disk's flush
+    alone takes here (``fsync_adds``)."""
+
+    fsync: str
+    seen: tuple[Placement, ...]
+    bare: Placement | None
+    packing: int | None
+
+    @property
+    def fsync_adds(self) -> float | None:
+        """Seconds the fsync adds to a lone round trip at the low rate (None: no fsync to measure)."""
+        return None if self.bare is None else max(0.0, self.seen[0].median - self.bare.median)
+
+    def line(self) -> str:
+        seen = self.seen
+        return ("host: a SET of a move's size, appendfsync " + self.fsync + ", at "
+                + " / ".join(f"{p.rate:g}" for p in seen) + " a second: Redis last ran on its sender's core in "
+                + " / ".join(f"{p.same_core:.0%}" for p in seen) + " of the replies, round trip p50 "
+                + " / ".join(ms(p.median) for p in seen) + " ms"
+                + (f" (at {self.bare.rate:g} without the fsync {ms(self.bare.median)} ms: the fsync adds "
+                   f"{ms(self.fsync_adds or 0.0)})" if self.bare is not None else "")
+                + (f"; kernel.sched_vcpu_pack {self.packing}" if self.packing is not None else ""))
+
+
+def host_probe(fsync: str) -> Host:
+    """The host line's probe (``PrivateRedis.placement``, ``without_fsync``): what decides the append's part of
+    the p50 at a quarter load (docs/benchmarks.md)."""
     redis = start_private_redis(fsync=fsync)
     try:
-        seen = [redis.placement(rate) for rate in PLACEMENT_RATES]
+        seen = tuple(redis.placement(rate) for rate in PLACEMENT_RATES)
+        bare = redis.without_fsync(PLACEMENT_RATES[0]) if fsync == "always" else None
     finally:
         redis.stop()
-    packing = vcpu_packing()
-    return ("host: a SET of a move's size, appendfsync " + fsync + ", at "
-            + " / ".join(f"{p.rate:g}" for p in seen) + " a second: Redis last ran on its sender's core in "
-            + " / ".join(f"{p.same_core:.0%}" for p in seen) + " of the replies, round trip p50 "
-            + " / ".join(ms(p.median) for p in seen) + " ms"
-            + (f"; kernel.sched_vcpu_pack {packing}" if packing is not None else ""))
+    return Host(fsync, seen, bare, vcpu_packing())
 
 
 def ms(x: float) -> str:
@@ -387,7 +413,10 @@ def pooled(runs: list[dict]) -> dict:
     }
 
 
-def side_line(name: str, p: dict, peer: dict | None) -> str:
+def side_line(name: str, p: dict, peer: dict | None, fsync_adds: float | None = None) -> str:
+    """A side's result at a load and, beside the peer's, its ratios to the targets. ``fsync_adds`` (the host
+    line's, escoba's sides only): what the fsync alone adds to a lone round trip, as a share of the p50's
+    allowance, the half of the peer's p50 the target leaves a durable server over an in-memory one."""
     cpu = f"CPU {p['cpu_ms']:.3f} ms a move" + (
         f" + Redis {p['redis_ms']:.3f} (its append step {p['step_us']:.0f} us)" if p["redis_ms"] else "")
     line = (f"  {name:<34} {p['rate']:7.0f} moves/s  opponent p50 {ms(p['p50']):>7} / p99 {ms(p['p99']):>7} / "
@@ -396,6 +425,9 @@ def side_line(name: str, p: dict, peer: dict | None) -> str:
         r50, r99 = p["p50"] / peer["p50"], p["p99"] / peer["p99"]
         line += (f"  | x peer: p50 {r50:.2f} ({'met' if r50 <= 1.5 else 'MISSED'} <= 1.5), "
                  f"p99 {r99:.2f} ({'met' if r99 <= 1.2 else 'MISSED'} <= 1.2), CPU {p['cpu_ms'] / peer['cpu_ms']:.2f}")
+        if fsync_adds is not None:
+            line += (f"; the fsync alone (host line) {fsync_adds / (0.5 * peer['p50']):.0%} of the p50's allowance "
+                     f"({ms(0.5 * peer['p50'])} ms)")
     if p["missing"] or p["errors"]:
         line += f"  [never heard {p['missing']}, errors {p['errors']}]"
     return line
@@ -627,7 +659,8 @@ def main(argv=None) -> int:
           f"{' (bench/peer/escoba-load.js)' if args.client == 'node' else ' (bench/games.py Loop)'}; "
           f"{os.cpu_count()} cores, {loadavg()}", flush=True)
     print(f"interpreter: {interpreter()}", flush=True)
-    print(host_line(args.fsync), flush=True)
+    host = host_probe(args.fsync)
+    print(host.line(), flush=True)
 
     saturation = args.saturation
     if saturation is None and "memory" in peers:
@@ -689,10 +722,10 @@ def main(argv=None) -> int:
                       + (f", first error {run['first_error']}" if run.get("first_error") else ""), flush=True)
         peer_runs = results.get((share, "boardgame.io memory"))
         peer = pooled(peer_runs) if peer_runs else None
-        for name, _what in sides:
+        for name, what in sides:
             runs = results.get((share, name))
             if runs:
-                print(side_line(name, pooled(runs), peer))
+                print(side_line(name, pooled(runs), peer, host.fsync_adds if isinstance(what, Path) else None))
         for name, what in sides:
             if isinstance(what, Path) and results.get((share, name)):
                 staged = results[(share, name)]

@@ -216,3 +216,34 @@ def test_the_placement_counts_each_durable_round_trip_and_which_core_redis_ran_o
     finally:
         os.sched_setaffinity(0, mine)
         server.stop()
+
+
+@pytest.mark.skipif(shutil.which("redis-server") is None, reason="starts a redis-server")
+def test_a_round_trip_without_the_fsync_still_writes_the_aof_and_leaves_it_fsyncing_always(monkeypatch):
+    """The host line's round trip less the disk's flush: each SET is one command, written to the AOF (none
+    waits for an fsync), and the server is durable again after it, as it is when the probe fails."""
+    from redis import Redis
+
+    from bench._common import start_private_redis
+
+    server = start_private_redis()
+    try:
+        client = Redis(port=server.port)
+        aof = client.info("persistence")["aof_current_size"]
+        bare = server.without_fsync(400, 0.3)
+        assert 60 <= bare.trips <= 125 and 0 < bare.median < 0.1
+        assert client.info("commandstats")["cmdstat_set"]["calls"] == bare.trips
+        assert client.info("persistence")["aof_current_size"] - aof >= 600 * bare.trips
+        assert client.config_get("appendfsync") == {"appendfsync": "always"}
+
+        def fails(rate, seconds=1.5):
+            assert client.config_get("appendfsync") == {"appendfsync": "no"}
+            raise RuntimeError("the probe failed")
+
+        monkeypatch.setattr(server, "placement", fails)
+        with pytest.raises(RuntimeError, match="the probe failed"):
+            server.without_fsync(400, 0.3)
+        assert client.config_get("appendfsync") == {"appendfsync": "always"}
+        client.close()
+    finally:
+        server.stop()

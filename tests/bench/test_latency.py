@@ -94,12 +94,35 @@ def test_table_affine_servers_each_serve_their_pairs():
 
 @needs_redis
 def test_the_host_line_says_where_redis_ran_and_the_round_trips_p50_at_each_rate():
-    line = latency.host_line("always")
+    host = latency.host_probe("always")
+    line = host.line()
     shares = line.split("sender's core in ")[1].split(" of the replies")[0].split(" / ")
     trips = line.split("round trip p50 ")[1].split(" ms")[0].split(" / ")
     assert len(shares) == len(trips) == len(latency.PLACEMENT_RATES), line
     assert all(0 <= int(share.rstrip("%")) <= 100 for share in shares) and all(0 < float(t) < 100 for t in trips)
     assert line.startswith("host: a SET of a move's size, appendfsync always, at 200 / 2000 a second")
+    # the low rate once more without the fsync: what the disk's flush alone adds to a durable round trip
+    assert host.bare is not None and host.bare.rate == latency.PLACEMENT_RATES[0] and host.bare.trips > 100
+    assert host.fsync_adds == max(0.0, host.seen[0].median - host.bare.median)
+    assert f"(at 200 without the fsync {latency.ms(host.bare.median)} ms: the fsync adds " in line
+
+
+@needs_redis
+def test_without_an_fsync_to_measure_the_host_line_says_nothing_of_it():
+    host = latency.host_probe("everysec")
+    assert host.bare is None and host.fsync_adds is None
+    assert "without the fsync" not in host.line()
+
+
+def test_escobas_line_says_what_share_of_the_p50s_allowance_the_fsync_alone_takes():
+    side = {"rate": 700.0, "p50": 0.0015, "p99": 0.005, "p999": 0.01, "cpu_ms": 0.5, "redis_ms": 0.15,
+            "step_us": 50.0, "missing": 0, "errors": 0}
+    peer = {**side, "p50": 0.0010, "p99": 0.010, "redis_ms": 0.0}
+    line = latency.side_line("escoba", side, peer, fsync_adds=0.0004)
+    assert "p50 1.50 (met <= 1.5)" in line and "p99 0.50 (met <= 1.2)" in line
+    assert line.endswith("; the fsync alone (host line) 80% of the p50's allowance (0.50 ms)")
+    assert "allowance" not in latency.side_line("boardgame.io memory", peer, peer)
+    assert "allowance" not in latency.side_line("escoba", side, None, fsync_adds=0.0004)
 
 
 def test_redis_cores_are_read_as_taskset_lists_them_and_must_be_this_machines():
