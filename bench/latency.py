@@ -48,7 +48,10 @@ What it prints, a load at a time, a line a side: the moves a second it made, the
 (from just before the move's send to the opponent's socket holding the new version: the raw read of
 the frame here, the socket.io message as it arrives for the peer, as bench/games.py compares them)
 p50 / p99 / p99.9 pooled over the rounds, the server's CPU a move (escoba: the API's, and Redis's
-beside it), and the ratios to boardgame.io in memory with the target (p99 <= 1.2x, p50 <= 1.5x).
+beside it), and the ratios to boardgame.io in memory with the target (p99 <= 1.2x, p50 <= 1.5x); escoba's
+line also says what share of the p50's allowance (half the peer's p50: what the target leaves a durable
+server over an in-memory one) the fsync alone takes on this host (the host line's lone round trip at 200 a
+second with the fsync less the same without it, ``PrivateRedis.without_fsync``).
 Then, from escoba's own timers (``ESCOBA_STAGE_TIMES``, events/stages.py; production does not set it, so
 by default the measured rounds run without them and one more run a load, apart, has them: ``--timers``):
 each stage's share of the
