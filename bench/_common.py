@@ -454,11 +454,19 @@ class PrivateRedis:
         shutil.rmtree(self.workdir, ignore_errors=True)
 
 
+# docker-compose.yml's Redis keeps its threads on this core (``ESCOBA_REDIS_CPUS``' default there; Redis's own
+# ``server_cpulist`` and ``bio_cpulist``, which it ignores on a host without that core): so does the benches'
+# (tests/deploy/test_compose.py holds the two together; why: docs/operations.md, "Redis's core")
+DEPLOYED_REDIS_CPUS = "1"
+
+
 def start_private_redis(durable: bool = True, fsync: str = "always", realtime: int = 0,
-                        cores: frozenset[int] | None = None) -> PrivateRedis:
-    """``realtime``: its main thread at this SCHED_FIFO priority (a diagnostic: bench/latency.py
-    ``--redis-realtime``; needs root or CAP_SYS_NICE); 0: as production runs it. ``cores``: every thread of it
-    on these cores only (``--redis-cores``, a diagnostic too); None: where the kernel puts them."""
+                        cores: frozenset[int] | None = None, cpus: str = DEPLOYED_REDIS_CPUS) -> PrivateRedis:
+    """``cpus``: Redis's main and background threads on these cores (its ``server_cpulist`` and ``bio_cpulist``),
+    as the deployment sets them; "": where the kernel puts them. ``realtime``: its main thread at this SCHED_FIFO
+    priority (a diagnostic: bench/latency.py ``--redis-realtime``; needs root or CAP_SYS_NICE); 0: as production
+    runs it. ``cores``: every thread of it on these cores only, set after it starts (``--redis-cores``, a
+    diagnostic too); None: as ``cpus`` says."""
     import shutil
     import tempfile
 
@@ -470,7 +478,8 @@ def start_private_redis(durable: bool = True, fsync: str = "always", realtime: i
     fsync = ["--appendonly", "yes", "--appendfsync", fsync] if durable else ["--appendonly", "no"]
     proc = subprocess.Popen(
         [binary, "--port", str(port), "--bind", "127.0.0.1", "--dir", workdir, "--save", "",
-         "--maxmemory-policy", "noeviction", "--maxclients", "20000", *fsync],
+         "--maxmemory-policy", "noeviction", "--maxclients", "20000", *fsync,
+         *(["--server_cpulist", cpus, "--bio_cpulist", cpus] if cpus else [])],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )
     from redis import Redis

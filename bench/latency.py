@@ -86,6 +86,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench._common import (  # noqa: E402
+    DEPLOYED_REDIS_CPUS,
     Http,
     Placement,
     Server,
@@ -136,11 +137,22 @@ def loadavg() -> str:
     return f"load {one:.1f}/{five:.1f}"
 
 
+def redis_cores_said(cores: frozenset[int] | None) -> str:
+    if cores is None:
+        return f", its threads on core {DEPLOYED_REDIS_CPUS} as deployed (ESCOBA_REDIS_CPUS)"
+    if not cores:
+        return ", its threads where the kernel puts them (NOT production: a diagnostic)"
+    return f", its threads on cores {','.join(map(str, sorted(cores)))} (NOT production: a diagnostic)"
+
+
 PLACEMENT_RATES = (200, 2000)  # the host line's round trips a second: under and over a quarter load's appends (500-900)
 
 
 def cores_arg(text: str) -> frozenset[int]:
-    """``--redis-cores``: cores as taskset lists them (``1``, ``0,2``, ``2-3``), each one this process may use."""
+    """``--redis-cores``: cores as taskset lists them (``1``, ``0,2``, ``2-3``), each one this process may use;
+    ``free`` (the empty set): none, every Redis thread where the kernel puts it."""
+    if text == "free":
+        return frozenset()
     cores: set[int] = set()
     for item in text.split(","):
         first, dash, last = item.strip().partition("-")
@@ -183,7 +195,7 @@ class Host:
 def host_probe(fsync: str) -> Host:
     """The host line's probe (``PrivateRedis.placement``, ``without_fsync``): what decides the append's part of
     the p50 at a quarter load (docs/benchmarks.md)."""
-    redis = start_private_redis(fsync=fsync)
+    redis = start_private_redis(fsync=fsync, cpus="")  # where the host puts a Redis its sender woke: none pinned
     try:
         seen = tuple(redis.placement(rate) for rate in PLACEMENT_RATES)
         bare = redis.without_fsync(PLACEMENT_RATES[0]) if fsync == "always" else None
@@ -221,7 +233,8 @@ def run_escoba(root: Path, pairs: list[list], think: float, warmup: float, durat
     """One measured run: a fresh durable Redis and server, the tables opened anew, the loop, the window.
     ``servers`` above 1: that many ``escoba serve`` processes over the one Redis, each pair's tables and
     sockets on one of them (pair i on server i mod n), as a proxy routing each table to one process would."""
-    redis = start_private_redis(durable=True, fsync=fsync, realtime=realtime, cores=redis_cores)
+    cpus = "" if redis_cores == frozenset() else DEPLOYED_REDIS_CPUS  # "free": none pinned
+    redis = start_private_redis(durable=True, fsync=fsync, realtime=realtime, cores=redis_cores or None, cpus=cpus)
     stage_dir = tempfile.mkdtemp(prefix="bench-latency-stages-")
     env = server_env(REDIS_URL=redis.url, ESCOBA_RATE_LIMITS="on", ESCOBA_TRUSTED_PROXIES="1",
                      ESCOBA_MOVES_LIMIT=MOVES_LIMIT,
@@ -617,9 +630,11 @@ def main(argv=None) -> int:
                              "diagnostic of how long its wakes (the reply's, the fsync's) wait for a core, never "
                              "the result (default 0: as production runs it)")
     parser.add_argument("--redis-cores", type=cores_arg, default=None, metavar="LIST",
-                        help="escoba's Redis's threads on these cores only (e.g. 1, or 2-3), the other processes "
-                             "left where the kernel puts them: a diagnostic of a host that runs a woken Redis on its "
-                             "sender's core (the host line), never the result (default: as production runs it)")
+                        help="escoba's Redis's threads on these cores only (e.g. 0, or 2-3), or free: where the "
+                             "kernel puts them (a host that runs a woken Redis on its sender's core, the host "
+                             "line, then packs it with the worker), the other processes left where the kernel puts "
+                             "them: a diagnostic, never the result (default: as deployed, Redis's threads on core "
+                             f"{DEPLOYED_REDIS_CPUS}, docker-compose.yml's ESCOBA_REDIS_CPUS)")
     parser.add_argument("--workers", type=int, default=1,
                         help="escoba serve's gevent workers (default 1, the issue's setup beside one node "
                              "process; more: tables' two players may land on different workers, and their moves "
@@ -654,8 +669,7 @@ def main(argv=None) -> int:
           f"redis-server appendfsync {args.fsync}{'' if args.fsync == 'always' else ' (NOT production: a diagnostic)'}"
           + (f", its main thread SCHED_FIFO {args.redis_realtime} (NOT production: a diagnostic)"
              if args.redis_realtime else "")
-          + (f", its threads on cores {','.join(map(str, sorted(args.redis_cores)))} (NOT production: a diagnostic)"
-             if args.redis_cores else "")
+          + redis_cores_said(args.redis_cores)
           + f", rate limits on (moves {MOVES_LIMIT} a token, far above the bench's pace), "
           f"stage timers {TIMERS_SAID[args.timers]}; "
           f"escoba's side measured by the {args.client} client"

@@ -136,6 +136,10 @@ def test_redis_cores_are_read_as_taskset_lists_them_and_must_be_this_machines():
     for bad in ("x", "", "1-", "-1", f"{mine[-1] + 1}", f"{mine[0]},{mine[-1] + 64}"):
         with pytest.raises(argparse.ArgumentTypeError):
             latency.cores_arg(bad)
+    assert latency.cores_arg("free") == frozenset()  # none: where the kernel puts them, not as deployed
+    assert "as deployed" in latency.redis_cores_said(None)
+    assert "where the kernel puts them (NOT production" in latency.redis_cores_said(frozenset())
+    assert f"on cores {mine[0]} (NOT production" in latency.redis_cores_said(frozenset({mine[0]}))
 
 
 @needs_redis
@@ -151,3 +155,31 @@ def test_the_bench_redis_threads_are_all_on_the_cores_asked():
         assert all(os.sched_getaffinity(int(task)) == {core} for task in tasks)
     finally:
         redis.stop()
+
+
+def _redis_threads(pid: int) -> dict[str, set[int]]:
+    """A redis-server's threads by name (the main one is ``redis-server``), each with the cores it may run on."""
+    threads = {}
+    for task in os.listdir(f"/proc/{pid}/task"):
+        with open(f"/proc/{pid}/task/{task}/comm") as comm:
+            threads[comm.read().strip()] = os.sched_getaffinity(int(task))
+    return threads
+
+
+@needs_redis
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="the deployment's Redis core is core 1")
+def test_the_bench_redis_runs_on_the_deployments_core_unless_told_otherwise():
+    """As docker-compose.yml runs it (server_cpulist and bio_cpulist: tests/deploy/test_compose.py): its main
+    thread and its background ones on DEPLOYED_REDIS_CPUS; with ``cpus=""`` (``--redis-cores free``, the host
+    line's probe), where the kernel puts them."""
+    from bench._common import DEPLOYED_REDIS_CPUS, start_private_redis
+
+    deployed = {int(DEPLOYED_REDIS_CPUS)}
+    for cpus, cores in ((DEPLOYED_REDIS_CPUS, deployed), ("", os.sched_getaffinity(0))):
+        redis = start_private_redis(**({} if cpus == DEPLOYED_REDIS_CPUS else {"cpus": cpus}))
+        try:
+            threads = _redis_threads(redis.proc.pid)
+            bio = [name for name in threads if name.startswith("bio_")]
+            assert bio and threads["redis-server"] == cores and all(threads[name] == cores for name in bio)
+        finally:
+            redis.stop()

@@ -24,6 +24,11 @@ def test_three_services_with_redis_durable_and_healthy():
     assert "--appendonly yes" in command and "--appendfsync always" in command
     assert "--maxmemory-policy noeviction" in command
     assert "--latency-monitor-threshold 50" in command  # RedisLatencySpikes (deploy/monitoring/alerts.yml)
+    # its threads on the core the benches measure it on, unless the operator says otherwise ("" frees them)
+    from bench._common import DEPLOYED_REDIS_CPUS
+
+    pinned = "${ESCOBA_REDIS_CPUS-%s}" % DEPLOYED_REDIS_CPUS
+    assert f"--server_cpulist {pinned}" in command and f"--bio_cpulist {pinned}" in command
     assert redis["healthcheck"]["test"][-1] == "ping"
     assert any(v.endswith(":/data") for v in redis["volumes"])
     assert "redis-data" in compose()["volumes"]
