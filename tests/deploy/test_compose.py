@@ -27,7 +27,7 @@ def test_three_services_with_redis_durable_and_healthy():
     # its threads on the core the benches measure it on, unless the operator says otherwise ("" frees them)
     from bench._common import DEPLOYED_REDIS_CPUS
 
-    pinned = "${ESCOBA_REDIS_CPUS-%s}" % DEPLOYED_REDIS_CPUS
+    pinned = "${ESCOBA_REDIS_CPUS-" + DEPLOYED_REDIS_CPUS + "}"
     assert f"--server_cpulist {pinned}" in command and f"--bio_cpulist {pinned}" in command
     assert redis["healthcheck"]["test"][-1] == "ping"
     assert any(v.endswith(":/data") for v in redis["volumes"])
