@@ -461,12 +461,12 @@ DEPLOYED_REDIS_CPUS = "1"
 
 
 def start_private_redis(durable: bool = True, fsync: str = "always", realtime: int = 0,
-                        cores: frozenset[int] | None = None, cpus: str = DEPLOYED_REDIS_CPUS) -> PrivateRedis:
-    """``cpus``: Redis's main and background threads on these cores (its ``server_cpulist`` and ``bio_cpulist``),
-    as the deployment sets them; "": where the kernel puts them. ``realtime``: its main thread at this SCHED_FIFO
-    priority (a diagnostic: bench/latency.py ``--redis-realtime``; needs root or CAP_SYS_NICE); 0: as production
-    runs it. ``cores``: every thread of it on these cores only, set after it starts (``--redis-cores``, a
-    diagnostic too); None: as ``cpus`` says."""
+                        cores: frozenset[int] | None = None) -> PrivateRedis:
+    """``cores``: None, Redis's main and background threads on ``DEPLOYED_REDIS_CPUS`` (its ``server_cpulist`` and
+    ``bio_cpulist``), as the deployment runs it; empty, where the kernel puts them; else every thread of it on
+    these cores only, set after it starts (``--redis-cores``, a diagnostic). ``realtime``: its main thread at
+    this SCHED_FIFO priority (a diagnostic: bench/latency.py ``--redis-realtime``; needs root or
+    CAP_SYS_NICE); 0: as production runs it."""
     import shutil
     import tempfile
 
@@ -479,7 +479,7 @@ def start_private_redis(durable: bool = True, fsync: str = "always", realtime: i
     proc = subprocess.Popen(
         [binary, "--port", str(port), "--bind", "127.0.0.1", "--dir", workdir, "--save", "",
          "--maxmemory-policy", "noeviction", "--maxclients", "20000", *fsync,
-         *(["--server_cpulist", cpus, "--bio_cpulist", cpus] if cpus else [])],
+         *(["--server_cpulist", DEPLOYED_REDIS_CPUS, "--bio_cpulist", DEPLOYED_REDIS_CPUS] if cores is None else [])],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )
     from redis import Redis

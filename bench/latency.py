@@ -174,7 +174,7 @@ class Host:
     fsync: str
     seen: tuple[Placement, ...]
     bare: Placement | None
-    packing: int | None
+    packing: str | None
 
     @property
     def fsync_adds(self) -> float | None:
@@ -195,7 +195,7 @@ class Host:
 def host_probe(fsync: str) -> Host:
     """The host line's probe (``PrivateRedis.placement``, ``without_fsync``): what decides the append's part of
     the p50 at a quarter load (docs/benchmarks.md)."""
-    redis = start_private_redis(fsync=fsync, cpus="")  # where the host puts a Redis its sender woke: none pinned
+    redis = start_private_redis(fsync=fsync, cores=frozenset())  # where the host puts a Redis its sender woke
     try:
         seen = tuple(redis.placement(rate) for rate in PLACEMENT_RATES)
         bare = redis.without_fsync(PLACEMENT_RATES[0]) if fsync == "always" else None
@@ -233,8 +233,7 @@ def run_escoba(root: Path, pairs: list[list], think: float, warmup: float, durat
     """One measured run: a fresh durable Redis and server, the tables opened anew, the loop, the window.
     ``servers`` above 1: that many ``escoba serve`` processes over the one Redis, each pair's tables and
     sockets on one of them (pair i on server i mod n), as a proxy routing each table to one process would."""
-    cpus = "" if redis_cores == frozenset() else DEPLOYED_REDIS_CPUS  # "free": none pinned
-    redis = start_private_redis(durable=True, fsync=fsync, realtime=realtime, cores=redis_cores or None, cpus=cpus)
+    redis = start_private_redis(durable=True, fsync=fsync, realtime=realtime, cores=redis_cores)
     stage_dir = tempfile.mkdtemp(prefix="bench-latency-stages-")
     env = server_env(REDIS_URL=redis.url, ESCOBA_RATE_LIMITS="on", ESCOBA_TRUSTED_PROXIES="1",
                      ESCOBA_MOVES_LIMIT=MOVES_LIMIT,

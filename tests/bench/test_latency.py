@@ -142,21 +142,6 @@ def test_redis_cores_are_read_as_taskset_lists_them_and_must_be_this_machines():
     assert f"on cores {mine[0]} (NOT production" in latency.redis_cores_said(frozenset({mine[0]}))
 
 
-@needs_redis
-@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="pins a redis-server to one of two cores")
-def test_the_bench_redis_threads_are_all_on_the_cores_asked():
-    from bench._common import start_private_redis
-
-    core = max(os.sched_getaffinity(0))
-    redis = start_private_redis(cores=frozenset({core}))
-    try:
-        tasks = os.listdir(f"/proc/{redis.proc.pid}/task")
-        assert len(tasks) > 1  # the main thread and the background ones
-        assert all(os.sched_getaffinity(int(task)) == {core} for task in tasks)
-    finally:
-        redis.stop()
-
-
 def _redis_threads(pid: int) -> dict[str, set[int]]:
     """A redis-server's threads by name (the main one is ``redis-server``), each with the cores it may run on."""
     threads = {}
@@ -167,16 +152,31 @@ def _redis_threads(pid: int) -> dict[str, set[int]]:
 
 
 @needs_redis
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="pins a redis-server to one of two cores")
+def test_the_bench_redis_threads_are_all_on_the_cores_asked():
+    from bench._common import start_private_redis
+
+    core = max(os.sched_getaffinity(0))
+    redis = start_private_redis(cores=frozenset({core}))
+    try:
+        threads = _redis_threads(redis.proc.pid)
+        assert len(threads) > 1  # the main thread and the background ones
+        assert all(cores == {core} for cores in threads.values())
+    finally:
+        redis.stop()
+
+
+@needs_redis
 @pytest.mark.skipif(not {0, 1} <= os.sched_getaffinity(0), reason="the deployment's Redis core is core 1 of two")
 def test_the_bench_redis_runs_on_the_deployments_core_unless_told_otherwise():
     """As docker-compose.yml runs it (server_cpulist and bio_cpulist: tests/deploy/test_compose.py): its main
-    thread and its background ones on DEPLOYED_REDIS_CPUS; with ``cpus=""`` (``--redis-cores free``, the host
+    thread and its background ones on DEPLOYED_REDIS_CPUS; with no cores (``--redis-cores free``, the host
     line's probe), where the kernel puts them."""
     from bench._common import DEPLOYED_REDIS_CPUS, start_private_redis
 
     assert DEPLOYED_REDIS_CPUS == "1"
-    for start, cores in ((start_private_redis, {1}), (lambda: start_private_redis(cpus=""), os.sched_getaffinity(0))):
-        redis = start()
+    for asked, cores in ((None, {1}), (frozenset(), os.sched_getaffinity(0))):
+        redis = start_private_redis(cores=asked)
         try:
             threads = _redis_threads(redis.proc.pid)
             bio = [name for name in threads if name.startswith("bio_")]
