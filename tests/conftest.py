@@ -14,6 +14,7 @@ plain ``queue_server`` for RQ). ``backends`` gives a test its ``Backends`` on it
 
 from __future__ import annotations
 
+import os
 import signal
 
 import fakeredis
@@ -21,6 +22,15 @@ import pytest
 
 from . import redis_servers
 from .redis_servers import RedisClusterServers, RedisServer, redis_binary, redis_cli, start_cluster, start_plain
+
+# Nothing listens on port 1. A test that builds an app or a worker from the environment without naming
+# one of the suite's servers is refused here on every machine, not only on one without a Redis on 6379.
+NOWHERE = "redis://127.0.0.1:1/0"
+
+
+def pytest_configure(config):
+    os.environ["REDIS_URL"] = NOWHERE
+    os.environ.pop("ESCOBA_QUEUE_URL", None)
 
 
 @pytest.fixture

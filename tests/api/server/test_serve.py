@@ -7,10 +7,14 @@ import weakref
 
 from flask import Flask
 
+from api import app as app_module
 from api.server import observability, serve
 
 
-def test_the_worker_app_freezes_what_it_built_out_of_the_collectors_full_passes():
+def test_the_worker_app_freezes_what_it_built_out_of_the_collectors_full_passes(monkeypatch, fake_redis):
+    # the factory's app on the suite's fakeredis, not on whatever the environment names
+    build = app_module.create_app
+    monkeypatch.setattr(app_module, "create_app", lambda: build(fake_redis))
     gc.unfreeze()
     thresholds = gc.get_threshold()
     try:
