@@ -312,6 +312,21 @@ def last_cpu(stat: bytes) -> int:
     return int(stat_fields(stat)[36])
 
 
+def processor(cpuinfo: str | None = None) -> str:
+    """The processor's model as /proc/cpuinfo names it ("AMD EPYC", "Intel(R) Xeon(R) Processor"), or "unknown":
+    the same code's ratios to the peer differ by host (docs/benchmarks.md), so every report says which it ran on."""
+    if cpuinfo is None:
+        try:
+            cpuinfo = Path("/proc/cpuinfo").read_text()
+        except OSError:
+            return "unknown"
+    for line in cpuinfo.splitlines():
+        name, _, value = line.partition(":")
+        if name.strip() == "model name" and value.strip():
+            return value.strip()
+    return "unknown"
+
+
 def vcpu_packing() -> str | None:
     """This kernel's ``sched_vcpu_pack`` (a setting of this workplace's VMs, not of a stock kernel), or None."""
     try:

@@ -98,6 +98,7 @@ from bench._common import (  # noqa: E402
     open_table,
     percentile,
     pool_starmap,
+    processor,
     server_env,
     start_private_redis,
     vcpu_packing,
@@ -673,7 +674,7 @@ def main(argv=None) -> int:
           f"stage timers {TIMERS_SAID[args.timers]}; "
           f"escoba's side measured by the {args.client} client"
           f"{' (bench/peer/escoba-load.js)' if args.client == 'node' else ' (bench/games.py Loop)'}; "
-          f"{os.cpu_count()} cores, {loadavg()}", flush=True)
+          f"{os.cpu_count()} cores ({processor()}), {loadavg()}", flush=True)
     print(f"interpreter: {interpreter()}", flush=True)
     host = host_probe(args.fsync)
     print(host.line(), flush=True)

@@ -188,6 +188,17 @@ def test_the_last_core_is_read_after_a_name_that_holds_spaces_and_parentheses():
         assert last_cpu(me.read()) in os.sched_getaffinity(0)
 
 
+def test_the_processor_is_named_as_cpuinfo_names_it():
+    from bench._common import processor
+
+    cpuinfo = "processor\t: 0\nvendor_id\t: AuthenticAMD\nmodel name\t: AMD EPYC 7B13\nflags\t\t: fpu\n"
+    assert processor(cpuinfo) == "AMD EPYC 7B13"
+    assert processor("processor\t: 0\nmodel name\t:\n") == "unknown"  # named nothing
+    assert processor("") == "unknown"
+    here = processor()
+    assert here and "\n" not in here
+
+
 @pytest.mark.skipif(shutil.which("redis-server") is None or len(os.sched_getaffinity(0)) < 2,
                     reason="starts a redis-server, pins it and this thread to two cores")
 def test_the_placement_counts_each_durable_round_trip_and_which_core_redis_ran_on():
