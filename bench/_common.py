@@ -186,6 +186,8 @@ def server_env(**extra) -> dict:
             "ESCOBA_BOT_DELAY": "1",
             # a bench floods from one address and a few tokens on purpose
             "ESCOBA_RATE_LIMITS": "off",
+            # the benches' Redis holds these cores, as deployed (start_private_redis): escoba serve keeps off them
+            "ESCOBA_REDIS_CPUS": DEPLOYED_REDIS_CPUS,
         }
     )
     env.update(extra)
@@ -201,14 +203,7 @@ class Server:
 
     def pids(self) -> list[int]:
         """The gunicorn master and its workers."""
-        out = [self.proc.pid]
-        try:
-            for entry in os.listdir("/proc"):
-                if entry.isdigit() and _ppid(int(entry)) == self.proc.pid:
-                    out.append(int(entry))
-        except OSError:
-            pass
-        return out
+        return [self.proc.pid, *children(self.proc.pid)]
 
     def rss_kib(self) -> dict[int, int]:
         return {pid: rss_kib(pid) for pid in self.pids()}
@@ -283,6 +278,14 @@ def stat_fields(stat: bytes) -> list[bytes]:
     """A task's ``/proc/.../stat`` line from its field 3 on (proc(5)'s field n at index n - 3): split after the
     name's closing parenthesis, since a name may hold spaces and parentheses (``redis-server 127.0.0.1:6379``)."""
     return stat.rsplit(b")", 1)[1].split()
+
+
+def children(pid: int) -> list[int]:
+    """The processes whose parent is ``pid`` (a gunicorn master's workers), from /proc."""
+    try:
+        return [int(entry) for entry in os.listdir("/proc") if entry.isdigit() and _ppid(int(entry)) == pid]
+    except OSError:
+        return []
 
 
 def _ppid(pid: int) -> int | None:

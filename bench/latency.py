@@ -146,6 +146,22 @@ def redis_cores_said(cores: frozenset[int] | None) -> str:
     return f", its threads on cores {','.join(map(str, sorted(cores)))} (NOT production: a diagnostic)"
 
 
+def kept_off(redis_cores: frozenset[int] | None, api_cores: frozenset[int] | None) -> str:
+    """escoba serve's ``ESCOBA_REDIS_CPUS``: the cores it keeps off, Redis's, as deployed; none when ``--api-cores``
+    places it (or frees it) instead."""
+    if api_cores is not None:
+        return ""
+    return DEPLOYED_REDIS_CPUS if redis_cores is None else ",".join(map(str, sorted(redis_cores)))
+
+
+def api_cores_said(cores: frozenset[int] | None) -> str:
+    if cores is None:
+        return "; escoba serve off Redis's cores as deployed (ESCOBA_REDIS_CPUS)"
+    if not cores:
+        return "; escoba serve where the kernel puts it (NOT production: a diagnostic)"
+    return f"; escoba serve on cores {','.join(map(str, sorted(cores)))} only (NOT production: a diagnostic)"
+
+
 PLACEMENT_RATES = (200, 2000)  # the host line's round trips a second: under and over a quarter load's appends (500-900)
 
 
@@ -215,10 +231,13 @@ TIMERS_SAID = {"apart": "off in the measured rounds, as production runs (one run
 # --- escoba ----------------------------------------------------------------------------------
 
 
-def start_escoba(root: Path, port: int, tables: int, env: dict, workers: int = 1) -> Server:
-    """``escoba serve --workers N`` from ``root`` (this checkout or another), as bench/_common.py starts it."""
+def start_escoba(root: Path, port: int, tables: int, env: dict, workers: int = 1,
+                 cores: frozenset[int] = frozenset()) -> Server:
+    """``escoba serve --workers N`` from ``root`` (this checkout or another), as bench/_common.py starts it;
+    ``cores``: every process and thread of it on these only (``taskset``, inherited by the workers it forks)."""
     log_path = f"/tmp/bench-latency-escoba-{port}.log"
-    argv = [sys.executable, "-m", "api.cli", "serve", "--host", "127.0.0.1", "--port", str(port),
+    pinned = ["taskset", "-c", ",".join(map(str, sorted(cores)))] if cores else []
+    argv = [*pinned, sys.executable, "-m", "api.cli", "serve", "--host", "127.0.0.1", "--port", str(port),
             "--threads", str(4 * tables + 64), "--workers", str(workers), "--worker-class", "gevent"]
     with open(log_path, "wb") as log:
         proc = subprocess.Popen(argv, cwd=root, env={**env, "PYTHONPATH": str(root)}, stdout=log,
@@ -230,7 +249,8 @@ def start_escoba(root: Path, port: int, tables: int, env: dict, workers: int = 1
 
 def run_escoba(root: Path, pairs: list[list], think: float, warmup: float, duration: float, seed: str,
                fsync: str = "always", timers: bool = True, client: str = "node", realtime: int = 0,
-               workers: int = 1, servers: int = 1, redis_cores: frozenset[int] | None = None) -> dict:
+               workers: int = 1, servers: int = 1, redis_cores: frozenset[int] | None = None,
+               api_cores: frozenset[int] | None = None) -> dict:
     """One measured run: a fresh durable Redis and server, the tables opened anew, the loop, the window.
     ``servers`` above 1: that many ``escoba serve`` processes over the one Redis, each pair's tables and
     sockets on one of them (pair i on server i mod n), as a proxy routing each table to one process would."""
@@ -238,11 +258,12 @@ def run_escoba(root: Path, pairs: list[list], think: float, warmup: float, durat
     stage_dir = tempfile.mkdtemp(prefix="bench-latency-stages-")
     env = server_env(REDIS_URL=redis.url, ESCOBA_RATE_LIMITS="on", ESCOBA_TRUSTED_PROXIES="1",
                      ESCOBA_MOVES_LIMIT=MOVES_LIMIT,
+                     ESCOBA_REDIS_CPUS=kept_off(redis_cores, api_cores),
                      **({"ESCOBA_STAGE_TIMES": f"{stage_dir}/stages"} if timers else {}))
     started: list[Server] = []
     try:
         for _ in range(servers):
-            started.append(start_escoba(root, free_port(), len(pairs), env, workers))
+            started.append(start_escoba(root, free_port(), len(pairs), env, workers, api_cores or frozenset()))
         https = [Http(server.port) for server in started]
         games = []  # a pair's tables, one after another
         for i, scripts in enumerate(pairs):
@@ -635,6 +656,12 @@ def main(argv=None) -> int:
                              "line, then packs it with the worker), the other processes left where the kernel puts "
                              "them: a diagnostic, never the result (default: as deployed, Redis's threads on core "
                              f"{DEPLOYED_REDIS_CPUS}, docker-compose.yml's ESCOBA_REDIS_CPUS)")
+    parser.add_argument("--api-cores", type=cores_arg, default=None, metavar="LIST",
+                        help="escoba serve's processes and threads on these cores only (e.g. 0), or free: where "
+                             "the kernel puts them (a host that runs a woken task on its waker's core, the host "
+                             "line, then runs the worker on Redis's core after Redis's reply): a diagnostic, never "
+                             "the result (default: as deployed, escoba serve keeps off Redis's cores itself, "
+                             "docker-compose.yml's ESCOBA_REDIS_CPUS)")
     parser.add_argument("--workers", type=int, default=1,
                         help="escoba serve's gevent workers (default 1, the issue's setup beside one node "
                              "process; more: tables' two players may land on different workers, and their moves "
@@ -669,7 +696,7 @@ def main(argv=None) -> int:
           f"redis-server appendfsync {args.fsync}{'' if args.fsync == 'always' else ' (NOT production: a diagnostic)'}"
           + (f", its main thread SCHED_FIFO {args.redis_realtime} (NOT production: a diagnostic)"
              if args.redis_realtime else "")
-          + redis_cores_said(args.redis_cores)
+          + redis_cores_said(args.redis_cores) + api_cores_said(args.api_cores)
           + f", rate limits on (moves {MOVES_LIMIT} a token, far above the bench's pace), "
           f"stage timers {TIMERS_SAID[args.timers]}; "
           f"escoba's side measured by the {args.client} client"
@@ -723,7 +750,7 @@ def main(argv=None) -> int:
                 if isinstance(what, Path):
                     run = run_escoba(what, pairs, think, warmup, duration, f"{args.seed}:{k}", args.fsync,
                                      args.timers == "on", args.client, args.redis_realtime, args.workers,
-                                     args.servers, args.redis_cores)
+                                     args.servers, args.redis_cores, args.api_cores)
                 else:
                     run = run_boardgame(what, args.tables, think, warmup, duration)
                 if run is None:
@@ -749,7 +776,7 @@ def main(argv=None) -> int:
                 if args.timers == "apart":  # one more run, with the timers: their report, not the result
                     run = run_escoba(what, pairs, think, warmup, duration, f"{args.seed}:timers", args.fsync,
                                      True, args.client, args.redis_realtime, args.workers,
-                                     args.servers, args.redis_cores)
+                                     args.servers, args.redis_cores, args.api_cores)
                     p = pooled([run])
                     staged = [run]
                     print(f"  {name} with its stage timers on, a run apart (not in the result): p50 {ms(p['p50'])} "

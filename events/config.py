@@ -55,6 +55,9 @@ class Config:
     # a move on a master with no replica online: "accept" (acknowledged on its AOF alone, counted
     # and alerted on) or "refuse" (503 until a replica is back); events/replication.py
     unreplicated: str = "accept"
+    # the cores the host's Redis holds (docker-compose.yml's ESCOBA_REDIS_CPUS: its server_cpulist and
+    # bio_cpulist); ``escoba serve`` keeps its processes off them while the host has others (api/server/serve.py)
+    redis_cpus: frozenset[int] = frozenset()
 
     @property
     def queue_urls(self) -> tuple[str, ...]:
@@ -92,6 +95,7 @@ class Config:
             webauthn_origin=env.get("ESCOBA_WEBAUTHN_ORIGIN", "").strip().rstrip("/"),
             unreplicated=_choice(env.get("ESCOBA_UNREPLICATED", "").strip() or cls.unreplicated,
                                  "ESCOBA_UNREPLICATED", ("accept", "refuse")),
+            redis_cpus=core_list(env.get("ESCOBA_REDIS_CPUS", ""), "ESCOBA_REDIS_CPUS"),
         )
 
 
@@ -100,6 +104,25 @@ def stock_libraries(env: Mapping[str, str] | None = None) -> bool:
     (events/patches.py); unset, empty or 0: patched."""
     env = os.environ if env is None else env
     return _choice(env.get("ESCOBA_STOCK", "").strip() or "0", "ESCOBA_STOCK", ("0", "1")) == "1"
+
+
+CORE_MAX = 4095  # the highest core number a core list may name (Linux's own default limit is far below)
+
+
+def core_list(value: str, name: str) -> frozenset[int]:
+    """A core list as taskset and Redis's ``server_cpulist`` write it ("1", "0,2", "2-3"); empty: none."""
+    cores: set[int] = set()
+    for part in value.replace(" ", "").split(","):
+        if not part:
+            continue
+        first, dash, last = part.partition("-")
+        if not (first.isdigit() and (last.isdigit() if dash else True)):
+            raise ValueError(f'{name} must be a core list as "1", "0,2" or "2-3" (not {value!r})')
+        low, high = int(first), int(last or first)
+        if low > high or high > CORE_MAX:
+            raise ValueError(f"{name}: {part!r} is not a range of cores from 0 to {CORE_MAX}")
+        cores.update(range(low, high + 1))
+    return frozenset(cores)
 
 
 def _choice(value: str, name: str, allowed: tuple[str, ...]) -> str:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import websocket
 
-from bench._common import heap_env
+from bench._common import children, heap_env
 
 from ..redis_servers import free_port
 
@@ -84,6 +84,10 @@ class Served:
         while b"\r\n\r\n" not in head:
             head += sock.recv(1)
         return sock, head
+
+    def pids(self) -> list[int]:
+        """gunicorn's master and its workers."""
+        return [self.proc.pid, *children(self.proc.pid)]
 
     def stop(self):
         if self.proc.poll() is None:

@@ -183,3 +183,39 @@ def test_the_bench_redis_runs_on_the_deployments_core_unless_told_otherwise():
             assert bio and threads["redis-server"] == cores and all(threads[name] == cores for name in bio)
         finally:
             redis.stop()
+
+
+@needs_redis
+@pytest.mark.skipif(not {0, 1} <= os.sched_getaffinity(0), reason="the deployment's Redis core is core 1 of two")
+def test_escoba_serve_keeps_off_redis_core_as_deployed_or_runs_on_the_api_cores_asked():
+    """As deployed (no ``--api-cores``), escoba serve's master and the worker it forks, each of their threads, keep
+    off Redis's core 1 (``ESCOBA_REDIS_CPUS``, api/server/serve.py ``keep_off``); ``--api-cores 1`` puts them on
+    core 1 only; ``--api-cores free`` where the kernel puts them."""
+    from bench._common import server_env, start_private_redis
+
+    mine = os.sched_getaffinity(0)
+    redis = start_private_redis(durable=False)
+    try:
+        for asked, cores in ((None, mine - {1}), (frozenset({1}), {1}), (frozenset(), mine)):
+            env = server_env(REDIS_URL=redis.url, ESCOBA_REDIS_CPUS=latency.kept_off(None, asked))
+            server = latency.start_escoba(latency.ROOT, latency.free_port(), 2, env, 1, asked or frozenset())
+            try:
+                pids = server.pids()
+                assert len(pids) == 2  # the master and its one worker
+                tasks = [int(t) for pid in pids for t in os.listdir(f"/proc/{pid}/task")]
+                assert all(os.sched_getaffinity(t) == cores for t in tasks), asked
+            finally:
+                server.stop()
+    finally:
+        redis.stop()
+
+
+def test_escoba_serve_is_told_redis_cores_unless_the_api_cores_are_asked():
+    assert latency.kept_off(None, None) == "1"  # as deployed
+    assert latency.kept_off(frozenset({0}), None) == "0"  # Redis moved: the API keeps off where it went
+    assert latency.kept_off(frozenset(), None) == ""  # Redis free: so is the API
+    assert latency.kept_off(None, frozenset({0})) == latency.kept_off(None, frozenset()) == ""
+    assert "as deployed" in latency.api_cores_said(None)
+    assert "where the kernel puts it (NOT production" in latency.api_cores_said(frozenset())
+    said = latency.api_cores_said(frozenset({0, 2}))
+    assert said == "; escoba serve on cores 0,2 only (NOT production: a diagnostic)"

@@ -29,6 +29,8 @@ def test_three_services_with_redis_durable_and_healthy():
 
     pinned = "${ESCOBA_REDIS_CPUS-" + DEPLOYED_REDIS_CPUS + "}"
     assert f"--server_cpulist {pinned}" in command and f"--bio_cpulist {pinned}" in command
+    # and the API keeps off them (api/server/serve.py keep_off): the same setting, the same default
+    assert services["api"]["environment"]["ESCOBA_REDIS_CPUS"] == pinned
     assert redis["healthcheck"]["test"][-1] == "ping"
     assert any(v.endswith(":/data") for v in redis["volumes"])
     assert "redis-data" in compose()["volumes"]

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import gc
+import os
 import weakref
 
+import pytest
 from flask import Flask
 
 from api import app as app_module
@@ -61,6 +63,32 @@ def test_a_cycle_made_after_the_workers_freeze_is_collected_by_a_young_pass_with
     finally:
         gc.set_threshold(*thresholds)
         gc.unfreeze()
+
+
+def test_serve_keeps_off_redis_cores_only_while_the_host_leaves_it_others(monkeypatch):
+    mask, set_to = {0, 1, 2}, []
+    monkeypatch.setattr(serve.os, "sched_getaffinity", lambda pid: set(mask))
+    monkeypatch.setattr(serve.os, "sched_setaffinity", lambda pid, cores: set_to.append((pid, set(cores))))
+    assert serve.keep_off(frozenset({1})) == {0, 2}
+    assert set_to == [(0, {0, 2})]  # this process: the workers it forks after inherit it
+    assert serve.keep_off(frozenset()) is None  # ESCOBA_REDIS_CPUS unset or empty
+    assert serve.keep_off(frozenset({5})) is None  # a core this host lacks: ignored, as Redis ignores it
+    assert serve.keep_off(frozenset({0, 1, 2})) is None  # none would be left: a one-core host
+    assert len(set_to) == 1
+
+
+@pytest.mark.skipif(not {0, 1} <= os.sched_getaffinity(0), reason="keeps off core 1 of two")
+def test_escoba_serve_and_its_worker_keep_off_the_cores_redis_holds(redis_server):
+    from ..served import Served
+
+    mine = os.sched_getaffinity(0)
+    for redis_cpus, cores in (("1", mine - {1}), ("", mine)):
+        server = Served(redis_server.url, ESCOBA_REDIS_CPUS=redis_cpus)
+        try:
+            tasks = [int(t) for pid in server.pids() for t in os.listdir(f"/proc/{pid}/task")]
+            assert len(server.pids()) == 2 and all(os.sched_getaffinity(t) == cores for t in tasks), redis_cpus
+        finally:
+            server.stop()
 
 
 def test_the_server_runs_gevent_workers_with_room_for_many_sockets():

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import random
 import struct
 import threading
@@ -240,7 +239,7 @@ def test_a_flood_of_64_kb_frames_is_cut_at_the_first_and_the_worker_keeps_its_me
     # measured here (one page faulted in by the sockets' own objects failed it once)
     server = served(MALLOC_CONF="narenas:1")
     table_id = server.table()
-    pid = next(int(p) for p in os.listdir("/proc") if p.isdigit() and _ppid(int(p)) == server.proc.pid)
+    [_, pid] = server.pids()  # the master and its one worker
 
     def rss_kib():
         with open(f"/proc/{pid}/status") as f:
@@ -262,14 +261,6 @@ def test_a_flood_of_64_kb_frames_is_cut_at_the_first_and_the_worker_keeps_its_me
     assert wait_for(lambda: server.open_sockets() == 0)
     # 40 x 64 KB would be 2.5 MB kept if any frame were buffered whole; the worker's RSS moves far less
     assert rss_kib() - before < 2048
-
-
-def _ppid(pid: int):
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return int(f.read().rsplit(")", 1)[1].split()[1])
-    except (OSError, IndexError, ValueError):
-        return None
 
 
 def test_a_peer_that_answers_no_ping_is_dropped_and_one_that_answers_stays(served):
