@@ -107,6 +107,7 @@ from bench._common import (  # noqa: E402
 from bench._ws import Reader  # noqa: E402
 from bench.games import Game, Loop, seat_sockets  # noqa: E402
 from bench.peer import PEER_DIR, run_peer  # noqa: E402
+from events.config import core_list  # noqa: E402
 
 STALL_MS = 5  # an AOF fdatasync over this is a stall (Redis's latency monitor)
 LOOP_STALL_MS = 2.0  # the event loop woke this much late or more: something held it
@@ -170,15 +171,13 @@ def cores_arg(text: str) -> frozenset[int]:
     ``free`` (the empty set): none, every Redis thread where the kernel puts it."""
     if text == "free":
         return frozenset()
-    cores: set[int] = set()
-    for item in text.split(","):
-        first, dash, last = item.strip().partition("-")
-        if not first.isdigit() or (dash and not last.isdigit()):
-            raise argparse.ArgumentTypeError(f"not a list of cores: {text!r}")
-        cores.update(range(int(first), int(last or first) + 1))
+    try:
+        cores = core_list(text, "the list")  # read as escoba serve reads ESCOBA_REDIS_CPUS
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"not a list of cores: {text!r}") from exc
     if not cores or not cores <= os.sched_getaffinity(0):
         raise argparse.ArgumentTypeError(f"cores {text!r}: this machine's are {sorted(os.sched_getaffinity(0))}")
-    return frozenset(cores)
+    return cores
 
 
 @dataclass(frozen=True)
